@@ -1,0 +1,81 @@
+// The DCGM field catalog: every field nvml-exporter knows, with DCGM's id, name, value type, unit,
+// and how to read it through NVML. Names and ids follow dcgm_fields.h (DCGM 4.6); the exported
+// metric name is always the name the collectors CSV used (old DCGM names, legacy 1.x aliases and
+// DCGM 4.6 new names all resolve to the same entry).
+//
+// The catalog is a constant table: every function here is thread-safe and allocation-free.
+#ifndef NVML_EXPORTER_FIELDS_CATALOG_H_
+#define NVML_EXPORTER_FIELDS_CATALOG_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "nvml/nvml.h"
+#include "util/status.h"
+
+namespace nvmlx::fields {
+
+enum class ValueKind { kInt64, kDouble, kString };
+
+// kSlow fields cost milliseconds per call on an H200 (energy ~4 ms, PCIe throughput ~21 ms,
+// violation counters ~0.7 ms, PCIe replay ~0.15 ms): the collector reads them on their own
+// thread so that they never delay the cheap gauges.
+enum class Cost { kFast, kSlow };
+
+// Where a field comes from.
+enum class Source {
+  kDevice,     // a per-device NVML call or a batched field value
+  kSystem,     // one value for the whole host (driver version, NVML version)
+  kProfiling,  // DCGM_FI_PROF_*: GPM on Hopper+, read by a later stage (issue 3)
+  kExporter,   // DCGM_EXP_*: computed by the exporter itself (issue 3)
+  kEvent,      // event-driven (DCGM_FI_DEV_XID_ERRORS)
+};
+
+using Value = std::variant<int64_t, double, std::string>;
+
+// Per-device, per-collection memo so fields that share one NVML call (memory info, utilisation,
+// remapped rows, …) make it once. Owned by one collecting thread; not shared.
+struct ReadContext {
+  const nvml::Library& lib;
+  nvml::Device device;
+  std::optional<Result<nvml::MemoryInfo>> memory;
+  std::optional<Result<nvml::Utilization>> utilization;
+  std::optional<Result<nvml::RemappedRows>> remapped_rows;
+};
+
+using ReadFn = Result<Value> (*)(ReadContext& ctx);
+// Converts one element of nvmlDeviceGetFieldValues (already checked: nvmlReturn == SUCCESS).
+using ConvertFn = Result<Value> (*)(const nvmlFieldValue_t& fv);
+
+struct FieldDef {
+  int id = 0;                   // DCGM field id
+  std::string_view name;        // canonical (old, dcgm-exporter) DCGM name
+  std::string_view new_name;    // DCGM 4.6 name, empty if unchanged
+  ValueKind kind = ValueKind::kInt64;
+  std::string_view unit;        // "MHz", "C", "W", "mJ", "%", "MiB", "ns", "count", "ratio", "B/s"
+  std::string_view help;        // our help text, used when a CSV row leaves it empty
+  Source source = Source::kDevice;
+  Cost cost = Cost::kFast;
+  unsigned nvml_field_id = 0;   // > 0: read in the per-device batched nvmlDeviceGetFieldValues
+  unsigned nvml_scope_id = 0;   // scopeId for that call (NVMLX_SCOPE_ALL_LINKS for link sums)
+  ConvertFn convert = nullptr;  // with nvml_field_id
+  ReadFn read = nullptr;        // dedicated call (when nvml_field_id == 0); null: not read here
+};
+
+// All fields, ascending id.
+std::span<const FieldDef> AllFields();
+const FieldDef* FindById(int id);
+// Canonical names, DCGM 4.6 names and legacy aliases (1.x lower-case names such as
+// "dcgm_sm_clock", deprecated DCGM_FI_* spellings). Exact, case-sensitive match.
+const FieldDef* FindByName(std::string_view name);
+// The known name closest to `name` (edit distance, case-insensitive), for "did you mean".
+// Empty when nothing is reasonably close.
+std::string SuggestName(std::string_view name);
+
+}  // namespace nvmlx::fields
+
+#endif  // NVML_EXPORTER_FIELDS_CATALOG_H_

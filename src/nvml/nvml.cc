@@ -1,0 +1,395 @@
+#include "nvml/nvml.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
+
+namespace nvmlx::nvml {
+namespace {
+
+StatusCode CodeFor(nvmlReturn_t rc) {
+  switch (rc) {
+    case NVML_SUCCESS: return StatusCode::kOk;
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+    case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
+    case NVML_ERROR_DEPRECATED: return StatusCode::kNotSupported;
+    case NVML_ERROR_NO_PERMISSION: return StatusCode::kNoPermission;
+    case NVML_ERROR_GPU_IS_LOST: return StatusCode::kGpuLost;
+    case NVML_ERROR_INVALID_ARGUMENT:
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return StatusCode::kInvalidArgument;
+    case NVML_ERROR_NOT_FOUND:
+    case NVML_ERROR_GPU_NOT_FOUND:
+    case NVML_ERROR_LIBRARY_NOT_FOUND: return StatusCode::kNotFound;
+    case NVML_ERROR_UNINITIALIZED:
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+    case NVML_ERROR_TIMEOUT:
+    case NVML_ERROR_NOT_READY:
+    case NVML_ERROR_IN_USE:
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return StatusCode::kUnavailable;
+    default: return StatusCode::kInternal;
+  }
+}
+
+}  // namespace
+
+Status FromNvmlReturn(nvmlReturn_t rc, std::string_view function,
+                      const char* (*error_string)(nvmlReturn_t)) {
+  if (rc == NVML_SUCCESS) return Status::Ok();
+  const char* text = error_string != nullptr ? error_string(rc) : nullptr;
+  std::string msg(function);
+  msg += ": ";
+  msg += (text != nullptr && *text != '\0') ? text : "NVML error";
+  msg += " (" + std::to_string(rc) + ")";
+  return Status(CodeFor(rc), std::move(msg));
+}
+
+Result<std::unique_ptr<Library>> Library::Load(const std::string& path) {
+  std::unique_ptr<Library> lib(new Library());
+  lib->path_ = path;
+  // RTLD_NOW: resolve the library's own dependencies now, not in the middle of a collection.
+  lib->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib->handle_ == nullptr) {
+    const char* err = dlerror();
+    return NotFound("cannot load NVML library " + path + ": " + (err ? err : "dlopen failed"));
+  }
+#define NVMLX_RESOLVE(name) \
+  lib->api_.name = reinterpret_cast<decltype(&::name)>(dlsym(lib->handle_, #name));
+  NVMLX_FOR_EACH_FUNCTION(NVMLX_RESOLVE)
+#undef NVMLX_RESOLVE
+  struct link_map* map = nullptr;
+  if (dlinfo(lib->handle_, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name) {
+    lib->resolved_path_ = map->l_name;
+  }
+  if (lib->resolved_path_.empty()) lib->resolved_path_ = path;
+  if (lib->api_.nvmlInit_v2 == nullptr) {
+    return NotFound(path + " has no nvmlInit_v2: not an NVML library");
+  }
+  Status st = lib->Call("nvmlInit_v2", lib->api_.nvmlInit_v2);
+  if (!st.ok()) return st;
+  lib->initialised_ = true;
+  return lib;
+}
+
+Library::~Library() {
+  if (initialised_ && api_.nvmlShutdown != nullptr) api_.nvmlShutdown();
+  // The library is left mapped: a driver thread may still run its exit path, and unmapping
+  // the real libnvidia-ml on exit is a known source of crashes. The process owns one anyway.
+}
+
+std::vector<std::string> Library::MissingSymbols() const {
+  std::vector<std::string> out;
+#define NVMLX_MISSING(name) \
+  if (api_.name == nullptr) out.emplace_back(#name);
+  NVMLX_FOR_EACH_FUNCTION(NVMLX_MISSING)
+#undef NVMLX_MISSING
+  return out;
+}
+
+Result<std::string> Library::ReadString(std::string_view name, Device d,
+                                        nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned),
+                                        unsigned size) const {
+  std::string buf(size, '\0');
+  Status st = Call(name, fn, d, buf.data(), size);
+  if (!st.ok()) return st;
+  buf.resize(strnlen(buf.data(), size));
+  return buf;
+}
+
+template <typename T, typename Fn>
+Result<T> Library::ReadScalar(std::string_view name, Fn* fn, Device d) const {
+  T value{};
+  Status st = Call(name, fn, d, &value);
+  if (!st.ok()) return st;
+  return value;
+}
+
+Result<std::string> Library::DriverVersion() const {
+  char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+  Status st = Call("nvmlSystemGetDriverVersion", api_.nvmlSystemGetDriverVersion, buf,
+                   static_cast<unsigned>(sizeof(buf)));
+  if (!st.ok()) return st;
+  return std::string(buf, strnlen(buf, sizeof(buf)));
+}
+
+Result<std::string> Library::NvmlVersion() const {
+  char buf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = {};
+  Status st = Call("nvmlSystemGetNVMLVersion", api_.nvmlSystemGetNVMLVersion, buf,
+                   static_cast<unsigned>(sizeof(buf)));
+  if (!st.ok()) return st;
+  return std::string(buf, strnlen(buf, sizeof(buf)));
+}
+
+Result<int> Library::CudaDriverVersion() const {
+  int v = 0;
+  Status st = Call("nvmlSystemGetCudaDriverVersion_v2", api_.nvmlSystemGetCudaDriverVersion_v2, &v);
+  if (!st.ok()) return st;
+  return v;
+}
+
+Result<unsigned> Library::DeviceCount() const {
+  unsigned n = 0;
+  Status st = Call("nvmlDeviceGetCount_v2", api_.nvmlDeviceGetCount_v2, &n);
+  if (!st.ok()) return st;
+  return n;
+}
+
+Result<Device> Library::DeviceByIndex(unsigned index) const {
+  Device d = nullptr;
+  Status st = Call("nvmlDeviceGetHandleByIndex_v2", api_.nvmlDeviceGetHandleByIndex_v2, index, &d);
+  if (!st.ok()) return st;
+  return d;
+}
+
+Result<std::string> Library::Uuid(Device d) const {
+  return ReadString("nvmlDeviceGetUUID", d, api_.nvmlDeviceGetUUID,
+                    NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+}
+Result<std::string> Library::Name(Device d) const {
+  return ReadString("nvmlDeviceGetName", d, api_.nvmlDeviceGetName,
+                    NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+}
+Result<std::string> Library::Serial(Device d) const {
+  return ReadString("nvmlDeviceGetSerial", d, api_.nvmlDeviceGetSerial,
+                    NVML_DEVICE_SERIAL_BUFFER_SIZE);
+}
+Result<std::string> Library::VbiosVersion(Device d) const {
+  return ReadString("nvmlDeviceGetVbiosVersion", d, api_.nvmlDeviceGetVbiosVersion,
+                    NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE);
+}
+Result<std::string> Library::InforomImageVersion(Device d) const {
+  return ReadString("nvmlDeviceGetInforomImageVersion", d, api_.nvmlDeviceGetInforomImageVersion,
+                    NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE);
+}
+Result<std::string> Library::InforomVersion(Device d, nvmlInforomObject_t object) const {
+  char buf[NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE] = {};
+  Status st = Call("nvmlDeviceGetInforomVersion", api_.nvmlDeviceGetInforomVersion, d, object, buf,
+                   static_cast<unsigned>(sizeof(buf)));
+  if (!st.ok()) return st;
+  return std::string(buf, strnlen(buf, sizeof(buf)));
+}
+
+Result<PciInfo> Library::Pci(Device d) const {
+  nvmlPciInfo_t raw{};
+  Status st = Call("nvmlDeviceGetPciInfo_v3", api_.nvmlDeviceGetPciInfo_v3, d, &raw);
+  if (!st.ok()) return st;
+  PciInfo out;
+  out.bus_id.assign(raw.busId, strnlen(raw.busId, sizeof(raw.busId)));
+  out.pci_device_id = raw.pciDeviceId;
+  out.pci_subsystem_id = raw.pciSubSystemId;
+  return out;
+}
+
+Result<unsigned> Library::MinorNumber(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetMinorNumber", api_.nvmlDeviceGetMinorNumber, d);
+}
+Result<int> Library::Brand(Device d) const {
+  return ReadScalar<int>("nvmlDeviceGetBrand", api_.nvmlDeviceGetBrand, d);
+}
+
+Result<unsigned> Library::ClockMhz(Device d, nvmlClockType_t type) const {
+  unsigned v = 0;
+  Status st = Call("nvmlDeviceGetClockInfo", api_.nvmlDeviceGetClockInfo, d, type, &v);
+  if (!st.ok()) return st;
+  return v;
+}
+Result<unsigned> Library::MaxClockMhz(Device d, nvmlClockType_t type) const {
+  unsigned v = 0;
+  Status st = Call("nvmlDeviceGetMaxClockInfo", api_.nvmlDeviceGetMaxClockInfo, d, type, &v);
+  if (!st.ok()) return st;
+  return v;
+}
+Result<unsigned> Library::GpuTemperatureC(Device d) const {
+  unsigned v = 0;
+  Status st = Call("nvmlDeviceGetTemperature", api_.nvmlDeviceGetTemperature, d,
+                   NVML_TEMPERATURE_GPU, &v);
+  if (!st.ok()) return st;
+  return v;
+}
+Result<unsigned> Library::PowerUsageMw(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetPowerUsage", api_.nvmlDeviceGetPowerUsage, d);
+}
+Result<uint64_t> Library::TotalEnergyMj(Device d) const {
+  unsigned long long v = 0;
+  Status st = Call("nvmlDeviceGetTotalEnergyConsumption", api_.nvmlDeviceGetTotalEnergyConsumption,
+                   d, &v);
+  if (!st.ok()) return st;
+  return static_cast<uint64_t>(v);
+}
+Result<unsigned> Library::PowerLimitMw(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetPowerManagementLimit",
+                              api_.nvmlDeviceGetPowerManagementLimit, d);
+}
+Result<unsigned> Library::EnforcedPowerLimitMw(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetEnforcedPowerLimit",
+                              api_.nvmlDeviceGetEnforcedPowerLimit, d);
+}
+Result<unsigned> Library::DefaultPowerLimitMw(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetPowerManagementDefaultLimit",
+                              api_.nvmlDeviceGetPowerManagementDefaultLimit, d);
+}
+Result<std::pair<unsigned, unsigned>> Library::PowerLimitConstraintsMw(Device d) const {
+  unsigned lo = 0, hi = 0;
+  Status st = Call("nvmlDeviceGetPowerManagementLimitConstraints",
+                   api_.nvmlDeviceGetPowerManagementLimitConstraints, d, &lo, &hi);
+  if (!st.ok()) return st;
+  return std::make_pair(lo, hi);
+}
+Result<int> Library::PerformanceState(Device d) const {
+  return ReadScalar<int>("nvmlDeviceGetPerformanceState", api_.nvmlDeviceGetPerformanceState, d);
+}
+Result<unsigned> Library::FanSpeedPercent(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetFanSpeed", api_.nvmlDeviceGetFanSpeed, d);
+}
+Result<unsigned> Library::PcieThroughputKBs(Device d, nvmlPcieUtilCounter_t counter) const {
+  unsigned v = 0;
+  Status st = Call("nvmlDeviceGetPcieThroughput", api_.nvmlDeviceGetPcieThroughput, d, counter, &v);
+  if (!st.ok()) return st;
+  return v;
+}
+Result<unsigned> Library::PcieReplayCounter(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetPcieReplayCounter",
+                              api_.nvmlDeviceGetPcieReplayCounter, d);
+}
+Result<unsigned> Library::PcieLinkGen(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetCurrPcieLinkGeneration",
+                              api_.nvmlDeviceGetCurrPcieLinkGeneration, d);
+}
+Result<unsigned> Library::PcieLinkWidth(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetCurrPcieLinkWidth",
+                              api_.nvmlDeviceGetCurrPcieLinkWidth, d);
+}
+Result<unsigned> Library::MaxPcieLinkGen(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetMaxPcieLinkGeneration",
+                              api_.nvmlDeviceGetMaxPcieLinkGeneration, d);
+}
+Result<unsigned> Library::MaxPcieLinkWidth(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetMaxPcieLinkWidth", api_.nvmlDeviceGetMaxPcieLinkWidth,
+                              d);
+}
+Result<Utilization> Library::UtilizationRates(Device d) const {
+  nvmlUtilization_t raw{};
+  Status st = Call("nvmlDeviceGetUtilizationRates", api_.nvmlDeviceGetUtilizationRates, d, &raw);
+  if (!st.ok()) return st;
+  return Utilization{raw.gpu, raw.memory};
+}
+Result<unsigned> Library::EncoderUtilization(Device d) const {
+  unsigned util = 0, period = 0;
+  Status st = Call("nvmlDeviceGetEncoderUtilization", api_.nvmlDeviceGetEncoderUtilization, d,
+                   &util, &period);
+  if (!st.ok()) return st;
+  return util;
+}
+Result<unsigned> Library::DecoderUtilization(Device d) const {
+  unsigned util = 0, period = 0;
+  Status st = Call("nvmlDeviceGetDecoderUtilization", api_.nvmlDeviceGetDecoderUtilization, d,
+                   &util, &period);
+  if (!st.ok()) return st;
+  return util;
+}
+
+Result<MemoryInfo> Library::Memory(Device d) const {
+  MemoryInfo out;
+  if (api_.nvmlDeviceGetMemoryInfo_v2 != nullptr) {
+    nvmlMemory_v2_t raw{};
+    raw.version = nvmlMemory_v2;
+    Status st = Call("nvmlDeviceGetMemoryInfo_v2", api_.nvmlDeviceGetMemoryInfo_v2, d, &raw);
+    if (st.ok()) {
+      out.total = raw.total;
+      out.free = raw.free;
+      out.used = raw.used;
+      out.reserved = raw.reserved;
+      out.has_reserved = true;
+      return out;
+    }
+    // Drivers before 510 export the symbol's name in some builds but reject the call.
+    if (st.code() != StatusCode::kNotSupported && st.code() != StatusCode::kInvalidArgument) {
+      return st;
+    }
+  }
+  nvmlMemory_t raw{};
+  Status st = Call("nvmlDeviceGetMemoryInfo", api_.nvmlDeviceGetMemoryInfo, d, &raw);
+  if (!st.ok()) return st;
+  out.total = raw.total;
+  out.free = raw.free;
+  out.used = raw.used;
+  return out;
+}
+
+Result<nvmlBAR1Memory_t> Library::Bar1Memory(Device d) const {
+  return ReadScalar<nvmlBAR1Memory_t>("nvmlDeviceGetBAR1MemoryInfo",
+                                      api_.nvmlDeviceGetBAR1MemoryInfo, d);
+}
+
+Status Library::FieldValues(Device d, nvmlFieldValue_t* values, int count) const {
+  return Call("nvmlDeviceGetFieldValues", api_.nvmlDeviceGetFieldValues, d, count, values);
+}
+
+Result<uint64_t> Library::TotalEccErrors(Device d, nvmlMemoryErrorType_t type,
+                                         nvmlEccCounterType_t counter) const {
+  unsigned long long v = 0;
+  Status st =
+      Call("nvmlDeviceGetTotalEccErrors", api_.nvmlDeviceGetTotalEccErrors, d, type, counter, &v);
+  if (!st.ok()) return st;
+  return static_cast<uint64_t>(v);
+}
+
+Result<unsigned> Library::RetiredPageCount(Device d, nvmlPageRetirementCause_t cause) const {
+  if (api_.nvmlDeviceGetRetiredPages == nullptr) {
+    return NotSupported("nvmlDeviceGetRetiredPages: symbol not present in " + path_);
+  }
+  unsigned count = 0;
+  nvmlReturn_t rc = api_.nvmlDeviceGetRetiredPages(d, cause, &count, nullptr);
+  // Asking with a zero-sized buffer answers INSUFFICIENT_SIZE together with the count.
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE) rc = NVML_SUCCESS;
+  Status st = FromNvmlReturn(rc, "nvmlDeviceGetRetiredPages", api_.nvmlErrorString);
+  if (!st.ok()) return st;
+  return count;
+}
+
+Result<RemappedRows> Library::RemappedRowCounts(Device d) const {
+  RemappedRows r;
+  Status st = Call("nvmlDeviceGetRemappedRows", api_.nvmlDeviceGetRemappedRows, d, &r.correctable,
+                   &r.uncorrectable, &r.pending, &r.failure);
+  if (!st.ok()) return st;
+  return r;
+}
+
+Result<nvmlViolationTime_t> Library::ViolationStatus(Device d, nvmlPerfPolicyType_t policy) const {
+  nvmlViolationTime_t v{};
+  Status st =
+      Call("nvmlDeviceGetViolationStatus", api_.nvmlDeviceGetViolationStatus, d, policy, &v);
+  if (!st.ok()) return st;
+  return v;
+}
+
+Result<uint64_t> Library::ClocksEventReasons(Device d) const {
+  unsigned long long v = 0;
+  if (api_.nvmlDeviceGetCurrentClocksEventReasons != nullptr) {
+    Status st = Call("nvmlDeviceGetCurrentClocksEventReasons",
+                     api_.nvmlDeviceGetCurrentClocksEventReasons, d, &v);
+    if (!st.ok()) return st;
+    return static_cast<uint64_t>(v);
+  }
+  Status st = Call("nvmlDeviceGetCurrentClocksThrottleReasons",
+                   api_.nvmlDeviceGetCurrentClocksThrottleReasons, d, &v);
+  if (!st.ok()) return st;
+  return static_cast<uint64_t>(v);
+}
+
+Result<int> Library::VgpuLicenseStatus(Device d) const {
+  nvmlGridLicensableFeatures_t f{};
+  Status st = Call("nvmlDeviceGetGridLicensableFeatures_v4",
+                   api_.nvmlDeviceGetGridLicensableFeatures_v4, d, &f);
+  if (!st.ok()) return st;
+  if (f.isGridLicenseSupported == 0) return 0;
+  unsigned n = f.licensableFeaturesCount < 3 ? f.licensableFeaturesCount : 3;
+  for (unsigned i = 0; i < n; ++i) {
+    const auto& feat = f.gridLicensableFeatures[i];
+    if (feat.featureCode == NVML_GRID_LICENSE_FEATURE_CODE_VGPU && feat.featureState > 0) return 1;
+  }
+  return 0;
+}
+
+}  // namespace nvmlx::nvml

@@ -1,0 +1,164 @@
+// The NVML library as loaded at run time: the only code in nvml-exporter that calls NVML.
+//
+// Library::Load dlopen()s libnvidia-ml.so.1 (or the path given by --nvml-library /
+// NVML_EXPORTER_NVML_LIBRARY, which is how the simulated GPUs of tools/simgpu come in: the very
+// same path as the real driver), resolves every symbol of nvml_api.h by its versioned name and
+// calls nvmlInit_v2. A symbol the driver lacks stays null and the typed wrappers below answer
+// NOT_SUPPORTED, so an older driver disables single fields, never the program.
+//
+// Every NVML return code becomes a Status in exactly one place, FromNvmlReturn(), which keeps
+// the function's name in the message ("nvmlDeviceGetFanSpeed: Not Supported (3)").
+//
+// Thread-safety: a loaded Library is immutable; all const methods may be called from any thread
+// concurrently (NVML itself is thread-safe; it serialises internally on the RM lock).
+#ifndef NVML_EXPORTER_NVML_NVML_H_
+#define NVML_EXPORTER_NVML_NVML_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nvml/nvml_api.h"
+#include "util/status.h"
+
+namespace nvmlx::nvml {
+
+// One function pointer per NVML entry point we use; null when the library lacks it.
+struct Api {
+#define NVMLX_API_MEMBER(name) decltype(&::name) name = nullptr;
+  NVMLX_FOR_EACH_FUNCTION(NVMLX_API_MEMBER)
+#undef NVMLX_API_MEMBER
+};
+
+// The seam: nvmlReturn_t -> Status, naming the function. error_string may be null.
+Status FromNvmlReturn(nvmlReturn_t rc, std::string_view function,
+                      const char* (*error_string)(nvmlReturn_t));
+
+using Device = nvmlDevice_t;
+
+struct PciInfo {
+  std::string bus_id;  // "00000000:00:06.0", as NVML's busId (upper-case hex)
+  unsigned pci_device_id = 0;
+  unsigned pci_subsystem_id = 0;
+};
+
+struct MemoryInfo {
+  uint64_t total = 0;
+  uint64_t free = 0;
+  uint64_t used = 0;      // v2: excludes reserved; v1 (driver < 510): includes it
+  uint64_t reserved = 0;
+  bool has_reserved = false;  // false when only the v1 call exists
+};
+
+struct Utilization {
+  unsigned gpu = 0;
+  unsigned memory = 0;
+};
+
+struct RemappedRows {
+  unsigned correctable = 0;
+  unsigned uncorrectable = 0;
+  unsigned pending = 0;
+  unsigned failure = 0;
+};
+
+class Library {
+ public:
+  // Loads `path` ("libnvidia-ml.so.1" searches the dynamic linker path) and initialises NVML.
+  // Errors: NOT_FOUND when dlopen fails (message holds dlerror()), or NVML's own init error.
+  static Result<std::unique_ptr<Library>> Load(const std::string& path);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The file dlopen actually mapped (from dladdr), for the "using NVML from …" log line.
+  const std::string& resolved_path() const { return resolved_path_; }
+  const Api& api() const { return api_; }
+  // Names of the symbols this library lacks (for one start-up debug line).
+  std::vector<std::string> MissingSymbols() const;
+
+  // Generic call through the seam: NOT_SUPPORTED when the symbol is absent.
+  template <typename Fn, typename... Args>
+  Status Call(std::string_view name, Fn* fn, Args... args) const {
+    if (fn == nullptr) {
+      return NotSupported(std::string(name) + ": symbol not present in " + path_);
+    }
+    return FromNvmlReturn(fn(args...), name, api_.nvmlErrorString);
+  }
+
+  // --- System ----------------------------------------------------------------------------
+  Result<std::string> DriverVersion() const;
+  Result<std::string> NvmlVersion() const;
+  Result<int> CudaDriverVersion() const;
+  Result<unsigned> DeviceCount() const;
+  Result<Device> DeviceByIndex(unsigned index) const;
+
+  // --- Identity (read once at start-up) ----------------------------------------------------
+  Result<std::string> Uuid(Device d) const;
+  Result<std::string> Name(Device d) const;
+  Result<PciInfo> Pci(Device d) const;
+  Result<unsigned> MinorNumber(Device d) const;
+  Result<std::string> Serial(Device d) const;
+  Result<int> Brand(Device d) const;
+  Result<std::string> VbiosVersion(Device d) const;
+  Result<std::string> InforomVersion(Device d, nvmlInforomObject_t object) const;
+  Result<std::string> InforomImageVersion(Device d) const;
+
+  // --- Values ------------------------------------------------------------------------------
+  Result<unsigned> ClockMhz(Device d, nvmlClockType_t type) const;
+  Result<unsigned> MaxClockMhz(Device d, nvmlClockType_t type) const;
+  Result<unsigned> GpuTemperatureC(Device d) const;
+  Result<unsigned> PowerUsageMw(Device d) const;
+  Result<uint64_t> TotalEnergyMj(Device d) const;
+  Result<unsigned> PowerLimitMw(Device d) const;
+  Result<unsigned> EnforcedPowerLimitMw(Device d) const;
+  Result<unsigned> DefaultPowerLimitMw(Device d) const;
+  Result<std::pair<unsigned, unsigned>> PowerLimitConstraintsMw(Device d) const;
+  Result<int> PerformanceState(Device d) const;
+  Result<unsigned> FanSpeedPercent(Device d) const;
+  Result<unsigned> PcieThroughputKBs(Device d, nvmlPcieUtilCounter_t counter) const;
+  Result<unsigned> PcieReplayCounter(Device d) const;
+  Result<unsigned> PcieLinkGen(Device d) const;
+  Result<unsigned> PcieLinkWidth(Device d) const;
+  Result<unsigned> MaxPcieLinkGen(Device d) const;
+  Result<unsigned> MaxPcieLinkWidth(Device d) const;
+  Result<Utilization> UtilizationRates(Device d) const;
+  Result<unsigned> EncoderUtilization(Device d) const;
+  Result<unsigned> DecoderUtilization(Device d) const;
+  // nvmlDeviceGetMemoryInfo_v2 when present (driver >= 510), else the v1 call.
+  Result<MemoryInfo> Memory(Device d) const;
+  Result<nvmlBAR1Memory_t> Bar1Memory(Device d) const;
+  // One call for many fields; check each element's nvmlReturn afterwards.
+  Status FieldValues(Device d, nvmlFieldValue_t* values, int count) const;
+  Result<uint64_t> TotalEccErrors(Device d, nvmlMemoryErrorType_t type,
+                                  nvmlEccCounterType_t counter) const;
+  // Count of pages retired for `cause` (INSUFFICIENT_SIZE with a count counts as success).
+  Result<unsigned> RetiredPageCount(Device d, nvmlPageRetirementCause_t cause) const;
+  Result<RemappedRows> RemappedRowCounts(Device d) const;
+  Result<nvmlViolationTime_t> ViolationStatus(Device d, nvmlPerfPolicyType_t policy) const;
+  // ClocksEventReasons (R535+), falling back to the ClocksThrottleReasons name.
+  Result<uint64_t> ClocksEventReasons(Device d) const;
+  // 1 when a vGPU licence is active, 0 otherwise (also when licensing is unsupported).
+  Result<int> VgpuLicenseStatus(Device d) const;
+
+ private:
+  Library() = default;
+  Result<std::string> ReadString(std::string_view name, Device d,
+                                 nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned),
+                                 unsigned size) const;
+  template <typename T, typename Fn>
+  Result<T> ReadScalar(std::string_view name, Fn* fn, Device d) const;
+
+  std::string path_;
+  std::string resolved_path_;
+  void* handle_ = nullptr;
+  bool initialised_ = false;
+  Api api_;
+};
+
+}  // namespace nvmlx::nvml
+
+#endif  // NVML_EXPORTER_NVML_NVML_H_

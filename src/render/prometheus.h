@@ -1,0 +1,49 @@
+// Renders a Snapshot as Prometheus text exposition format 0.0.4, byte-compatible with
+// dcgm-exporter where it is well-formed and correct where it is not (label values and HELP are
+// escaped; dcgm-exporter does not escape).
+//
+// Layout: one "# HELP"/"# TYPE" pair per family; families in ascending DCGM field id (CSV order
+// for equal ids); series in device order; label order exactly dcgm-exporter's:
+//   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, Hostname, then the CSV's label
+//   fields sorted by name (DCGM_FI_DRIVER_VERSION, ...).
+// Integers print as %d, doubles with 6 decimals (Go's %f). Families with no series are omitted.
+// Then the exporter's own families (nvml_exporter_*).
+//
+// Pure function of its inputs: thread-safe.
+#ifndef NVML_EXPORTER_RENDER_PROMETHEUS_H_
+#define NVML_EXPORTER_RENDER_PROMETHEUS_H_
+
+#include <string>
+#include <vector>
+
+#include "collect/snapshot.h"
+#include "config/collectors_csv.h"
+
+namespace nvmlx::render {
+
+struct BuildInfo {
+  std::string version;
+  std::string revision;
+  std::string nvml_library;  // resolved path of the loaded libnvidia-ml
+  std::string driver_version;
+};
+
+struct PrometheusOptions {
+  std::vector<config::CollectorEntry> entries;  // metric rows and label rows, CSV order
+  std::string hostname;                         // empty: no Hostname label (-n)
+  std::string hostname_label = "Hostname";      // dcgm-exporter <= 4.8.2 spelling
+  bool use_old_namespace = false;               // -o: UUID label named "uuid"
+  BuildInfo build;
+};
+
+// Appends the exposition to *out (cleared first).
+void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions& options,
+                      std::string* out);
+
+// Escaping per the 0.0.4 spec: label values escape \ " and newline; HELP escapes \ and newline.
+void AppendEscapedLabelValue(std::string_view value, std::string* out);
+void AppendEscapedHelp(std::string_view help, std::string* out);
+
+}  // namespace nvmlx::render
+
+#endif  // NVML_EXPORTER_RENDER_PROMETHEUS_H_

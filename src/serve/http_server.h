@@ -1,0 +1,73 @@
+// The HTTP server (Boost.Beast over Asio): /metrics, /health and /.
+//
+// /metrics serves the latest pre-rendered Page: no NVML or kubelet call, no rendering and no
+// compression happens inside a request (the gzip body is made once per collection). GET and HEAD
+// are allowed; other methods get 405. Read and write timeouts and a request size limit protect
+// the daemon from slow or oversized clients.
+//
+// Thread-safety: Start/Stop from one controlling thread. The providers are called from the I/O
+// threads concurrently and must be thread-safe themselves.
+#ifndef NVML_EXPORTER_SERVE_HTTP_SERVER_H_
+#define NVML_EXPORTER_SERVE_HTTP_SERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "util/status.h"
+
+namespace nvmlx::serve {
+
+// One rendered exposition, immutable once published.
+struct Page {
+  std::string body;       // text format 0.0.4
+  std::string gzip_body;  // the same, gzip-compressed (empty: never offer gzip)
+};
+
+struct Health {
+  bool ok = false;
+  std::string reason;  // body text: "OK" or why not
+};
+
+struct ServerOptions {
+  std::string address = ":9400";  // host:port, [v6]:port, or :port (all addresses, v4 and v6)
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds write_timeout{30000};
+  std::size_t max_request_header_bytes = 8 * 1024;
+  std::size_t max_request_body_bytes = 0;  // GET/HEAD only: any body is refused (413)
+  int threads = 1;
+};
+
+class HttpServer {
+ public:
+  using PageProvider = std::function<std::shared_ptr<const Page>()>;  // may return null
+  using HealthProvider = std::function<Health()>;
+
+  HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health);
+  ~HttpServer();  // stops
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts serving on background threads. Errors name the address.
+  Status Start();
+  void Stop();
+  // The bound port (useful with port 0 in tests). 0 before Start.
+  uint16_t port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses ":9400", "0.0.0.0:9400", "127.0.0.1:0", "[::1]:9400", "localhost:9400".
+struct ListenAddress {
+  std::string host;  // empty: all addresses (dual-stack)
+  uint16_t port = 0;
+};
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+}  // namespace nvmlx::serve
+
+#endif  // NVML_EXPORTER_SERVE_HTTP_SERVER_H_
