@@ -12,6 +12,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev prometheus wrk curl python3 procps
+  # benchmark baseline: a typical Go exporter, measured in the same run
+  prometheus-node-exporter
 )
 
 missing=()

@@ -27,13 +27,20 @@ struct CollectorEntry {
   const fields::FieldDef* field = nullptr;  // never null in a parsed result
   std::string name;                         // column 1 verbatim (trimmed): the metric name
   MetricType type = MetricType::kGauge;
-  std::string help;                         // column 3 (unquoted); may be empty
-  int line = 0;                             // 1-based line in the file, for messages
+  std::string help;  // column 3 (unquoted); may be empty
+  int line = 0;      // 1-based line in the file, for messages
 };
 
-// `source` names the file in error messages.
+// `source` names the file in error messages. Non-fatal findings (a repeated metric name: the
+// first row wins; an unknown type on a DCGM_EXP_* row, which dcgm-exporter does not check) are
+// logged as warnings.
 Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
                                                        std::string_view source);
+// The same, handing the warnings (`f.csv:9: duplicate field "X" (first at line 3); ignoring this
+// row`) to the caller instead of the log. `warnings` may be null.
+Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
+                                                       std::string_view source,
+                                                       std::vector<std::string>* warnings);
 // Reads and parses a file; NOT_FOUND / permission errors name the path.
 Result<std::vector<CollectorEntry>> LoadCollectorsCsv(const std::string& path);
 

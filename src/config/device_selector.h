@@ -13,8 +13,8 @@ namespace nvmlx::config {
 struct DeviceSelector {
   enum class Kind { kFlex, kGpus, kInstances };
   Kind kind = Kind::kFlex;
-  bool all = true;                // no ":list" given
-  std::vector<unsigned> ids;      // sorted, unique; only when !all
+  bool all = true;            // no ":list" given
+  std::vector<unsigned> ids;  // sorted, unique; only when !all
 
   // True when GPU `index` is selected (kFlex and kGpus; kInstances selects none at GPU level).
   bool SelectsGpu(unsigned index) const;

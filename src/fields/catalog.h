@@ -45,6 +45,8 @@ struct ReadContext {
   std::optional<Result<nvml::MemoryInfo>> memory;
   std::optional<Result<nvml::Utilization>> utilization;
   std::optional<Result<nvml::RemappedRows>> remapped_rows;
+  // Added with the reader (BAR1_TOTAL/USED/FREE share one nvmlDeviceGetBAR1MemoryInfo call).
+  std::optional<Result<nvmlBAR1Memory_t>> bar1 = std::nullopt;
 };
 
 using ReadFn = Result<Value> (*)(ReadContext& ctx);
@@ -52,18 +54,30 @@ using ReadFn = Result<Value> (*)(ReadContext& ctx);
 using ConvertFn = Result<Value> (*)(const nvmlFieldValue_t& fv);
 
 struct FieldDef {
-  int id = 0;                   // DCGM field id
-  std::string_view name;        // canonical (old, dcgm-exporter) DCGM name
-  std::string_view new_name;    // DCGM 4.6 name, empty if unchanged
+  int id = 0;                 // DCGM field id
+  std::string_view name;      // canonical (old, dcgm-exporter) DCGM name
+  std::string_view new_name;  // DCGM 4.6 name, empty if unchanged
   ValueKind kind = ValueKind::kInt64;
-  std::string_view unit;        // "MHz", "C", "W", "mJ", "%", "MiB", "ns", "count", "ratio", "B/s"
-  std::string_view help;        // our help text, used when a CSV row leaves it empty
+  std::string_view unit;  // "MHz", "C", "W", "mJ", "%", "MiB", "ns", "count", "ratio", "B/s"
+  std::string_view help;  // our help text, used when a CSV row leaves it empty
   Source source = Source::kDevice;
   Cost cost = Cost::kFast;
   unsigned nvml_field_id = 0;   // > 0: read in the per-device batched nvmlDeviceGetFieldValues
   unsigned nvml_scope_id = 0;   // scopeId for that call (NVMLX_SCOPE_ALL_LINKS for link sums)
   ConvertFn convert = nullptr;  // with nvml_field_id
   ReadFn read = nullptr;        // dedicated call (when nvml_field_id == 0); null: not read here
+  // Rate fields (DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL): > 0 makes the field a rate. The reader
+  // batches nvml_field_id and this partner id (same scope), sums both raw counters (`convert`
+  // extracts each), and reports (sum - previous sum) / seconds / rate_divisor, truncated, from
+  // the second Read() of one DeviceReader on (the first only records the baseline).
+  unsigned rate_partner_field_id = 0;
+  double rate_divisor = 1.0;
+};
+
+// A further name that resolves to a field: 1.x lower-case names, deprecated DCGM_FI_* spellings.
+struct FieldAlias {
+  std::string_view name;
+  int id = 0;
 };
 
 // All fields, ascending id.
@@ -75,6 +89,8 @@ const FieldDef* FindByName(std::string_view name);
 // The known name closest to `name` (edit distance, case-insensitive), for "did you mean".
 // Empty when nothing is reasonably close.
 std::string SuggestName(std::string_view name);
+// The legacy aliases FindByName accepts besides canonical and new names (for listings, tests).
+std::span<const FieldAlias> AllAliases();
 
 }  // namespace nvmlx::fields
 

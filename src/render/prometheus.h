@@ -14,6 +14,7 @@
 #define NVML_EXPORTER_RENDER_PROMETHEUS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collect/snapshot.h"
@@ -43,6 +44,10 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
 // Escaping per the 0.0.4 spec: label values escape \ " and newline; HELP escapes \ and newline.
 void AppendEscapedLabelValue(std::string_view value, std::string* out);
 void AppendEscapedHelp(std::string_view help, std::string* out);
+
+// A double as Go's %f: 6 decimals, correctly rounded; NaN, +Inf and -Inf as Prometheus spells
+// them. Exposed for tests and for other renderers that must match dcgm-exporter's numbers.
+void AppendGoFixed(double value, std::string* out);
 
 }  // namespace nvmlx::render
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "util/status.h"
 
@@ -35,6 +36,10 @@ struct ServerOptions {
   std::string address = ":9400";  // host:port, [v6]:port, or :port (all addresses, v4 and v6)
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds write_timeout{30000};
+  // How long a kept-alive connection may sit idle between requests; 0: read_timeout (what Go's
+  // http.Server does when IdleTimeout is unset). Raise it above the scrape interval so that
+  // Prometheus can reuse its connection. The read_timeout then starts at the first byte.
+  std::chrono::milliseconds idle_timeout{0};
   std::size_t max_request_header_bytes = 8 * 1024;
   std::size_t max_request_body_bytes = 0;  // GET/HEAD only: any body is refused (413)
   int threads = 1;
@@ -67,6 +72,10 @@ struct ListenAddress {
   uint16_t port = 0;
 };
 Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+// Whether an Accept-Encoding header value admits gzip: "gzip" (or "x-gzip") with q > 0, else
+// "*" with q > 0. "gzip;q=0" refuses; an empty or absent header means identity only.
+bool AcceptsGzip(std::string_view accept_encoding);
 
 }  // namespace nvmlx::serve
 

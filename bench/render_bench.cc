@@ -1,0 +1,123 @@
+// Rendering cost per series (Google Benchmark). Baseline in the same binary: a naive renderer
+// of the same series through std::ostringstream with a per-series label rebuild — the shape of
+// dcgm-exporter's text/template path. bench/run.sh reports the ratio.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collect/snapshot.h"
+#include "config/collectors_csv.h"
+#include "fields/catalog.h"
+#include "render/prometheus.h"
+
+namespace {
+
+using nvmlx::collect::DeviceIdentity;
+using nvmlx::collect::DeviceSnapshot;
+using nvmlx::collect::Snapshot;
+
+struct Fixture {
+  nvmlx::render::PrometheusOptions options;
+  Snapshot snapshot;
+  size_t series = 0;
+};
+
+Fixture MakeFixture(int gpus) {
+  Fixture fx;
+  auto rows = nvmlx::config::LoadCollectorsCsv(NVMLX_SOURCE_DIR "/etc/dcp-metrics-included.csv");
+  if (!rows.ok()) {
+    std::fprintf(stderr, "%s\n", rows.status().ToString().c_str());
+    std::abort();
+  }
+  for (auto& r : *rows) {
+    if (r.field->source == nvmlx::fields::Source::kDevice ||
+        r.type == nvmlx::config::MetricType::kLabel || r.field->source == nvmlx::fields::Source::kProfiling) {
+      fx.options.entries.push_back(r);
+    }
+  }
+  fx.options.hostname = "gpu-node-17";
+  fx.options.build = {"0.1.0", "bench", "/usr/lib/libnvidia-ml.so.1", "580.159.04"};
+  auto ids = std::make_shared<std::vector<DeviceIdentity>>();
+  for (int g = 0; g < gpus; ++g) {
+    DeviceIdentity id;
+    id.index = g;
+    id.uuid = "GPU-bc2976c1-0000-0000-0000-00000000000" + std::to_string(g);
+    id.pci_bus_id = "00000000:0" + std::to_string(g) + ":00.0";
+    id.model_name = "NVIDIA H200";
+    id.label_values = {{1, "580.159.04"}};
+    ids->push_back(id);
+  }
+  fx.snapshot.identities = ids;
+  fx.snapshot.time = std::chrono::system_clock::now();
+  for (int g = 0; g < gpus; ++g) {
+    DeviceSnapshot d;
+    d.identity = &(*ids)[g];
+    for (const auto& e : fx.options.entries) {
+      if (e.type == nvmlx::config::MetricType::kLabel) continue;
+      if (e.field->kind == nvmlx::fields::ValueKind::kDouble) {
+        d.samples.push_back({e.field->id, 0.5 + g});
+      } else {
+        d.samples.push_back({e.field->id, int64_t{1000 + g}});
+      }
+      ++fx.series;
+    }
+    std::sort(d.samples.begin(), d.samples.end(),
+              [](const auto& a, const auto& b) { return a.field_id < b.field_id; });
+    fx.snapshot.devices.push_back(std::move(d));
+  }
+  return fx;
+}
+
+void BM_RenderPrometheus(benchmark::State& state) {
+  Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
+  std::string out;
+  for (auto _ : state) {
+    nvmlx::render::RenderPrometheus(fx.snapshot, fx.options, &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["series"] = static_cast<double>(fx.series);
+  state.counters["bytes"] = static_cast<double>(out.size());
+}
+BENCHMARK(BM_RenderPrometheus)->Arg(1)->Arg(8)->Arg(64);
+
+void BM_NaiveOstreamRender(benchmark::State& state) {
+  Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    std::ostringstream os;
+    for (const auto& e : fx.options.entries) {
+      if (e.type == nvmlx::config::MetricType::kLabel) continue;
+      os << "# HELP " << e.name << " " << e.help << "\n# TYPE " << e.name << " gauge\n";
+      for (const auto& d : fx.snapshot.devices) {
+        for (const auto& s : d.samples) {
+          if (s.field_id != e.field->id) continue;
+          std::ostringstream labels;
+          labels << "gpu=\"" << d.identity->index << "\",UUID=\"" << d.identity->uuid
+                 << "\",pci_bus_id=\"" << d.identity->pci_bus_id << "\",device=\"nvidia"
+                 << d.identity->index << "\",modelName=\"" << d.identity->model_name
+                 << "\",Hostname=\"" << fx.options.hostname << "\",DCGM_FI_DRIVER_VERSION=\""
+                 << d.identity->label_values[0].second << "\"";
+          os << e.name << "{" << labels.str() << "} ";
+          if (const auto* i = std::get_if<int64_t>(&s.value)) {
+            os << *i;
+          } else {
+            char buf[64];
+            std::snprintf(buf, sizeof(buf), "%f", std::get<double>(s.value));
+            os << buf;
+          }
+          os << "\n";
+        }
+      }
+    }
+    std::string out = os.str();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["series"] = static_cast<double>(fx.series);
+}
+BENCHMARK(BM_NaiveOstreamRender)->Arg(1)->Arg(8)->Arg(64);
+
+}  // namespace
+
+BENCHMARK_MAIN();

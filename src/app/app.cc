@@ -1,0 +1,221 @@
+#include "app/app.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/page_store.h"
+#include "app/version.h"
+#include "collect/collector.h"
+#include "config/collectors_csv.h"
+#include "config/options.h"
+#include "nvml/nvml.h"
+#include "render/gzip.h"
+#include "render/prometheus.h"
+#include "serve/http_server.h"
+#include "util/log.h"
+
+namespace nvmlx::app {
+namespace {
+
+std::optional<std::string> GetEnv(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+// The simulated libnvidia-ml.so.1: next to the binary in a bundle or install, else in the build
+// tree this binary came from.
+std::string FindSimulator(const char* argv0) {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) exe = argv0;
+  const std::filesystem::path dir = exe.parent_path();
+  for (const auto& candidate : {dir / "simgpu" / "libnvidia-ml.so.1",
+                                dir / ".." / "lib" / "simgpu" / "libnvidia-ml.so.1",
+                                std::filesystem::path(NVMLX_SIMGPU_BUILD_PATH)}) {
+    if (std::filesystem::exists(candidate, ec)) return candidate.lexically_normal().string();
+  }
+  return NVMLX_SIMGPU_BUILD_PATH;
+}
+
+std::string Hostname(const config::Options& o) {
+  if (o.no_hostname) return "";
+  if (!o.node_name.empty()) return o.node_name;
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+// Rows whose values come from stages that later issues build: say so once, like DCGM's
+// "metric not enabled", instead of serving a family that never has series.
+std::vector<config::CollectorEntry> DropUncollected(std::vector<config::CollectorEntry> rows,
+                                                   const std::string& source) {
+  std::vector<config::CollectorEntry> kept;
+  for (auto& row : rows) {
+    const fields::FieldDef* f = row.field;
+    const char* why = nullptr;
+    switch (f->source) {
+      case fields::Source::kProfiling:
+        why = "profiling (DCP) fields are read from GPM in a later release";
+        break;
+      case fields::Source::kExporter:
+        why = "exporter-computed DCGM_EXP_* counters come in a later release";
+        break;
+      case fields::Source::kEvent: why = "event-driven fields come in a later release"; break;
+      default:
+        if (row.type != config::MetricType::kLabel && f->read == nullptr &&
+            f->nvml_field_id == 0) {
+          why = "no NVML source for this field";
+        }
+        break;
+    }
+    if (why != nullptr) {
+      log::Warn("skipping collectors row: metric not enabled",
+                {{"file", source}, {"line", std::to_string(row.line)}, {"field", row.name},
+                 {"reason", why}});
+      continue;
+    }
+    kept.push_back(std::move(row));
+  }
+  return kept;
+}
+
+int CountUp(const collect::Snapshot& s) {
+  int up = 0;
+  for (const auto& d : s.devices) up += d.up ? 1 : 0;
+  return up;
+}
+
+}  // namespace
+
+int Run(int argc, char** argv) {
+  Result<config::Options> parsed = config::ParseOptions(argc, argv, GetEnv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", parsed.status().message().c_str());
+    return 2;
+  }
+  const config::Options& opts = *parsed;
+  if (opts.help_or_version_requested) {
+    std::fputs(opts.help_text.c_str(), stdout);
+    return 0;
+  }
+  log::Init(opts.log_format == config::LogFormat::kJson ? log::Format::kJson : log::Format::kText,
+            opts.debug);
+
+  // Only our sigwait() below sees SIGINT/SIGTERM: every thread started later inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(opts.collectors);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", rows.status().message().c_str());
+    log::Error("cannot load collectors file", {{"err", rows.status().message()}});
+    return 2;
+  }
+  std::string library = opts.nvml_library;
+  if (opts.fake_gpus) {
+    library = FindSimulator(argv[0]);
+    if (!opts.fake_gpus_scenario.empty()) {
+      setenv("NVMLX_SIMGPU_SCENARIO", opts.fake_gpus_scenario.c_str(), 1);
+    }
+  }
+  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(library);
+  if (!lib.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", lib.status().ToString().c_str());
+    return 1;
+  }
+  const nvml::Library& nvml = **lib;
+  // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
+  std::vector<config::CollectorEntry> entries =
+      DropUncollected(std::move(rows).value(), opts.collectors);
+  Result<std::string> driver = nvml.DriverVersion();
+  log::Info("NVML loaded",
+            {{"library", nvml.resolved_path()},
+             {"simulated", opts.fake_gpus ? "true" : "false"},
+             {"scenario", opts.fake_gpus_scenario.empty() ? "built-in" : opts.fake_gpus_scenario},
+             {"driver", driver.ok() ? *driver : driver.status().ToString()}});
+  if (auto missing = nvml.MissingSymbols(); !missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ",") + m;
+    log::Debug("NVML symbols absent in this driver; their fields are disabled",
+               {{"symbols", names}});
+  }
+
+  collect::CollectorOptions copts;
+  copts.interval = std::chrono::milliseconds(opts.collect_interval_ms);
+  copts.entries = entries;
+  copts.devices = opts.devices;
+  copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
+  Result<std::unique_ptr<collect::Collector>> collector =
+      collect::Collector::Create(nvml, std::move(copts));
+  if (!collector.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", collector.status().ToString().c_str());
+    return 1;
+  }
+  log::Info("collecting", {{"gpus", std::to_string((*collector)->identities().size())},
+                           {"interval_ms", std::to_string(opts.collect_interval_ms)},
+                           {"fields", std::to_string(entries.size())}});
+
+  render::PrometheusOptions ropts;
+  ropts.entries = entries;
+  ropts.hostname = Hostname(opts);
+  ropts.use_old_namespace = opts.use_old_namespace;
+  ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(),
+                 driver.ok() ? *driver : ""};
+
+  if (opts.once) {
+    std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
+    std::string body;
+    render::RenderPrometheus(*snap, ropts, &body);
+    std::fwrite(body.data(), 1, body.size(), stdout);
+    return 0;
+  }
+
+  PageStore store(std::chrono::milliseconds(opts.collect_interval_ms));
+  serve::ServerOptions sopts;
+  sopts.address = opts.address;
+  sopts.read_timeout = opts.web_read_timeout;
+  sopts.write_timeout = opts.web_write_timeout;
+  // Keep idle connections long enough for Prometheus to reuse them across scrapes (15 s to 1 min
+  // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
+  sopts.idle_timeout = std::max<std::chrono::milliseconds>(opts.web_read_timeout,
+                                                          std::chrono::seconds(120));
+  serve::HttpServer server(
+      sopts, [&store] { return store.Latest(); }, [&store] { return store.Health(); });
+
+  (*collector)->Start([&store, &ropts](std::shared_ptr<const collect::Snapshot> snap) {
+    auto page = std::make_shared<serve::Page>();
+    render::RenderPrometheus(*snap, ropts, &page->body);
+    page->gzip_body = render::GzipCompress(page->body);
+    store.Publish(std::move(page), static_cast<int>(snap->devices.size()), CountUp(*snap));
+  });
+  if (Status st = server.Start(); !st.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", st.message().c_str());
+    log::Error("cannot start HTTP server", {{"err", st.message()}});
+    (*collector)->Stop();
+    return 1;
+  }
+  log::Info("serving", {{"address", opts.address}, {"port", std::to_string(server.port())}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::Info("shutting down", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+  server.Stop();
+  (*collector)->Stop();
+  return 0;
+}
+
+}  // namespace nvmlx::app

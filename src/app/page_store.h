@@ -1,0 +1,42 @@
+// PageStore: the latest rendered exposition plus what /health needs, swapped in atomically by
+// the collector thread and read by the HTTP threads.
+//
+// Thread-safety: all methods may be called concurrently from any thread. Readers get a
+// shared_ptr to an immutable Page, so a swap never disturbs a response being written.
+#ifndef NVML_EXPORTER_APP_PAGE_STORE_H_
+#define NVML_EXPORTER_APP_PAGE_STORE_H_
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "serve/http_server.h"
+
+namespace nvmlx::app {
+
+class PageStore {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `interval`: the collection interval; /health fails after 3 intervals without a collection.
+  explicit PageStore(std::chrono::milliseconds interval) : interval_(interval) {}
+
+  // gpus_total: devices collected; gpus_up: of those, not lost.
+  void Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
+               Clock::time_point at = Clock::now());
+  std::shared_ptr<const serve::Page> Latest() const;
+  serve::Health Health(Clock::time_point now = Clock::now()) const;
+
+ private:
+  const std::chrono::milliseconds interval_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const serve::Page> page_;  // GUARDED_BY(mu_)
+  Clock::time_point published_at_{};          // GUARDED_BY(mu_)
+  int gpus_total_ = 0;                        // GUARDED_BY(mu_)
+  int gpus_up_ = 0;                           // GUARDED_BY(mu_)
+};
+
+}  // namespace nvmlx::app
+
+#endif  // NVML_EXPORTER_APP_PAGE_STORE_H_

@@ -1,0 +1,108 @@
+// Collector: the background loop that reads every enabled field of every selected GPU each
+// interval into an immutable Snapshot and hands it to a publish callback (which renders it once
+// and swaps it in for the HTTP server).
+//
+// Two threads:
+//  - the fast loop reads the cheap fields (µs per call) of all GPUs every interval;
+//  - the slow loop reads the expensive ones (energy ~4 ms, PCIe throughput ~21 ms, violation
+//    counters, PCIe replay on an H200; h200-probe.md) and leaves its latest values in a cache
+//    that the fast loop merges in. A slow or blocked slow call therefore never delays the
+//    gauges; its values are at most one slow round old.
+// Device handles, UUIDs, names and PCI ids are read once, in Create().
+//
+// A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
+// and logged once per (GPU, field). A GPU answering GPU_IS_LOST is marked down, logged once, and
+// no longer polled; the other GPUs go on.
+//
+// Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread. The publish callback
+// runs on the fast loop's thread. Internally the slow cache is guarded by a mutex.
+#ifndef NVML_EXPORTER_COLLECT_COLLECTOR_H_
+#define NVML_EXPORTER_COLLECT_COLLECTOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "collect/snapshot.h"
+#include "config/collectors_csv.h"
+#include "config/device_selector.h"
+#include "fields/reader.h"
+#include "nvml/nvml.h"
+
+namespace nvmlx::collect {
+
+struct CollectorOptions {
+  std::chrono::milliseconds interval{30000};
+  std::vector<config::CollectorEntry> entries;  // CSV rows (metric and label rows)
+  config::DeviceSelector devices;
+  bool replace_blanks_in_model_name = false;
+};
+
+class Collector {
+ public:
+  using PublishFn = std::function<void(std::shared_ptr<const Snapshot>)>;
+
+  // Enumerates the selected GPUs and reads their identity. Fails when a GPU named by the
+  // selector does not exist (as dcgm-exporter's verifyDevicePresence does).
+  static Result<std::unique_ptr<Collector>> Create(const nvml::Library& lib,
+                                                   CollectorOptions options);
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  // One full collection on the calling thread, slow fields included (for --once and the first
+  // publish). Must not be called while the loops run.
+  std::shared_ptr<const Snapshot> CollectOnce();
+
+  // Starts both loops; `publish` receives every snapshot (first one immediately).
+  void Start(PublishFn publish);
+  void Stop();
+
+  const std::vector<DeviceIdentity>& identities() const { return *identities_; }
+  std::chrono::milliseconds interval() const { return options_.interval; }
+
+ private:
+  struct Device {
+    nvml::Device handle = nullptr;
+    std::unique_ptr<fields::DeviceReader> fast;
+    std::unique_ptr<fields::DeviceReader> slow;
+    std::atomic<bool> lost{false};
+  };
+
+  Collector(const nvml::Library& lib, CollectorOptions options);
+  std::shared_ptr<const Snapshot> Collect(bool read_slow_inline);
+  void ReadSlow();
+  void FastLoop();
+  void SlowLoop();
+  // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
+  void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
+
+  const nvml::Library& lib_;
+  CollectorOptions options_;
+  std::shared_ptr<const std::vector<DeviceIdentity>> identities_;
+  std::vector<std::unique_ptr<Device>> devices_;
+
+  std::mutex slow_mu_;
+  std::vector<std::vector<fields::Sample>> slow_latest_;  // GUARDED_BY(slow_mu_), per device
+
+  std::mutex log_mu_;
+  std::set<std::pair<size_t, int>> logged_;  // GUARDED_BY(log_mu_): (device, field id)
+
+  PublishFn publish_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // GUARDED_BY(stop_mu_)
+  std::thread fast_thread_;
+  std::thread slow_thread_;
+};
+
+}  // namespace nvmlx::collect
+
+#endif  // NVML_EXPORTER_COLLECT_COLLECTOR_H_

@@ -1,0 +1,115 @@
+#include "collect/collector.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+namespace nvmlx::collect {
+namespace {
+
+using std::chrono::milliseconds;
+
+config::CollectorEntry Row(const char* name, config::MetricType type = config::MetricType::kGauge) {
+  config::CollectorEntry e;
+  e.field = fields::FindByName(name);
+  EXPECT_NE(e.field, nullptr) << name;
+  e.name = name;
+  e.type = type;
+  return e;
+}
+
+const fields::Sample* Find(const DeviceSnapshot& d, int id) {
+  for (const auto& s : d.samples) {
+    if (s.field_id == id) return &s;
+  }
+  return nullptr;
+}
+
+class CollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/collector_faults.yaml", 1);
+    unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
+    auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = std::move(lib).value();
+    options_.interval = milliseconds(100);
+    options_.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_FAN_SPEED"),
+                        Row("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", config::MetricType::kCounter),
+                        Row("DCGM_FI_DEV_POWER_USAGE"),
+                        Row("DCGM_FI_DRIVER_VERSION", config::MetricType::kLabel)};
+  }
+  std::unique_ptr<nvml::Library> lib_;
+  CollectorOptions options_;
+};
+
+TEST_F(CollectorTest, IdentityAndLabelsReadOnce) {
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto& ids = (*c)->identities();
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[2].index, 2u);
+  EXPECT_EQ(ids[0].model_name, "NVIDIA H200");
+  EXPECT_FALSE(ids[0].uuid.empty());
+  ASSERT_EQ(ids[0].label_values.size(), 1u);
+  EXPECT_EQ(ids[0].label_values[0].second, "580.159.04");
+}
+
+TEST_F(CollectorTest, OnceReadsSlowFieldsAndOmitsFailures) {
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_TRUE(c.ok());
+  auto snap = (*c)->CollectOnce();
+  ASSERT_EQ(snap->devices.size(), 3u);
+  const DeviceSnapshot& d0 = snap->devices[0];
+  ASSERT_NE(Find(d0, 203), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(d0, 203)->value), 77);
+  EXPECT_EQ(Find(d0, 191), nullptr) << "NOT_SUPPORTED fan speed must be omitted";
+  EXPECT_NE(Find(d0, 156), nullptr) << "--once includes slow fields";
+  EXPECT_GE(snap->collect_seconds, 0.6 * 3) << "slow energy read inline for 3 GPUs";
+  for (size_t i = 1; i < d0.samples.size(); ++i) {
+    EXPECT_LT(d0.samples[i - 1].field_id, d0.samples[i].field_id);
+  }
+}
+
+TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_TRUE(c.ok());
+  std::mutex mu;
+  std::vector<std::shared_ptr<const Snapshot>> got;
+  (*c)->Start([&](std::shared_ptr<const Snapshot> s) {
+    std::lock_guard<std::mutex> lock(mu);
+    got.push_back(std::move(s));
+  });
+  std::this_thread::sleep_for(milliseconds(2500));
+  (*c)->Stop();
+  std::lock_guard<std::mutex> lock(mu);
+  // First publish is inline (slow fields included, ~1.8 s), then ~100 ms ticks: the 600 ms
+  // energy calls on the slow thread must not hold the fast loop back.
+  ASSERT_GE(got.size(), 5u);
+  for (size_t i = 1; i < got.size(); ++i) {
+    EXPECT_LT(got[i]->collect_seconds, 0.3) << "fast round " << i << " waited on a slow field";
+  }
+  const Snapshot& last = *got.back();
+  EXPECT_TRUE(last.devices[0].up);
+  EXPECT_FALSE(last.devices[1].up) << "GPU 1 is lost after 0.8 s";
+  EXPECT_TRUE(last.devices[1].samples.empty());
+  EXPECT_TRUE(last.devices[2].up);
+  ASSERT_NE(Find(last.devices[2], 203), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(last.devices[2], 203)->value), 33);
+  EXPECT_NE(Find(last.devices[0], 156), nullptr) << "slow value merged from the slow loop";
+}
+
+TEST_F(CollectorTest, SelectorNamingMissingGpuFails) {
+  options_.devices.kind = config::DeviceSelector::Kind::kGpus;
+  options_.devices.all = false;
+  options_.devices.ids = {0, 9};
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("GPU 9"), std::string::npos) << c.status().message();
+}
+
+}  // namespace
+}  // namespace nvmlx::collect

@@ -1,0 +1,324 @@
+#include "config/collectors_csv.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "util/log.h"
+
+namespace nvmlx::config {
+namespace {
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// One CSV cell, with where it starts (for messages).
+struct Cell {
+  std::string text;  // unquoted and trimmed
+  int line = 0;
+};
+
+struct Record {
+  std::vector<Cell> cells;
+  int line = 0;  // where the record starts
+};
+
+// Splits the text into records the way Go's encoding/csv does for dcgm-exporter (Comment='#',
+// LazyQuotes=false, TrimLeadingSpace=false), plus our two leniencies: lines holding only
+// spaces/tabs are blank, and '#' after leading spaces/tabs starts a comment. A quote must open a
+// cell (right after the comma); anywhere else in an unquoted cell it is an error, because
+// dcgm-exporter rejects such files and a file we accept should also work there.
+class Tokenizer {
+ public:
+  Tokenizer(std::string_view text, std::string_view source) : text_(text), source_(source) {
+    // A UTF-8 BOM (Windows editors) would otherwise glue itself to the first field name.
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);
+  }
+
+  // Next record; nullopt at the end of the text. Errors go to *status.
+  std::optional<Record> Next(Status* status) {
+    while (pos_ < text_.size()) {
+      size_t eol = text_.find('\n', pos_);
+      if (eol == std::string_view::npos) eol = text_.size();
+      std::string_view physical = text_.substr(pos_, eol - pos_);
+      std::string_view content = TrimBlanks(physical);
+      if (!content.empty() && content.back() == '\r')
+        content = TrimBlanks(content.substr(0, content.size() - 1));
+      if (content.empty() || content.front() == '#') {
+        SkipLine(eol);
+        continue;
+      }
+      return ParseRecord(status);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void SkipLine(size_t eol) {
+    pos_ = eol < text_.size() ? eol + 1 : eol;
+    line_start_ = pos_;
+    ++line_;
+  }
+
+  int Column() const { return static_cast<int>(pos_ - line_start_) + 1; }
+
+  Status Error(int line, const std::string& what) const {
+    return InvalidArgument(std::string(source_) + ":" + std::to_string(line) + ": " + what);
+  }
+
+  // At the end of a cell: '\n', "\r\n" or the end of the text?
+  bool AtEndOfLine() const {
+    if (pos_ >= text_.size()) return true;
+    if (text_[pos_] == '\n') return true;
+    // encoding/csv also drops a lone '\r' right before the end of the text.
+    return text_[pos_] == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n');
+  }
+
+  std::optional<Record> ParseRecord(Status* status) {
+    Record rec;
+    rec.line = line_;
+    while (true) {
+      Cell cell;
+      cell.line = line_;
+      const int number = static_cast<int>(rec.cells.size()) + 1;
+      if (pos_ < text_.size() && text_[pos_] == '"') {
+        if (!ParseQuoted(number, &cell.text, status)) return std::nullopt;
+      } else {
+        const size_t start = pos_;
+        while (pos_ < text_.size() && text_[pos_] != ',' && !AtEndOfLine()) {
+          if (text_[pos_] == '"') {
+            *status = Error(line_, "bare quote (\") in unquoted column " + std::to_string(number) +
+                                       " at character " + std::to_string(Column()) +
+                                       "; a quoted value must start right after the comma, "
+                                       "as in: gauge,\"a, b\"");
+            return std::nullopt;
+          }
+          ++pos_;
+        }
+        cell.text = std::string(TrimBlanks(text_.substr(start, pos_ - start)));
+      }
+      rec.cells.push_back(std::move(cell));
+      if (pos_ < text_.size() && text_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      // End of line (or text): consume the line break.
+      if (pos_ < text_.size() && text_[pos_] == '\r') ++pos_;
+      if (pos_ < text_.size() && text_[pos_] == '\n') ++pos_;
+      ++line_;
+      line_start_ = pos_;
+      return rec;
+    }
+  }
+
+  // pos_ is at the opening quote. Leaves pos_ at the ',' or line end after the closing quote.
+  bool ParseQuoted(int number, std::string* out, Status* status) {
+    const int open_line = line_;
+    const int open_column = Column();
+    ++pos_;
+    std::string value;
+    while (true) {
+      if (pos_ >= text_.size()) {
+        *status = Error(open_line, "quoted column " + std::to_string(number) +
+                                       " is never closed (opening quote at character " +
+                                       std::to_string(open_column) + ")");
+        return false;
+      }
+      const char c = text_[pos_];
+      if (c == '"') {
+        if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '"') {  // "" is a literal quote
+          value += '"';
+          pos_ += 2;
+          continue;
+        }
+        ++pos_;
+        if (pos_ < text_.size() && text_[pos_] != ',' && !AtEndOfLine()) {
+          *status = Error(line_, "unexpected character after the closing quote of column " +
+                                     std::to_string(number) + " at character " +
+                                     std::to_string(Column()) +
+                                     "; write \"\" for a quote inside a quoted value");
+          return false;
+        }
+        break;
+      }
+      if (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') {
+        ++pos_;  // encoding/csv turns \r\n inside quotes into \n
+        continue;
+      }
+      value += c;
+      ++pos_;
+      if (c == '\n') {
+        ++line_;
+        line_start_ = pos_;
+      }
+    }
+    *out = std::string(TrimBlanks(value));
+    return true;
+  }
+
+  std::string_view text_;
+  std::string_view source_;
+  size_t pos_ = 0;
+  size_t line_start_ = 0;
+  int line_ = 1;
+};
+
+std::optional<MetricType> ParseMetricType(std::string_view s) {
+  if (s == "gauge") return MetricType::kGauge;
+  if (s == "counter") return MetricType::kCounter;
+  if (s == "histogram") return MetricType::kHistogram;
+  if (s == "summary") return MetricType::kSummary;
+  if (s == "label") return MetricType::kLabel;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view MetricTypeName(MetricType t) {
+  switch (t) {
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kHistogram:
+      return "histogram";
+    case MetricType::kSummary:
+      return "summary";
+    case MetricType::kLabel:
+      return "label";
+  }
+  return "gauge";
+}
+
+Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
+                                                       std::string_view source,
+                                                       std::vector<std::string>* warnings) {
+  Tokenizer tok(text, source);
+  std::vector<CollectorEntry> entries;
+  std::map<std::string, int, std::less<>> first_line;  // metric name -> line it was first seen
+  const std::string prefix = std::string(source) + ":";
+  while (true) {
+    Status st;
+    std::optional<Record> rec = tok.Next(&st);
+    if (!st.ok()) return st;
+    if (!rec) break;
+    const std::string at = prefix + std::to_string(rec->line) + ": ";
+    if (rec->cells.size() != 3) {
+      return InvalidArgument(at + "expected 3 comma-separated columns (field, type, help), got " +
+                             std::to_string(rec->cells.size()));
+    }
+    const Cell& name = rec->cells[0];
+    const Cell& type = rec->cells[1];
+    const std::string cell_at = prefix + std::to_string(name.line) + ": ";
+    if (name.text.empty()) return InvalidArgument(cell_at + "missing field name in column 1");
+    const fields::FieldDef* field = fields::FindByName(name.text);
+    if (field == nullptr) {
+      std::string msg = cell_at + "unknown field \"" + name.text + "\"";
+      if (std::string hint = fields::SuggestName(name.text); !hint.empty()) {
+        msg += " (did you mean " + hint + "?)";
+      }
+      return InvalidArgument(msg);
+    }
+    std::optional<MetricType> mt = ParseMetricType(type.text);
+    if (!mt) {
+      if (field->source != fields::Source::kExporter) {
+        return InvalidArgument(prefix + std::to_string(type.line) + ": unknown metric type \"" +
+                               type.text +
+                               "\" (expected gauge, counter, histogram, summary or label)");
+      }
+      // dcgm-exporter does not check the type of its own DCGM_EXP_* rows, so such files load
+      // there; we load them too and call the (windowed-count) series gauges.
+      mt = MetricType::kGauge;
+      if (warnings != nullptr) {
+        warnings->push_back(prefix + std::to_string(type.line) + ": unknown metric type \"" +
+                            type.text + "\" for " + name.text + "; using gauge");
+      }
+    }
+    // dcgm-exporter accepts a repeated name but then serves the family twice, which Prometheus
+    // rejects for the whole scrape. Keep the first row, so the file still loads and the page stays
+    // valid, and say so. Different names for one field (aliases) are distinct metrics: kept.
+    if (auto [it, inserted] = first_line.emplace(name.text, rec->line); !inserted) {
+      if (warnings != nullptr) {
+        warnings->push_back(at + "duplicate field \"" + name.text + "\" (first at line " +
+                            std::to_string(it->second) + "); ignoring this row");
+      }
+      continue;
+    }
+    CollectorEntry e;
+    e.field = field;
+    e.name = name.text;
+    e.type = *mt;
+    e.help = rec->cells[2].text;
+    e.line = rec->line;
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
+                                                       std::string_view source) {
+  std::vector<std::string> warnings;
+  Result<std::vector<CollectorEntry>> r = ParseCollectorsCsv(text, source, &warnings);
+  for (const std::string& w : warnings) log::Warn("collectors file", {{"warning", w}});
+  return r;
+}
+
+namespace {
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    std::string msg = "cannot open \"" + path + "\": " + std::strerror(err);
+    if (err == ENOENT) return NotFound(msg);
+    if (err == EACCES || err == EPERM) return Status(StatusCode::kNoPermission, msg);
+    return InvalidArgument(msg);
+  }
+  struct stat sb {};
+  if (::fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    ::close(fd);
+    return InvalidArgument("cannot read \"" + path + "\": is a directory");
+  }
+  std::string data;
+  char buf[16384];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return InvalidArgument("cannot read \"" + path + "\": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<size_t>(n));
+    // A collectors file is a few KiB; refuse something that clearly is not one (a device, a log).
+    if (data.size() > (16u << 20)) {
+      ::close(fd);
+      return InvalidArgument("cannot read \"" + path + "\": larger than 16 MiB");
+    }
+  }
+  ::close(fd);
+  return data;
+}
+
+}  // namespace
+
+Result<std::vector<CollectorEntry>> LoadCollectorsCsv(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseCollectorsCsv(*text, path);
+}
+
+}  // namespace nvmlx::config

@@ -1,0 +1,346 @@
+#include "config/collectors_csv.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nvmlx::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Fixture(const std::string& name) {
+  return ReadFile(std::string(NVMLX_SOURCE_DIR) + "/testdata/csv/" + name);
+}
+
+// Parses a fixture under its bare file name, so messages read `name.csv:7: ...`.
+Result<std::vector<CollectorEntry>> ParseFixture(const std::string& name,
+                                                 std::vector<std::string>* warnings = nullptr) {
+  return ParseCollectorsCsv(Fixture(name), name, warnings);
+}
+
+std::vector<std::string> Names(const std::vector<CollectorEntry>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) out.push_back(r.name);
+  return out;
+}
+
+const std::vector<std::string> kShippedRows = {
+    "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_MEM_CLOCK",
+    "DCGM_FI_DEV_MEMORY_TEMP",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_DEV_ENC_UTIL",
+    "DCGM_FI_DEV_DEC_UTIL",
+    "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DRIVER_VERSION",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_PROF_PCIE_TX_BYTES",
+    "DCGM_FI_PROF_PCIE_RX_BYTES",
+};
+
+class ShippedFileTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedFileTest, HasThe26RowsOfDcgmExporter482) {
+  const std::string path = std::string(NVMLX_SOURCE_DIR) + "/etc/" + GetParam();
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(ReadFile(path), path, &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_THAT(warnings, IsEmpty());
+  EXPECT_EQ(Names(*rows), kShippedRows);
+  for (const auto& r : *rows) {
+    ASSERT_NE(r.field, nullptr) << r.name;
+    EXPECT_FALSE(r.help.empty()) << r.name;
+    const bool counter = r.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" ||
+                         r.name == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER" ||
+                         r.name == "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL" ||
+                         r.name == "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS" ||
+                         r.name == "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS";
+    const MetricType want = r.name == "DCGM_FI_DRIVER_VERSION" ? MetricType::kLabel
+                            : counter                          ? MetricType::kCounter
+                                                               : MetricType::kGauge;
+    EXPECT_EQ(r.type, want) << r.name;
+  }
+  EXPECT_EQ((*rows)[0].help, "SM clock frequency (in MHz).");
+}
+
+// A user uncommenting any shipped row must get a loadable file.
+TEST_P(ShippedFileTest, CommentedOutRowsParseWhenUncommented) {
+  const std::string path = std::string(NVMLX_SOURCE_DIR) + "/etc/" + GetParam();
+  std::istringstream in(ReadFile(path));
+  std::string line, uncommented;
+  int commented_rows = 0;
+  while (std::getline(in, line)) {
+    // dcgm-exporter ships this per-link row commented out too, but the catalog has no per-link
+    // NVLink fields yet (id 440); drop this exception once it does.
+    if (line.rfind("# DCGM_FI_DEV_NVLINK_BANDWIDTH_L0,", 0) == 0) continue;
+    if (line.rfind("# DCGM_", 0) == 0) {
+      uncommented += line.substr(2) + "\n";
+      ++commented_rows;
+    } else {
+      uncommented += line + "\n";
+    }
+  }
+  EXPECT_GE(commented_rows, 30);
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(uncommented, path, &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  // DCGM_FI_PROF_PCIE_{TX,RX}_BYTES are shipped twice (active as gauge, commented as counter).
+  EXPECT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(rows->size(), kShippedRows.size() + commented_rows - 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Etc, ShippedFileTest,
+                         ::testing::Values("default-counters.csv", "dcp-metrics-included.csv"));
+
+TEST(ShippedFiles, OnlyDefaultCountersHasTheExporterBlock) {
+  const std::string etc = std::string(NVMLX_SOURCE_DIR) + "/etc/";
+  EXPECT_THAT(ReadFile(etc + "default-counters.csv"), HasSubstr("# DCGM_EXP_XID_ERRORS_COUNT"));
+  EXPECT_THAT(ReadFile(etc + "dcp-metrics-included.csv"), ::testing::Not(HasSubstr("DCGM_EXP_")));
+}
+
+TEST(CollectorsCsv, Quoting) {
+  auto rows = ParseFixture("good_quoting.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 5u);
+  const auto& r = *rows;
+  EXPECT_EQ(r[0].help, "SM clock, in MHz.");
+  EXPECT_EQ(r[0].line, 2);
+  EXPECT_EQ(r[1].name, "DCGM_FI_DEV_MEM_CLOCK");  // a quoted field name is unquoted
+  EXPECT_EQ(r[1].help, "Memory \"MEM\" clock.");
+  EXPECT_EQ(r[2].help, "first line\nsecond line, with a comma");
+  EXPECT_EQ(r[2].line, 4);
+  EXPECT_EQ(r[3].help, "");
+  EXPECT_EQ(r[3].line, 6);  // the quoted newline counted
+  EXPECT_EQ(r[4].line, 7);
+  EXPECT_EQ(r[4].help, "GPU utilization (in %).");
+}
+
+TEST(CollectorsCsv, TabsAndIndentedComments) {
+  auto rows = ParseFixture("good_tabs_comments.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  const auto& r = *rows;
+  EXPECT_EQ(r[0].name, "DCGM_FI_DEV_SM_CLOCK");
+  EXPECT_EQ(r[0].type, MetricType::kGauge);
+  EXPECT_EQ(r[0].help, "SM clock frequency (in MHz).");
+  EXPECT_EQ(r[0].line, 5);
+  EXPECT_EQ(r[1].name, "DCGM_FI_DEV_MEM_CLOCK");
+  EXPECT_EQ(r[1].type, MetricType::kCounter);
+  EXPECT_EQ(r[1].line, 6);
+  EXPECT_EQ(r[2].name, "DCGM_FI_DEV_GPU_TEMP");
+  EXPECT_EQ(r[2].type, MetricType::kLabel);
+  EXPECT_EQ(r[2].help, "");
+  EXPECT_EQ(r[2].line, 8);
+}
+
+TEST(CollectorsCsv, CrlfTrailingSpacesAndNoFinalNewline) {
+  auto rows = ParseFixture("good_crlf.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  const auto& r = *rows;
+  EXPECT_EQ(r[0].help, "SM clock frequency (in MHz).");
+  EXPECT_EQ(r[0].line, 3);
+  EXPECT_EQ(r[1].help, "Memory clock,\nin MHz.");  // \r\n inside quotes reads as \n
+  EXPECT_EQ(r[2].line, 6);
+  EXPECT_EQ(r[2].help, "GPU temperature (in C).");
+}
+
+TEST(CollectorsCsv, CrlfInline) {
+  auto rows = ParseCollectorsCsv(
+      "# c\r\n\r\nDCGM_FI_DEV_SM_CLOCK, gauge, a \r\nDCGM_FI_DEV_GPU_TEMP, gauge, b\r", "x.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].help, "a");
+  EXPECT_EQ((*rows)[1].help, "b");  // a lone \r before the end of the text is dropped
+  EXPECT_EQ((*rows)[1].line, 4);
+}
+
+TEST(CollectorsCsv, AllTypes) {
+  auto rows = ParseFixture("good_types.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  std::vector<MetricType> types;
+  std::vector<std::string> names;
+  for (const auto& r : *rows) {
+    types.push_back(r.type);
+    names.emplace_back(MetricTypeName(r.type));
+  }
+  EXPECT_THAT(types, ElementsAre(MetricType::kGauge, MetricType::kCounter, MetricType::kHistogram,
+                                 MetricType::kSummary, MetricType::kLabel));
+  EXPECT_THAT(names, ElementsAre("gauge", "counter", "histogram", "summary", "label"));
+}
+
+TEST(CollectorsCsv, DuplicateNameKeepsTheFirstRowAndWarns) {
+  std::vector<std::string> warnings;
+  auto rows = ParseFixture("good_duplicate.csv", &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_THAT(Names(*rows), ElementsAre("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP"));
+  EXPECT_EQ((*rows)[0].help, "first");
+  EXPECT_THAT(warnings, ElementsAre("good_duplicate.csv:3: duplicate field "
+                                    "\"DCGM_FI_DEV_SM_CLOCK\" (first at line 1); ignoring this "
+                                    "row"));
+}
+
+TEST(CollectorsCsv, Utf8BomIsIgnored) {
+  auto rows = ParseFixture("good_bom.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_THAT(Names(*rows), ElementsAre("DCGM_FI_DEV_SM_CLOCK"));
+}
+
+TEST(CollectorsCsv, MetricNameIsColumnOneVerbatim) {
+  // A legacy 1.x alias resolves to the same field but keeps its own name on the page.
+  auto rows = ParseCollectorsCsv(
+      "dcgm_sm_clock, gauge, old name\n"
+      "DCGM_FI_DEV_SM_CLOCK, gauge, new name\n",
+      "x.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].name, "dcgm_sm_clock");
+  EXPECT_EQ((*rows)[0].field, (*rows)[1].field);
+}
+
+TEST(CollectorsCsv, EmptyAndCommentOnlyFiles) {
+  auto empty = ParseCollectorsCsv("", "x.csv");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_THAT(*empty, IsEmpty());
+  auto comments = ParseCollectorsCsv("# a\n\n  # b\n\t\n", "x.csv");
+  ASSERT_TRUE(comments.ok());
+  EXPECT_THAT(*comments, IsEmpty());
+}
+
+TEST(CollectorsCsv, ExporterRowTypeIsNotCheckedAsInDcgmExporter) {
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv("DCGM_EXP_XID_ERRORS_COUNT, whatever, XIDs\n", "x.csv", &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].type, MetricType::kGauge);
+  EXPECT_THAT(warnings, ElementsAre(HasSubstr("x.csv:1: unknown metric type \"whatever\"")));
+}
+
+TEST(CollectorsCsv, UnknownFieldWithoutSuggestion) {
+  auto rows = ParseCollectorsCsv("\nQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ, gauge, x\n", "x.csv");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(),
+              StartsWith("x.csv:2: unknown field \"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\""));
+}
+
+TEST(CollectorsCsv, TrailingCommaIsAFourthColumn) {
+  auto rows = ParseCollectorsCsv("DCGM_FI_DEV_SM_CLOCK, gauge, help,\n", "x.csv");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().message(),
+            "x.csv:1: expected 3 comma-separated columns (field, type, help), got 4");
+}
+
+struct BadCase {
+  const char* file;
+  const char* message;
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.file; }
+
+class BadFileTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadFileTest, ExactMessage) {
+  auto rows = ParseFixture(GetParam().file);
+  ASSERT_FALSE(rows.ok()) << GetParam().file << " parsed";
+  EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rows.status().message(), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, BadFileTest,
+    ::testing::Values(
+        BadCase{"bad_unknown_field.csv",
+                "bad_unknown_field.csv:7: unknown field \"DCGM_FI_DEV_GPU_UTL\" (did you mean "
+                "DCGM_FI_DEV_GPU_UTIL?)"},
+        BadCase{"bad_four_columns.csv",
+                "bad_four_columns.csv:3: expected 3 comma-separated columns (field, type, help), "
+                "got 4"},
+        BadCase{"bad_two_columns.csv",
+                "bad_two_columns.csv:1: expected 3 comma-separated columns (field, type, help), "
+                "got 2"},
+        BadCase{"bad_one_column.csv",
+                "bad_one_column.csv:2: expected 3 comma-separated columns (field, type, help), "
+                "got 1"},
+        BadCase{"bad_type.csv",
+                "bad_type.csv:5: unknown metric type \"gauge2\" (expected gauge, counter, "
+                "histogram, summary or label)"},
+        BadCase{"bad_type_case.csv",
+                "bad_type_case.csv:1: unknown metric type \"Gauge\" (expected gauge, counter, "
+                "histogram, summary or label)"},
+        BadCase{"bad_space_before_quote.csv",
+                "bad_space_before_quote.csv:1: bare quote (\") in unquoted column 3 at character "
+                "30; a quoted value must start right after the comma, as in: gauge,\"a, b\""},
+        BadCase{"bad_quote_inside.csv",
+                "bad_quote_inside.csv:2: bare quote (\") in unquoted column 3 at character 35; a "
+                "quoted value must start right after the comma, as in: gauge,\"a, b\""},
+        BadCase{"bad_indented_data_quote.csv",
+                "bad_indented_data_quote.csv:1: bare quote (\") in unquoted column 1 at character "
+                "3; a quoted value must start right after the comma, as in: gauge,\"a, b\""},
+        BadCase{"bad_after_closing_quote.csv",
+                "bad_after_closing_quote.csv:1: unexpected character after the closing quote of "
+                "column 3 at character 39; write \"\" for a quote inside a quoted value"},
+        BadCase{"bad_unterminated.csv",
+                "bad_unterminated.csv:2: quoted column 3 is never closed (opening quote at "
+                "character 30)"},
+        BadCase{"bad_after_multiline.csv",
+                "bad_after_multiline.csv:5: unknown metric type \"gaug\" (expected gauge, "
+                "counter, histogram, summary or label)"},
+        BadCase{"bad_empty_name.csv", "bad_empty_name.csv:1: missing field name in column 1"}));
+
+TEST(LoadCollectorsCsv, NamesThePath) {
+  const std::string path = std::string(NVMLX_SOURCE_DIR) + "/testdata/csv/bad_type.csv";
+  auto rows = LoadCollectorsCsv(path);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_THAT(rows.status().message(), StartsWith(path + ":5: unknown metric type"));
+
+  auto ok = LoadCollectorsCsv(std::string(NVMLX_SOURCE_DIR) + "/etc/default-counters.csv");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->size(), 26u);
+}
+
+TEST(LoadCollectorsCsv, MissingFileAndDirectory) {
+  auto missing = LoadCollectorsCsv("/nonexistent/dir/counters.csv");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("\"/nonexistent/dir/counters.csv\""));
+
+  auto dir = LoadCollectorsCsv(std::string(NVMLX_SOURCE_DIR) + "/testdata");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_THAT(dir.status().message(), HasSubstr("is a directory"));
+}
+
+}  // namespace
+}  // namespace nvmlx::config

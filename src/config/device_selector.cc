@@ -1,0 +1,124 @@
+#include "config/device_selector.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string>
+
+namespace nvmlx::config {
+namespace {
+
+// Far above any real GPU or MIG-instance count; bounds the memory a range like g:0-4000000000
+// would otherwise take.
+constexpr unsigned kMaxId = 65535;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Decimal digits only (no sign, no spaces inside): what strconv.Atoi accepts for an id, minus the
+// negative numbers that cannot name a device.
+std::optional<unsigned long> ParseNumber(std::string_view s) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  unsigned long v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return kMaxId + 1ul;  // overflow: too big
+  return v;
+}
+
+}  // namespace
+
+bool DeviceSelector::SelectsGpu(unsigned index) const {
+  switch (kind) {
+    case Kind::kFlex:
+      return true;
+    case Kind::kGpus:
+      return all || std::binary_search(ids.begin(), ids.end(), index);
+    case Kind::kInstances:
+      return false;
+  }
+  return false;
+}
+
+Result<DeviceSelector> ParseDeviceSelector(std::string_view text) {
+  const std::string head = "invalid device selector \"" + std::string(text) + "\": ";
+  auto fail = [&head](const std::string& what) -> Result<DeviceSelector> {
+    return InvalidArgument(head + what);
+  };
+  const std::string_view s = Trim(text);
+  if (s.empty()) return fail("expected f, g, i, g:<ids> or i:<ids> (e.g. g:0,2-3)");
+  const size_t colon = s.find(':');
+  if (colon != std::string_view::npos && s.find(':', colon + 1) != std::string_view::npos) {
+    return fail("at most one ':' is allowed");
+  }
+  const std::string_view letter = Trim(s.substr(0, colon));
+  DeviceSelector sel;
+  if (letter == "f") {
+    if (colon != std::string_view::npos) {
+      return fail("no id list is allowed with f (flex); use g:<ids> to pick GPUs");
+    }
+    sel.kind = DeviceSelector::Kind::kFlex;
+    return sel;
+  }
+  if (letter == "g") {
+    sel.kind = DeviceSelector::Kind::kGpus;
+  } else if (letter == "i") {
+    sel.kind = DeviceSelector::Kind::kInstances;
+  } else {
+    return fail(colon == std::string_view::npos
+                    ? "expected f, g, i, g:<ids> or i:<ids> (e.g. g:0,2-3)"
+                    : "expected g or i before ':'");
+  }
+  if (colon == std::string_view::npos) return sel;  // all entities of that kind
+
+  const std::string_view list = Trim(s.substr(colon + 1));
+  if (list.empty()) return fail("expected a list of ids after ':' (e.g. 0,2-3)");
+  sel.all = false;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) comma = list.size();
+    const std::string_view item = Trim(list.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty()) return fail("empty entry in the id list");
+    const size_t dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      std::optional<unsigned long> id = ParseNumber(item);
+      if (!id) return fail("expected a number, got \"" + std::string(item) + "\"");
+      if (*id > kMaxId) {
+        return fail("id " + std::string(item) + " is too large (at most " + std::to_string(kMaxId) +
+                    ")");
+      }
+      sel.ids.push_back(static_cast<unsigned>(*id));
+      continue;
+    }
+    if (item.find('-', dash + 1) != std::string_view::npos) {
+      return fail("a range is <number>-<number>, got \"" + std::string(item) + "\"");
+    }
+    const std::string_view lo_text = Trim(item.substr(0, dash));
+    const std::string_view hi_text = Trim(item.substr(dash + 1));
+    std::optional<unsigned long> lo = ParseNumber(lo_text);
+    if (!lo) return fail("expected a number before '-'");
+    std::optional<unsigned long> hi = ParseNumber(hi_text);
+    if (!hi) return fail("expected a number after '-'");
+    if (*lo > kMaxId || *hi > kMaxId) {
+      return fail("range " + std::string(item) + " is too large (ids are at most " +
+                  std::to_string(kMaxId) + ")");
+    }
+    // dcgm-exporter silently selects nothing for a backwards range; that is always a typo.
+    if (*lo > *hi) {
+      return fail("range " + std::string(item) + " is backwards (write " + std::string(hi_text) +
+                  "-" + std::string(lo_text) + ")");
+    }
+    for (unsigned long i = *lo; i <= *hi; ++i) sel.ids.push_back(static_cast<unsigned>(i));
+  }
+  std::sort(sel.ids.begin(), sel.ids.end());
+  sel.ids.erase(std::unique(sel.ids.begin(), sel.ids.end()), sel.ids.end());
+  return sel;
+}
+
+}  // namespace nvmlx::config

@@ -1,0 +1,554 @@
+#include "config/options.h"
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#ifndef NVMLX_CONFIG_VERSION
+#define NVMLX_CONFIG_VERSION "unknown"
+#endif
+
+namespace nvmlx::config {
+namespace {
+
+enum class Kind { kString, kInt, kDuration, kBool, kList };
+
+// One dcgm-exporter (or nvml-exporter) flag. The table below drives the argv pre-pass, the CLI11
+// registration, env lookup, the "not supported yet" check and the -h text.
+struct FlagSpec {
+  std::string_view name;   // long name, no dashes
+  std::string_view alias;  // the other name (urfave alias: "f", "rbmn"), or empty
+  std::string_view env;    // or empty
+  Kind kind;
+  std::string_view def;  // the default as dcgm-exporter spells it
+  bool supported;
+  std::string_view metavar;
+  std::string_view help;
+  // -r: dcgm-exporter switches to a remote hostengine when the flag is set at all (urfave IsSet,
+  // env included), even to its default value.
+  bool unsupported_if_set = false;
+};
+
+// clang-format off
+constexpr FlagSpec kFlags[] = {
+  {"collectors", "f", "DCGM_EXPORTER_COLLECTORS", Kind::kString,
+   "/etc/dcgm-exporter/default-counters.csv", true, "FILE",
+   "Collectors CSV: the fields to export, with type and help text."},
+  {"address", "a", "DCGM_EXPORTER_LISTEN", Kind::kString, ":9400", true, "ADDR",
+   "Address to listen on: host:port, [v6]:port or :port."},
+  {"collect-interval", "c", "DCGM_EXPORTER_INTERVAL", Kind::kInt, "30000", true, "MS",
+   "Collection interval in milliseconds (at least 100)."},
+  {"devices", "d", "DCGM_EXPORTER_DEVICES_STR", Kind::kString, "f", true, "SEL",
+   "GPUs to monitor: f (flex), g, g:0,1, g:0-3, i, i:0,2-4."},
+  {"no-hostname", "n", "DCGM_EXPORTER_NO_HOSTNAME", Kind::kBool, "false", true, "",
+   "Omit the hostname label (its value is $NODE_NAME, else the host name)."},
+  {"use-old-namespace", "o", "DCGM_EXPORTER_USE_OLD_NAMESPACE", Kind::kBool, "false", true, "",
+   "Use the old label names (uuid instead of UUID)."},
+  {"replace-blanks-in-model-name", "rbmn", "DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME",
+   Kind::kBool, "false", true, "", "Replace spaces in the modelName label with '-'."},
+  {"debug", "", "DCGM_EXPORTER_DEBUG", Kind::kBool, "false", true, "", "Log at debug level."},
+  {"log-format", "", "DCGM_EXPORTER_LOG_FORMAT", Kind::kString, "text", true, "FMT",
+   "Log format on stderr: text or json."},
+  {"fake-gpus", "", "DCGM_EXPORTER_USE_FAKE_GPUS", Kind::kBool, "false", true, "",
+   "Use the simulated NVML library instead of the driver's (testing)."},
+  {"fake-gpus-scenario", "", "NVML_EXPORTER_FAKE_GPUS_SCENARIO", Kind::kString, "", true, "FILE",
+   "Scenario file for the simulated GPUs; implies --fake-gpus."},
+  {"nvml-library", "", "NVML_EXPORTER_NVML_LIBRARY", Kind::kString, "libnvidia-ml.so.1", true,
+   "PATH", "NVML library to load."},
+  {"once", "", "", Kind::kBool, "false", true, "",
+   "Collect once, print the metrics page to stdout and exit."},
+  {"web-read-timeout", "", "DCGM_EXPORTER_WEB_READ_TIMEOUT", Kind::kDuration, "10s", true, "DUR",
+   "HTTP read timeout (Go duration: 10s, 500ms, 1m)."},
+  {"web-write-timeout", "", "DCGM_EXPORTER_WEB_WRITE_TIMEOUT", Kind::kDuration, "30s", true,
+   "DUR", "HTTP write timeout (Go duration)."},
+
+  // dcgm-exporter 4.8.2 flags we do not implement yet.
+  {"kubernetes", "k", "DCGM_EXPORTER_KUBERNETES", Kind::kBool, "false", false, "", "", false},
+  {"cpu-devices", "p", "DCGM_EXPORTER_CPU_DEVICES_STR", Kind::kString, "f", false, "SEL", ""},
+  {"configmap-data", "m", "DCGM_EXPORTER_CONFIGMAP_DATA", Kind::kString, "none", false, "NS:NAME",
+   ""},
+  {"remote-hostengine-info", "r", "DCGM_REMOTE_HOSTENGINE_INFO", Kind::kString, "localhost:5555",
+   false, "HOST:PORT", "", true},
+  {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", Kind::kBool,
+   "false", false, "", ""},
+  {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
+   "false", false, "", ""},
+  {"kubernetes-gpu-id-type", "", "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", Kind::kString, "uid",
+   false, "TYPE", ""},
+  {"kubernetes-pod-label-allowlist-regex", "",
+   "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", Kind::kList, "", false, "RE,...", ""},
+  {"switch-devices", "s", "DCGM_EXPORTER_OTHER_DEVICES_STR", Kind::kString, "f", false, "SEL",
+   ""},
+  {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", Kind::kString, "", false, "FILE", ""},
+  {"xid-count-window-size", "x", "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", Kind::kInt, "300000",
+   false, "MS", ""},
+  {"clock-events-count-window-size", "", "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE",
+   Kind::kInt, "300000", false, "MS", ""},
+  {"enable-dcgm-log", "", "DCGM_EXPORTER_ENABLE_DCGM_LOG", Kind::kBool, "false", false, "", ""},
+  {"dcgm-log-level", "", "DCGM_EXPORTER_DCGM_LOG_LEVEL", Kind::kString, "NONE", false, "LEVEL",
+   ""},
+  {"pod-resources-kubelet-socket", "", "DCGM_POD_RESOURCES_KUBELET_SOCKET", Kind::kString,
+   "/var/lib/kubelet/pod-resources/kubelet.sock", false, "PATH", ""},
+  {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", Kind::kString, "", false, "DIR", ""},
+  {"nvidia-resource-names", "", "NVIDIA_RESOURCE_NAMES", Kind::kList, "", false, "NAME,...", ""},
+  {"kubernetes-virtual-gpus", "", "KUBERNETES_VIRTUAL_GPUS", Kind::kBool, "false", false, "", ""},
+  {"dump-enabled", "", "DCGM_EXPORTER_DUMP_ENABLED", Kind::kBool, "false", false, "", ""},
+  {"dump-directory", "", "DCGM_EXPORTER_DUMP_DIRECTORY", Kind::kString,
+   "/tmp/dcgm-exporter-debug", false, "DIR", ""},
+  {"dump-retention", "", "DCGM_EXPORTER_DUMP_RETENTION", Kind::kInt, "24", false, "HOURS", ""},
+  {"dump-compression", "", "DCGM_EXPORTER_DUMP_COMPRESSION", Kind::kBool, "true", false, "", ""},
+  {"kubernetes-enable-dra", "", "KUBERNETES_ENABLE_DRA", Kind::kBool, "false", false, "", ""},
+  {"disable-startup-validate", "", "DISABLE_STARTUP_VALIDATE", Kind::kBool, "false", false, "",
+   ""},
+  {"enable-gpu-bind-unbind-watch", "", "DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH", Kind::kBool,
+   "false", false, "", ""},
+  {"gpu-bind-unbind-poll-interval", "", "DCGM_EXPORTER_GPU_BIND_UNBIND_POLL_INTERVAL",
+   Kind::kDuration, "1s", false, "DUR", ""},
+  {"enable-pprof", "", "DCGM_EXPORTER_ENABLE_PPROF", Kind::kBool, "false", false, "", ""},
+  {"web-systemd-socket", "", "DCGM_EXPORTER_SYSTEMD_SOCKET", Kind::kBool, "false", false, "", ""},
+  // Newer dcgm-exporter releases (after 4.8.2).
+  {"config-file", "", "DCGM_EXPORTER_CONFIG_FILE", Kind::kString, "", false, "FILE", ""},
+  {"max-concurrent-scrapes", "", "DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", Kind::kInt, "16", false,
+   "N", ""},
+  {"enable-exporter-metrics", "", "DCGM_EXPORTER_ENABLE_EXPORTER_METRICS", Kind::kBool, "false",
+   false, "", ""},
+  {"watch-max-keep-age", "", "DCGM_EXPORTER_WATCH_MAX_KEEP_AGE", Kind::kDuration, "10m", false,
+   "DUR", ""},
+  {"watch-max-keep-samples", "", "DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES", Kind::kInt, "0", false,
+   "N", ""},
+  {"health-require-gpus", "", "DCGM_EXPORTER_HEALTH_REQUIRE_GPUS", Kind::kBool, "false", false,
+   "", ""},
+  {"container-labels", "", "DCGM_EXPORTER_CONTAINER_LABELS", Kind::kBool, "false", false, "", ""},
+  {"container-runtime-socket", "", "DCGM_CONTAINER_RUNTIME_SOCKET", Kind::kString, "", false,
+   "PATH", ""},
+};
+// clang-format on
+constexpr size_t kNumFlags = sizeof(kFlags) / sizeof(kFlags[0]);
+
+constexpr char kValueMarker = '@';
+
+constexpr std::string_view kBoolValues = "1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False";
+
+// Where a value came from, for messages: "--collect-interval" or "DCGM_EXPORTER_INTERVAL".
+struct Raw {
+  bool set = false;  // by flag or env
+  bool from_flag = false;
+  std::string origin;
+  std::vector<std::string> values;  // kList: every occurrence; otherwise one value
+  const std::string& last() const { return values.back(); }
+};
+
+std::optional<long long> ParseDecimal(std::string_view s) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  bool neg = false;
+  if (!s.empty() && s.front() == '-') {
+    neg = true;
+    s.remove_prefix(1);
+  }
+  if (s.empty() || s.front() == '+' || s.front() == '-') return std::nullopt;
+  long long v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return neg ? -v : v;
+}
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string HelpText() {
+  std::string out =
+      "nvml-exporter " NVMLX_CONFIG_VERSION
+      ": GPU metrics for Prometheus, read from NVML; a drop-in replacement for\n"
+      "NVIDIA dcgm-exporter (same flags, env vars, collectors CSV and metrics).\n\n"
+      "Usage: nvml-exporter [flags]\n\n"
+      "Every flag can also be set by the environment variable shown after it; an explicit flag\n"
+      "wins over the variable. Names take one dash or two; values follow a space or '='.\n\n"
+      "Flags:\n";
+  auto names = [](const FlagSpec& f) {
+    std::string s = "  ";
+    if (!f.alias.empty()) s += "-" + std::string(f.alias) + ", ";
+    s += "--" + std::string(f.name);
+    if (!f.metavar.empty()) s += " " + std::string(f.metavar);
+    return s;
+  };
+  for (const FlagSpec& f : kFlags) {
+    if (!f.supported) continue;
+    std::string line = names(f);
+    if (!f.env.empty()) line += "  [$" + std::string(f.env) + "]";
+    out += line + "\n        " + std::string(f.help);
+    if (f.kind != Kind::kBool && !f.def.empty()) out += " (default " + Quote(f.def) + ")";
+    out += "\n";
+  }
+  out +=
+      "  -h, --help\n        Show this help and exit.\n"
+      "  -v, --version\n        Print the version and exit.\n\n"
+      "Environment:\n"
+      "  NODE_NAME\n        Value of the hostname label (default: the host name).\n\n"
+      "Recognised for compatibility with dcgm-exporter but not supported yet; setting one to a\n"
+      "value other than its default is an error:\n";
+  for (const FlagSpec& f : kFlags) {
+    if (f.supported) continue;
+    std::string line = names(f);
+    if (!f.env.empty()) line += "  [$" + std::string(f.env) + "]";
+    out += line + "\n";
+  }
+  return out;
+}
+
+int FindFlag(std::string_view name) {
+  for (size_t i = 0; i < kNumFlags; ++i) {
+    if (kFlags[i].name == name || (!kFlags[i].alias.empty() && kFlags[i].alias == name)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// Rewrites argv into what CLI11 parses unambiguously: every known name, in any of Go's spellings
+// (-f, --f, -collectors, --collectors, -rbmn), becomes `--<long>=<value>`, with a boolean's value
+// checked by ParseBool and spelled true/false. CLI11 has no multi-letter short options and its
+// own (wider) boolean words, hence the pre-pass.
+struct PrePass {
+  std::vector<std::string> args;  // for CLI11, program name first
+  bool help = false;
+  bool version = false;
+  Status error;  // the first problem; help/version still win
+};
+
+PrePass RewriteArgs(int argc, char** argv) {
+  PrePass p;
+  p.args.push_back(argc > 0 && argv[0] != nullptr ? argv[0] : "nvml-exporter");
+  auto fail = [&p](std::string msg) {
+    if (p.error.ok()) p.error = InvalidArgument(std::move(msg));
+  };
+  bool positional_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (positional_only || arg.size() < 2 || arg[0] != '-') {
+      fail("unexpected argument " + Quote(arg) + ": nvml-exporter takes flags only");
+      continue;
+    }
+    if (arg == "--") {
+      positional_only = true;
+      continue;
+    }
+    std::string_view body = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::optional<std::string_view> inline_value;
+    if (size_t eq = body.find('='); eq != std::string_view::npos) {
+      inline_value = body.substr(eq + 1);
+      body = body.substr(0, eq);
+    }
+    if (body == "h" || body == "help") {
+      if (!p.version) p.help = true;
+      continue;
+    }
+    if (body == "v" || body == "version") {
+      if (!p.help) p.version = true;
+      continue;
+    }
+    const int idx = FindFlag(body);
+    if (idx < 0) {
+      fail("unknown flag " + std::string(arg.substr(0, arg.find('='))) +
+           " (see nvml-exporter --help)");
+      continue;
+    }
+    const FlagSpec& f = kFlags[idx];
+    std::string value;
+    if (f.kind == Kind::kBool) {
+      // Go: a boolean never takes the next argument; `-n=false` spells the value.
+      if (inline_value) {
+        std::optional<bool> b = ParseGoBool(*inline_value);
+        if (!b) {
+          fail("--" + std::string(f.name) + ": " + Quote(*inline_value) +
+               " is not a boolean (expected one of " + std::string(kBoolValues) + ")");
+          continue;
+        }
+        value = *b ? "true" : "false";
+      } else {
+        value = "true";
+      }
+    } else if (inline_value) {
+      value = std::string(*inline_value);
+    } else if (i + 1 < argc) {
+      value = argv[++i];  // Go takes the next argument whatever it looks like
+    } else {
+      fail("flag --" + std::string(f.name) + " needs a value");
+      continue;
+    }
+    // CLI11 rejects an empty `--x=`, which Go accepts (and we then judge); a marker character in
+    // front of every value keeps it non-empty and is stripped after parsing.
+    p.args.push_back("--" + std::string(f.name) + "=" + kValueMarker + value);
+  }
+  return p;
+}
+
+// Parses `raw` for `f`; for unsupported flags, reports whether it differs from the default.
+Status CheckUnsupported(const FlagSpec& f, const Raw& raw) {
+  if (!raw.set) return Status::Ok();
+  bool differs = false;
+  switch (f.kind) {
+    case Kind::kBool: {
+      std::optional<bool> v = ParseGoBool(raw.last());
+      differs = !v || *v != (f.def == "true");
+      break;
+    }
+    case Kind::kInt: {
+      std::optional<long long> v = ParseDecimal(raw.last());
+      differs = !v || *v != ParseDecimal(f.def).value_or(0);
+      break;
+    }
+    case Kind::kDuration: {
+      Result<std::chrono::nanoseconds> v = ParseGoDuration(raw.last());
+      differs = !v.ok() || *v != *ParseGoDuration(f.def);
+      break;
+    }
+    case Kind::kString:
+      differs = raw.last() != f.def;
+      break;
+    case Kind::kList:
+      for (const std::string& v : raw.values) {
+        if (v.find_first_not_of(", ") != std::string::npos) differs = true;
+      }
+      break;
+  }
+  if (f.unsupported_if_set) differs = true;
+  if (!differs) return Status::Ok();
+  std::string msg = "flag --" + std::string(f.name) + " is not supported yet (planned)";
+  if (!raw.from_flag) msg += "; it is set by " + raw.origin + "=" + raw.last();
+  return InvalidArgument(msg);
+}
+
+Status ToBool(const Raw& raw, bool* out) {
+  if (!raw.set) return Status::Ok();
+  std::optional<bool> b = ParseGoBool(raw.last());
+  if (!b) {
+    return InvalidArgument(raw.origin + ": " + Quote(raw.last()) +
+                           " is not a boolean (expected one of " + std::string(kBoolValues) + ")");
+  }
+  *out = *b;
+  return Status::Ok();
+}
+
+Status ToNonEmpty(const Raw& raw, std::string* out) {
+  if (!raw.set) return Status::Ok();
+  if (raw.last().empty()) return InvalidArgument(raw.origin + ": must not be empty");
+  *out = raw.last();
+  return Status::Ok();
+}
+
+Status ToTimeout(const Raw& raw, std::chrono::milliseconds* out) {
+  if (!raw.set) return Status::Ok();
+  Result<std::chrono::nanoseconds> d = ParseGoDuration(raw.last());
+  if (!d.ok()) return InvalidArgument(raw.origin + ": " + d.status().message());
+  // Go reads 0 as "no timeout"; our server has no such mode, and a sub-millisecond timeout would
+  // fail every request, so both are refused rather than misread.
+  if (*d < std::chrono::milliseconds(1)) {
+    return InvalidArgument(raw.origin + ": " + Quote(raw.last()) + " is below the minimum of 1ms");
+  }
+  *out = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<bool> ParseGoBool(std::string_view s) {
+  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+Result<std::chrono::nanoseconds> ParseGoDuration(std::string_view text) {
+  const std::string bad = "invalid duration " + Quote(text);
+  std::string_view s = text;
+  bool neg = false;
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
+    neg = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return std::chrono::nanoseconds(0);
+  if (s.empty()) return InvalidArgument(bad + ": expected a number and a unit, e.g. 10s");
+  long double total = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (!s.empty()) {
+    size_t i = 0;
+    long double value = 0;
+    bool any = false;
+    while (i < s.size() && digit(s[i])) {
+      value = value * 10 + (s[i] - '0');
+      any = true;
+      ++i;
+    }
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      long double scale = 0.1L;
+      while (i < s.size() && digit(s[i])) {
+        value += (s[i] - '0') * scale;
+        scale /= 10;
+        any = true;
+        ++i;
+      }
+    }
+    if (!any) return InvalidArgument(bad + ": expected a number, e.g. 10s");
+    size_t j = i;
+    while (j < s.size() && !digit(s[j]) && s[j] != '.') ++j;
+    const std::string_view unit = s.substr(i, j - i);
+    long double mult = 0;
+    if (unit == "ns") {
+      mult = 1;
+    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {  // µs (U+00B5, U+03BC)
+      mult = 1e3L;
+    } else if (unit == "ms") {
+      mult = 1e6L;
+    } else if (unit == "s") {
+      mult = 1e9L;
+    } else if (unit == "m") {
+      mult = 60e9L;
+    } else if (unit == "h") {
+      mult = 3600e9L;
+    } else if (unit.empty()) {
+      return InvalidArgument(bad + ": missing unit (ns, us, ms, s, m or h, e.g. 10s)");
+    } else {
+      return InvalidArgument(bad + ": unknown unit " + Quote(unit) +
+                             " (expected ns, us, ms, s, m or h)");
+    }
+    total += value * mult;
+    if (total > static_cast<long double>(LLONG_MAX)) {
+      return InvalidArgument(bad + ": out of range");
+    }
+    s.remove_prefix(j);
+  }
+  const long long ns = std::llround(total);
+  return std::chrono::nanoseconds(neg ? -ns : ns);
+}
+
+int ExitCodeFor(const Status& status) {
+  if (status.ok()) return 0;
+  return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
+  PrePass pre = RewriteArgs(argc, argv);
+  Options o;
+  if (pre.help || pre.version) {
+    o.help_or_version_requested = true;
+    o.help_text = pre.help ? HelpText() : "nvml-exporter version " NVMLX_CONFIG_VERSION "\n";
+    o.exit_code_hint = 0;
+    return o;
+  }
+  if (!pre.error.ok()) return pre.error;
+
+  // CLI11 binds the canonical `--name=value` arguments; every value is kept as text and
+  // converted below, so that a flag and its env var go through exactly the same checks.
+  std::vector<std::vector<std::string>> flag_values(kNumFlags);
+  std::vector<CLI::Option*> cli_opts(kNumFlags);
+  CLI::App app("nvml-exporter", "nvml-exporter");
+  app.set_help_flag();  // -h/--help are handled by the pre-pass
+  for (size_t i = 0; i < kNumFlags; ++i) {
+    cli_opts[i] = app.add_option("--" + std::string(kFlags[i].name), flag_values[i])
+                      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                      ->allow_extra_args(false)
+                      ->expected(1);
+  }
+  std::vector<const char*> cargv;
+  cargv.reserve(pre.args.size());
+  for (const std::string& a : pre.args) cargv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgument(e.what());
+  } catch (const std::exception& e) {
+    return Internal(std::string("parsing flags: ") + e.what());
+  }
+
+  std::vector<Raw> raw(kNumFlags);
+  for (size_t i = 0; i < kNumFlags; ++i) {
+    const FlagSpec& f = kFlags[i];
+    Raw& r = raw[i];
+    if (cli_opts[i]->count() > 0 && !flag_values[i].empty()) {
+      r.set = true;
+      r.from_flag = true;
+      r.origin = "--" + std::string(f.name);
+      for (const std::string& v : flag_values[i]) r.values.push_back(v.substr(1));  // marker
+      continue;
+    }
+    if (f.env.empty()) continue;
+    std::optional<std::string> env = getenv(f.env);
+    // Set-but-empty counts as unset, as urfave does for booleans: manifests often template
+    // `VAR: ""` for "leave the default".
+    if (env && !env->empty()) {
+      r.set = true;
+      r.origin = std::string(f.env);
+      r.values = {*env};
+    }
+  }
+  auto get = [&raw](std::string_view name) -> const Raw& { return raw[FindFlag(name)]; };
+
+  for (size_t i = 0; i < kNumFlags; ++i) {
+    if (!kFlags[i].supported) NVMLX_RETURN_IF_ERROR(CheckUnsupported(kFlags[i], raw[i]));
+  }
+
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("collectors"), &o.collectors));
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("address"), &o.address));
+  if (const Raw& r = get("collect-interval"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a whole number of milliseconds");
+    }
+    // Below 100 ms NVML's own sampling (utilisation, power) cannot keep up and the exporter
+    // would only burn CPU (dcgm-exporter issue #311: 3 ms cost 131% CPU).
+    if (*v < 100) {
+      return InvalidArgument(r.origin + ": " + r.last() +
+                             " is below the minimum of 100 (milliseconds)");
+    }
+    if (*v > INT_MAX) {
+      return InvalidArgument(r.origin + ": " + r.last() + " is too large (at most " +
+                             std::to_string(INT_MAX) + " milliseconds)");
+    }
+    o.collect_interval_ms = static_cast<int>(*v);
+  }
+  if (const Raw& r = get("devices"); r.set) o.devices_text = r.last();
+  {
+    Result<DeviceSelector> sel = ParseDeviceSelector(o.devices_text);
+    if (!sel.ok()) {
+      const Raw& r = get("devices");
+      return InvalidArgument((r.set ? r.origin : std::string("--devices")) + ": " +
+                             sel.status().message());
+    }
+    o.devices = *sel;
+  }
+  NVMLX_RETURN_IF_ERROR(ToBool(get("no-hostname"), &o.no_hostname));
+  NVMLX_RETURN_IF_ERROR(ToBool(get("use-old-namespace"), &o.use_old_namespace));
+  NVMLX_RETURN_IF_ERROR(
+      ToBool(get("replace-blanks-in-model-name"), &o.replace_blanks_in_model_name));
+  NVMLX_RETURN_IF_ERROR(ToBool(get("debug"), &o.debug));
+  if (const Raw& r = get("log-format"); r.set) {
+    if (r.last() == "text") {
+      o.log_format = LogFormat::kText;
+    } else if (r.last() == "json") {
+      o.log_format = LogFormat::kJson;
+    } else {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a log format (expected text or json)");
+    }
+  }
+  NVMLX_RETURN_IF_ERROR(ToBool(get("fake-gpus"), &o.fake_gpus));
+  if (const Raw& r = get("fake-gpus-scenario"); r.set) {
+    o.fake_gpus_scenario = r.last();
+    if (!o.fake_gpus_scenario.empty()) o.fake_gpus = true;
+  }
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("nvml-library"), &o.nvml_library));
+  NVMLX_RETURN_IF_ERROR(ToBool(get("once"), &o.once));
+  NVMLX_RETURN_IF_ERROR(ToTimeout(get("web-read-timeout"), &o.web_read_timeout));
+  NVMLX_RETURN_IF_ERROR(ToTimeout(get("web-write-timeout"), &o.web_write_timeout));
+  if (std::optional<std::string> node = getenv("NODE_NAME"); node) o.node_name = *node;
+  return o;
+}
+
+}  // namespace nvmlx::config

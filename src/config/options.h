@@ -1,0 +1,94 @@
+// Command-line flags and environment variables, compatible with dcgm-exporter 4.8.2 (urfave/cli):
+// the same long names, short forms (including the multi-letter `-rbmn`), env vars and defaults.
+// As in Go's flag package, a name may be written with one dash or two (`-collectors`, `--f`), and
+// a value either as the next argument or after '='.
+//
+// Precedence: an explicit flag beats its env var, which beats the default. An env var that is set
+// but empty counts as unset. Booleans from env vars and from `--flag=value` follow Go's
+// strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False).
+//
+// dcgm-exporter flags we do not implement yet (-k, -p, -m, -r, -s, -x, --kubernetes-*, ...) are
+// recognised, and setting one to a non-default value by flag or env var is an error
+// (`flag --kubernetes is not supported yet (planned)`), never silently ignored.
+//
+// Pure function over its inputs (argv and the getenv callback): thread-safe.
+#ifndef NVML_EXPORTER_CONFIG_OPTIONS_H_
+#define NVML_EXPORTER_CONFIG_OPTIONS_H_
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/device_selector.h"
+#include "util/status.h"
+
+namespace nvmlx::config {
+
+enum class LogFormat { kText, kJson };
+
+struct Options {
+  // -f / --collectors / DCGM_EXPORTER_COLLECTORS
+  std::string collectors = "/etc/dcgm-exporter/default-counters.csv";
+  // -a / --address / DCGM_EXPORTER_LISTEN: host:port, [v6]:port or :port
+  std::string address = ":9400";
+  // -c / --collect-interval / DCGM_EXPORTER_INTERVAL, milliseconds, >= 100
+  int collect_interval_ms = 30000;
+  // -d / --devices / DCGM_EXPORTER_DEVICES_STR, as written and parsed
+  std::string devices_text = "f";
+  DeviceSelector devices;
+  // -n / --no-hostname / DCGM_EXPORTER_NO_HOSTNAME: no hostname label
+  bool no_hostname = false;
+  // NODE_NAME: the hostname label's value; empty means gethostname()
+  std::string node_name;
+  // -o / --use-old-namespace / DCGM_EXPORTER_USE_OLD_NAMESPACE: `uuid` instead of `UUID`
+  bool use_old_namespace = false;
+  // -rbmn / --replace-blanks-in-model-name / DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME
+  bool replace_blanks_in_model_name = false;
+  // --debug / DCGM_EXPORTER_DEBUG
+  bool debug = false;
+  // --log-format / DCGM_EXPORTER_LOG_FORMAT: text | json
+  LogFormat log_format = LogFormat::kText;
+  // --fake-gpus / DCGM_EXPORTER_USE_FAKE_GPUS: load the simulated NVML instead of the driver's.
+  // Also set by a non-empty fake_gpus_scenario.
+  bool fake_gpus = false;
+  // --fake-gpus-scenario / NVML_EXPORTER_FAKE_GPUS_SCENARIO: scenario file for the simulator
+  std::string fake_gpus_scenario;
+  // --nvml-library / NVML_EXPORTER_NVML_LIBRARY: what to dlopen
+  std::string nvml_library = "libnvidia-ml.so.1";
+  // --once: collect once, print the exposition to stdout, exit
+  bool once = false;
+  // --web-read-timeout / DCGM_EXPORTER_WEB_READ_TIMEOUT and --web-write-timeout /
+  // DCGM_EXPORTER_WEB_WRITE_TIMEOUT: Go durations ("10s", "500ms", "1m"), at least 1ms
+  std::chrono::milliseconds web_read_timeout{10000};
+  std::chrono::milliseconds web_write_timeout{30000};
+
+  // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint (0);
+  // the other fields are then defaults and must not be used.
+  bool help_or_version_requested = false;
+  std::string help_text;
+  // The exit status for the caller when it stops here (help/version: 0). Errors come back as a
+  // non-OK Status instead; ExitCodeFor() maps them (usage errors: 2).
+  int exit_code_hint = 0;
+};
+
+using GetEnvFn = std::function<std::optional<std::string>(std::string_view)>;
+
+// argv[0] is the program name. Errors are INVALID_ARGUMENT with a message fit for stderr that
+// names where the value came from, e.g. `--collect-interval: 50 is below the minimum of 100
+// (milliseconds)` or `DCGM_EXPORTER_INTERVAL: "x" is not a whole number of milliseconds`.
+// -h/-v anywhere on the line win over any error.
+Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv);
+
+// The process exit status for a ParseOptions error: 2 (usage error) for INVALID_ARGUMENT, else 1.
+int ExitCodeFor(const Status& status);
+
+// Go's strconv.ParseBool. Exposed for tests.
+std::optional<bool> ParseGoBool(std::string_view s);
+// Go's time.ParseDuration ("1h2m3.5s", "500ms", "0"), in nanoseconds. Exposed for tests.
+Result<std::chrono::nanoseconds> ParseGoDuration(std::string_view s);
+
+}  // namespace nvmlx::config
+
+#endif  // NVML_EXPORTER_CONFIG_OPTIONS_H_

@@ -1,0 +1,397 @@
+#include "config/options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nvmlx::config {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+using Env = std::map<std::string, std::string, std::less<>>;
+
+// Runs ParseOptions over `args` (program name prepended) with a fake environment.
+Result<Options> Parse(std::initializer_list<const char*> args, const Env& env = {}) {
+  std::vector<std::string> storage = {"nvml-exporter"};
+  for (const char* a : args) storage.emplace_back(a);
+  std::vector<char*> argv;
+  for (std::string& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  auto getenv = [&env](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  return ParseOptions(static_cast<int>(storage.size()), argv.data(), getenv);
+}
+
+std::string Error(std::initializer_list<const char*> args, const Env& env = {}) {
+  Result<Options> r = Parse(args, env);
+  if (r.ok()) return "<parsed>";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExitCodeFor(r.status()), 2);
+  return r.status().message();
+}
+
+TEST(Options, Defaults) {
+  Result<Options> r = Parse({});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Options& o = *r;
+  EXPECT_EQ(o.collectors, "/etc/dcgm-exporter/default-counters.csv");
+  EXPECT_EQ(o.address, ":9400");
+  EXPECT_EQ(o.collect_interval_ms, 30000);
+  EXPECT_EQ(o.devices_text, "f");
+  EXPECT_EQ(o.devices.kind, DeviceSelector::Kind::kFlex);
+  EXPECT_FALSE(o.no_hostname);
+  EXPECT_EQ(o.node_name, "");
+  EXPECT_FALSE(o.use_old_namespace);
+  EXPECT_FALSE(o.replace_blanks_in_model_name);
+  EXPECT_FALSE(o.debug);
+  EXPECT_EQ(o.log_format, LogFormat::kText);
+  EXPECT_FALSE(o.fake_gpus);
+  EXPECT_EQ(o.fake_gpus_scenario, "");
+  EXPECT_EQ(o.nvml_library, "libnvidia-ml.so.1");
+  EXPECT_FALSE(o.once);
+  EXPECT_EQ(o.web_read_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(o.web_write_timeout, std::chrono::seconds(30));
+  EXPECT_FALSE(o.help_or_version_requested);
+  EXPECT_EQ(o.exit_code_hint, 0);
+}
+
+TEST(Options, LongShortAndGoSpellings) {
+  for (auto args : std::vector<std::vector<const char*>>{{"-f", "/x.csv"},
+                                                         {"--collectors", "/x.csv"},
+                                                         {"--collectors=/x.csv"},
+                                                         {"-collectors", "/x.csv"},
+                                                         {"-collectors=/x.csv"},
+                                                         {"--f=/x.csv"},
+                                                         {"-f=/x.csv"}}) {
+    std::vector<std::string> storage = {"nvml-exporter"};
+    for (const char* a : args) storage.emplace_back(a);
+    std::vector<char*> argv;
+    for (std::string& s : storage) argv.push_back(s.data());
+    Result<Options> r = ParseOptions(static_cast<int>(argv.size()), argv.data(),
+                                     [](std::string_view) { return std::nullopt; });
+    ASSERT_TRUE(r.ok()) << storage[1] << ": " << r.status().message();
+    EXPECT_EQ(r->collectors, "/x.csv") << storage[1];
+  }
+}
+
+TEST(Options, EveryFlag) {
+  Result<Options> r = Parse({"-f",
+                             "/c.csv",
+                             "-a",
+                             "127.0.0.1:9500",
+                             "-c",
+                             "1000",
+                             "-d",
+                             "g:0,2-3",
+                             "-n",
+                             "-o",
+                             "-rbmn",
+                             "--debug",
+                             "--log-format",
+                             "json",
+                             "--nvml-library",
+                             "/lib/libnvml.so",
+                             "--once",
+                             "--web-read-timeout",
+                             "500ms",
+                             "--web-write-timeout=1m"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Options& o = *r;
+  EXPECT_EQ(o.collectors, "/c.csv");
+  EXPECT_EQ(o.address, "127.0.0.1:9500");
+  EXPECT_EQ(o.collect_interval_ms, 1000);
+  EXPECT_EQ(o.devices_text, "g:0,2-3");
+  EXPECT_EQ(o.devices.kind, DeviceSelector::Kind::kGpus);
+  EXPECT_EQ(o.devices.ids, (std::vector<unsigned>{0, 2, 3}));
+  EXPECT_TRUE(o.no_hostname);
+  EXPECT_TRUE(o.use_old_namespace);
+  EXPECT_TRUE(o.replace_blanks_in_model_name);
+  EXPECT_TRUE(o.debug);
+  EXPECT_EQ(o.log_format, LogFormat::kJson);
+  EXPECT_EQ(o.nvml_library, "/lib/libnvml.so");
+  EXPECT_TRUE(o.once);
+  EXPECT_EQ(o.web_read_timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(o.web_write_timeout, std::chrono::minutes(1));
+}
+
+TEST(Options, RbmnSpellings) {
+  for (const char* a : {"-rbmn", "--rbmn", "--replace-blanks-in-model-name", "-rbmn=true"}) {
+    Result<Options> r = Parse({a});
+    ASSERT_TRUE(r.ok()) << a << ": " << r.status().message();
+    EXPECT_TRUE(r->replace_blanks_in_model_name) << a;
+  }
+  Result<Options> off = Parse({"-rbmn=false"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->replace_blanks_in_model_name);
+}
+
+TEST(Options, EveryEnvVar) {
+  Env env = {{"DCGM_EXPORTER_COLLECTORS", "/env.csv"},
+             {"DCGM_EXPORTER_LISTEN", "[::]:9401"},
+             {"DCGM_EXPORTER_INTERVAL", "250"},
+             {"DCGM_EXPORTER_DEVICES_STR", "i:1"},
+             {"DCGM_EXPORTER_NO_HOSTNAME", "true"},
+             {"DCGM_EXPORTER_USE_OLD_NAMESPACE", "1"},
+             {"DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME", "T"},
+             {"DCGM_EXPORTER_DEBUG", "TRUE"},
+             {"DCGM_EXPORTER_LOG_FORMAT", "json"},
+             {"NVML_EXPORTER_NVML_LIBRARY", "/opt/libnvidia-ml.so.1"},
+             {"DCGM_EXPORTER_WEB_READ_TIMEOUT", "2s"},
+             {"DCGM_EXPORTER_WEB_WRITE_TIMEOUT", "1h"},
+             {"NODE_NAME", "node-7"}};
+  Result<Options> r = Parse({}, env);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Options& o = *r;
+  EXPECT_EQ(o.collectors, "/env.csv");
+  EXPECT_EQ(o.address, "[::]:9401");
+  EXPECT_EQ(o.collect_interval_ms, 250);
+  EXPECT_EQ(o.devices.kind, DeviceSelector::Kind::kInstances);
+  EXPECT_TRUE(o.no_hostname);
+  EXPECT_TRUE(o.use_old_namespace);
+  EXPECT_TRUE(o.replace_blanks_in_model_name);
+  EXPECT_TRUE(o.debug);
+  EXPECT_EQ(o.log_format, LogFormat::kJson);
+  EXPECT_EQ(o.nvml_library, "/opt/libnvidia-ml.so.1");
+  EXPECT_EQ(o.web_read_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(o.web_write_timeout, std::chrono::hours(1));
+  EXPECT_EQ(o.node_name, "node-7");
+}
+
+TEST(Options, FlagBeatsEnvBeatsDefault) {
+  Env env = {{"DCGM_EXPORTER_INTERVAL", "5000"},
+             {"DCGM_EXPORTER_COLLECTORS", "/env.csv"},
+             {"DCGM_EXPORTER_DEBUG", "true"},
+             {"DCGM_EXPORTER_LOG_FORMAT", "bogus"}};  // never read: the flag wins
+  Result<Options> r = Parse({"-c", "2000", "--debug=false", "--log-format", "text"}, env);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->collect_interval_ms, 2000);
+  EXPECT_FALSE(r->debug);                // explicit false beats env true
+  EXPECT_EQ(r->collectors, "/env.csv");  // env beats default
+  EXPECT_EQ(r->address, ":9400");        // default
+}
+
+TEST(Options, EmptyEnvVarCountsAsUnset) {
+  Result<Options> r = Parse(
+      {}, {{"DCGM_EXPORTER_INTERVAL", ""}, {"DCGM_EXPORTER_KUBERNETES", ""}, {"NODE_NAME", ""}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->collect_interval_ms, 30000);
+}
+
+TEST(Options, RepeatedFlagLastWins) {
+  Result<Options> r = Parse({"-c", "1000", "-c", "2000"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->collect_interval_ms, 2000);
+}
+
+TEST(Options, ParseBoolValues) {
+  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) {
+    EXPECT_EQ(ParseGoBool(t), true) << t;
+    Result<Options> r = Parse({}, {{"DCGM_EXPORTER_DEBUG", t}});
+    ASSERT_TRUE(r.ok()) << t;
+    EXPECT_TRUE(r->debug) << t;
+    Result<Options> f = Parse({(std::string("--debug=") + t).c_str()});
+    ASSERT_TRUE(f.ok()) << t;
+    EXPECT_TRUE(f->debug) << t;
+  }
+  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) {
+    EXPECT_EQ(ParseGoBool(f), false) << f;
+    Result<Options> r = Parse({"--debug"}, {{"DCGM_EXPORTER_NO_HOSTNAME", f}});
+    ASSERT_TRUE(r.ok()) << f;
+    EXPECT_FALSE(r->no_hostname) << f;
+  }
+  for (const char* bad : {"yes", "no", "on", "tRuE", "2", " true", ""}) {
+    EXPECT_EQ(ParseGoBool(bad), std::nullopt) << bad;
+  }
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_DEBUG", "yes"}}),
+            "DCGM_EXPORTER_DEBUG: \"yes\" is not a boolean (expected one of 1, t, T, TRUE, true, "
+            "True, 0, f, F, FALSE, false, False)");
+  EXPECT_EQ(Error({"--no-hostname=on"}),
+            "--no-hostname: \"on\" is not a boolean (expected one of 1, t, T, TRUE, true, True, 0, "
+            "f, F, FALSE, false, False)");
+}
+
+TEST(Options, BooleanFlagDoesNotTakeTheNextArgument) {
+  // As in Go: `-n false` is the flag -n followed by a stray argument.
+  EXPECT_EQ(Error({"-n", "false"}),
+            "unexpected argument \"false\": nvml-exporter takes flags only");
+}
+
+TEST(Options, BadInterval) {
+  EXPECT_EQ(Error({"-c", "50"}),
+            "--collect-interval: 50 is below the minimum of 100 (milliseconds)");
+  EXPECT_EQ(Error({"-c", "99"}),
+            "--collect-interval: 99 is below the minimum of 100 (milliseconds)");
+  EXPECT_EQ(Error({"-c", "-5"}),
+            "--collect-interval: -5 is below the minimum of 100 (milliseconds)");
+  EXPECT_EQ(Error({"-c", "abc"}),
+            "--collect-interval: \"abc\" is not a whole number of milliseconds");
+  EXPECT_EQ(Error({"-c", "10s"}),
+            "--collect-interval: \"10s\" is not a whole number of milliseconds");
+  EXPECT_EQ(Error({"-c", "1.5"}),
+            "--collect-interval: \"1.5\" is not a whole number of milliseconds");
+  EXPECT_EQ(Error({"-c", ""}), "--collect-interval: \"\" is not a whole number of milliseconds");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_INTERVAL", "x"}}),
+            "DCGM_EXPORTER_INTERVAL: \"x\" is not a whole number of milliseconds");
+  EXPECT_THAT(Error({"-c", "99999999999"}), HasSubstr("is too large"));
+  Result<Options> min = Parse({"-c", "100"});
+  ASSERT_TRUE(min.ok());
+  EXPECT_EQ(min->collect_interval_ms, 100);
+}
+
+TEST(Options, BadValues) {
+  EXPECT_EQ(Error({"-d", "g:1-"}),
+            "--devices: invalid device selector \"g:1-\": expected a number after '-'");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_DEVICES_STR", "f:0"}}),
+            "DCGM_EXPORTER_DEVICES_STR: invalid device selector \"f:0\": no id list is allowed "
+            "with f (flex); use g:<ids> to pick GPUs");
+  EXPECT_EQ(Error({"--log-format", "xml"}),
+            "--log-format: \"xml\" is not a log format (expected text or json)");
+  EXPECT_EQ(Error({"--web-read-timeout", "10"}),
+            "--web-read-timeout: invalid duration \"10\": missing unit (ns, us, ms, s, m or h, "
+            "e.g. 10s)");
+  EXPECT_EQ(Error({"--web-write-timeout", "0"}),
+            "--web-write-timeout: \"0\" is below the minimum of 1ms");
+  EXPECT_EQ(Error({"-f="}), "--collectors: must not be empty");
+  EXPECT_EQ(Error({"-a"}), "flag --address needs a value");
+  EXPECT_EQ(Error({"--bogus"}), "unknown flag --bogus (see nvml-exporter --help)");
+  EXPECT_EQ(Error({"-z=1"}), "unknown flag -z (see nvml-exporter --help)");
+  EXPECT_EQ(Error({"extra"}), "unexpected argument \"extra\": nvml-exporter takes flags only");
+  EXPECT_EQ(Error({"--", "-f"}), "unexpected argument \"-f\": nvml-exporter takes flags only");
+}
+
+TEST(Options, ValueMayStartWithADash) {
+  Result<Options> r = Parse({"-f", "-weird-name.csv"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->collectors, "-weird-name.csv");
+}
+
+TEST(Options, FakeGpus) {
+  Result<Options> plain = Parse({"--fake-gpus"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->fake_gpus);
+  EXPECT_EQ(plain->fake_gpus_scenario, "");
+
+  Result<Options> env = Parse({}, {{"DCGM_EXPORTER_USE_FAKE_GPUS", "true"}});
+  ASSERT_TRUE(env.ok());
+  EXPECT_TRUE(env->fake_gpus);
+
+  Result<Options> scen = Parse({"--fake-gpus-scenario", "/s.yaml"});
+  ASSERT_TRUE(scen.ok());
+  EXPECT_TRUE(scen->fake_gpus);  // implied
+  EXPECT_EQ(scen->fake_gpus_scenario, "/s.yaml");
+
+  Result<Options> scen_env = Parse({}, {{"NVML_EXPORTER_FAKE_GPUS_SCENARIO", "/e.yaml"}});
+  ASSERT_TRUE(scen_env.ok());
+  EXPECT_TRUE(scen_env->fake_gpus);
+  EXPECT_EQ(scen_env->fake_gpus_scenario, "/e.yaml");
+}
+
+TEST(Options, UnsupportedFlagsFail) {
+  EXPECT_EQ(Error({"--kubernetes"}), "flag --kubernetes is not supported yet (planned)");
+  EXPECT_EQ(Error({"-k"}), "flag --kubernetes is not supported yet (planned)");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_KUBERNETES", "true"}}),
+            "flag --kubernetes is not supported yet (planned); it is set by "
+            "DCGM_EXPORTER_KUBERNETES=true");
+  EXPECT_EQ(Error({"-p", "g"}), "flag --cpu-devices is not supported yet (planned)");
+  EXPECT_EQ(Error({"-m", "ns:cm"}), "flag --configmap-data is not supported yet (planned)");
+  EXPECT_EQ(Error({"-s", "g"}), "flag --switch-devices is not supported yet (planned)");
+  EXPECT_EQ(Error({"-x", "60000"}), "flag --xid-count-window-size is not supported yet (planned)");
+  EXPECT_EQ(Error({"--kubernetes-gpu-id-type", "device-name"}),
+            "flag --kubernetes-gpu-id-type is not supported yet (planned)");
+  EXPECT_EQ(Error({"--kubernetes-virtual-gpus"}),
+            "flag --kubernetes-virtual-gpus is not supported yet (planned)");
+  EXPECT_EQ(Error({"--web-config-file", "/web.yml"}),
+            "flag --web-config-file is not supported yet (planned)");
+  EXPECT_EQ(Error({"--gpu-bind-unbind-poll-interval", "5s"}),
+            "flag --gpu-bind-unbind-poll-interval is not supported yet (planned)");
+  EXPECT_EQ(Error({"--nvidia-resource-names", "a,b"}),
+            "flag --nvidia-resource-names is not supported yet (planned)");
+  EXPECT_EQ(Error({"--dump-compression=false"}),
+            "flag --dump-compression is not supported yet (planned)");
+  EXPECT_EQ(Error({"--max-concurrent-scrapes", "4"}),
+            "flag --max-concurrent-scrapes is not supported yet (planned)");
+  EXPECT_EQ(Error({}, {{"DCGM_HPC_JOB_MAPPING_DIR", "/jobs"}}),
+            "flag --hpc-job-mapping-dir is not supported yet (planned); it is set by "
+            "DCGM_HPC_JOB_MAPPING_DIR=/jobs");
+  // -r switches dcgm-exporter to a remote hostengine whenever it is set, even to its default.
+  EXPECT_EQ(Error({"-r", "localhost:5555"}),
+            "flag --remote-hostengine-info is not supported yet (planned)");
+  EXPECT_THAT(Error({}, {{"DCGM_REMOTE_HOSTENGINE_INFO", "localhost:5555"}}),
+              StartsWith("flag --remote-hostengine-info is not supported yet (planned)"));
+  EXPECT_EQ(Error({"--kubernetes=maybe"}),
+            "--kubernetes: \"maybe\" is not a boolean (expected one of 1, t, T, TRUE, true, True, "
+            "0, f, F, FALSE, false, False)");
+}
+
+TEST(Options, UnsupportedFlagsAtTheirDefaultAreAccepted) {
+  Result<Options> r = Parse(
+      {"--kubernetes=false", "-p", "f", "-s", "f", "-m", "none", "-x", "300000", "--dcgm-log-level",
+       "NONE", "--dump-compression=true", "--gpu-bind-unbind-poll-interval", "1000ms",
+       "--kubernetes-gpu-id-type", "uid", "--nvidia-resource-names", ""},
+      {{"DCGM_EXPORTER_KUBERNETES", "false"},
+       {"DCGM_EXPORTER_ENABLE_PPROF", "0"},
+       {"DCGM_EXPORTER_WATCH_MAX_KEEP_AGE", "10m"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+}
+
+TEST(Options, Help) {
+  for (const char* h : {"-h", "--help", "-help"}) {
+    Result<Options> r = Parse({h});
+    ASSERT_TRUE(r.ok()) << h;
+    EXPECT_TRUE(r->help_or_version_requested);
+    EXPECT_EQ(r->exit_code_hint, 0);
+    EXPECT_THAT(r->help_text, HasSubstr("Usage: nvml-exporter"));
+  }
+  const std::string help = Parse({"-h"})->help_text;
+  EXPECT_THAT(help, HasSubstr("-f, --collectors FILE  [$DCGM_EXPORTER_COLLECTORS]"));
+  EXPECT_THAT(help, HasSubstr("(default \"/etc/dcgm-exporter/default-counters.csv\")"));
+  EXPECT_THAT(help, HasSubstr("-rbmn, --replace-blanks-in-model-name  "
+                              "[$DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME]"));
+  EXPECT_THAT(help, HasSubstr("--fake-gpus-scenario FILE  [$NVML_EXPORTER_FAKE_GPUS_SCENARIO]"));
+  EXPECT_THAT(help, HasSubstr("-k, --kubernetes  [$DCGM_EXPORTER_KUBERNETES]"));
+  EXPECT_THAT(help, HasSubstr("NODE_NAME"));
+  // Help wins over errors elsewhere on the line.
+  Result<Options> with_error = Parse({"--kubernetes", "--bogus", "-h"});
+  ASSERT_TRUE(with_error.ok());
+  EXPECT_TRUE(with_error->help_or_version_requested);
+}
+
+TEST(Options, Version) {
+  for (const char* v : {"-v", "--version"}) {
+    Result<Options> r = Parse({v});
+    ASSERT_TRUE(r.ok()) << v;
+    EXPECT_TRUE(r->help_or_version_requested);
+    EXPECT_THAT(r->help_text, StartsWith("nvml-exporter version "));
+  }
+}
+
+TEST(GoDuration, Parses) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(*ParseGoDuration("0"), nanoseconds(0));
+  EXPECT_EQ(*ParseGoDuration("10s"), std::chrono::seconds(10));
+  EXPECT_EQ(*ParseGoDuration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*ParseGoDuration("1m"), std::chrono::minutes(1));
+  EXPECT_EQ(*ParseGoDuration("1h2m3s"), std::chrono::seconds(3723));
+  EXPECT_EQ(*ParseGoDuration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*ParseGoDuration(".5s"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*ParseGoDuration("2us"), nanoseconds(2000));
+  EXPECT_EQ(*ParseGoDuration("2\xC2\xB5s"), nanoseconds(2000));
+  EXPECT_EQ(*ParseGoDuration("7ns"), nanoseconds(7));
+  EXPECT_EQ(*ParseGoDuration("-1s"), std::chrono::seconds(-1));
+  EXPECT_EQ(*ParseGoDuration("+1s"), std::chrono::seconds(1));
+  for (const char* bad : {"", "10", "s", "1x", "1.s.", "--1s", "1 s", "1e3s", "9999999999h"}) {
+    EXPECT_FALSE(ParseGoDuration(bad).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace nvmlx::config

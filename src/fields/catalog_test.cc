@@ -1,0 +1,196 @@
+#include "fields/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace nvmlx::fields {
+namespace {
+
+TEST(CatalogTest, IdsAscendingAndUnique) {
+  auto all = AllFields();
+  ASSERT_FALSE(all.empty());
+  for (size_t i = 1; i < all.size(); ++i) {
+    EXPECT_LT(all[i - 1].id, all[i].id) << all[i].name;
+  }
+}
+
+TEST(CatalogTest, NamesUniqueAcrossCanonicalNewAndAliases) {
+  std::set<std::string_view> seen;
+  for (const FieldDef& f : AllFields()) {
+    ASSERT_FALSE(f.name.empty()) << f.id;
+    EXPECT_TRUE(seen.insert(f.name).second) << f.name;
+    if (!f.new_name.empty()) {
+      EXPECT_NE(f.new_name, f.name) << f.id;
+      EXPECT_TRUE(seen.insert(f.new_name).second) << f.new_name;
+    }
+  }
+  for (const FieldAlias& a : AllAliases()) {
+    EXPECT_TRUE(seen.insert(a.name).second) << a.name;
+    EXPECT_NE(FindById(a.id), nullptr) << a.name;
+  }
+}
+
+TEST(CatalogTest, EveryDeviceFieldHasExactlyOneWayToBeRead) {
+  for (const FieldDef& f : AllFields()) {
+    const bool batched = f.nvml_field_id > 0 && f.convert != nullptr;
+    const bool direct = f.read != nullptr;
+    if (f.source == Source::kDevice) {
+      EXPECT_NE(batched, direct) << f.name;
+      if (direct) {
+        EXPECT_EQ(f.nvml_field_id, 0u) << f.name;
+      }
+      if (f.rate_partner_field_id > 0) {
+        EXPECT_TRUE(batched) << f.name;
+      }
+    } else if (f.source == Source::kSystem) {
+      EXPECT_TRUE(direct && !batched) << f.name;
+    } else {
+      EXPECT_FALSE(batched || direct) << f.name << " is read elsewhere";
+    }
+    EXPECT_FALSE(f.help.empty()) << f.name;
+    EXPECT_TRUE(f.name.starts_with("DCGM_FI_") || f.name.starts_with("DCGM_EXP_")) << f.name;
+    EXPECT_EQ(f.source == Source::kProfiling, f.id > 1000 && f.id < 1100) << f.name;
+    EXPECT_EQ(f.source == Source::kExporter, f.id >= 9001 && f.id <= 9004) << f.name;
+    if (f.kind == ValueKind::kString) {
+      EXPECT_TRUE(f.unit.empty()) << f.name;
+    }
+  }
+}
+
+TEST(CatalogTest, ContainsTheShippedCsvAndCommentedOutFields) {
+  // default-counters.csv / dcp-metrics-included.csv, then the commented-out rows and labels.
+  constexpr std::string_view kNames[] = {
+      "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MEMORY_TEMP",
+      "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+      "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+      "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_XID_ERRORS",
+      "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_RESERVED",
+      "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+      "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+      "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DRIVER_VERSION", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+      "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES",
+      "DCGM_FI_PROF_PCIE_RX_BYTES",
+      // Commented out in the shipped CSV.
+      "DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_THERMAL_VIOLATION",
+      "DCGM_FI_DEV_SYNC_BOOST_VIOLATION", "DCGM_FI_DEV_BOARD_LIMIT_VIOLATION",
+      "DCGM_FI_DEV_LOW_UTIL_VIOLATION", "DCGM_FI_DEV_RELIABILITY_VIOLATION",
+      "DCGM_FI_DEV_TOTAL_APP_CLOCKS_VIOLATION", "DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION",
+      "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+      "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "DCGM_FI_DEV_RETIRED_SBE",
+      "DCGM_FI_DEV_RETIRED_DBE", "DCGM_FI_DEV_RETIRED_PENDING",
+      "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+      "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+      "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+      "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_PCIE_MAX_LINK_GEN",
+      "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", "DCGM_FI_DEV_PCIE_LINK_GEN", "DCGM_FI_DEV_PCIE_LINK_WIDTH",
+      "DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_POWER_MGMT_LIMIT_MIN",
+      "DCGM_FI_DEV_POWER_MGMT_LIMIT_MAX", "DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF",
+      "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "DCGM_FI_DEV_FAN_SPEED",
+      "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_PSTATE", "DCGM_FI_DEV_FB_TOTAL",
+      "DCGM_FI_DEV_MAX_SM_CLOCK", "DCGM_FI_DEV_MAX_MEM_CLOCK", "DCGM_FI_DEV_VIDEO_CLOCK",
+      "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "DCGM_FI_PROF_SM_ACTIVE",
+      "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_PROF_PIPE_FP64_ACTIVE", "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
+      "DCGM_FI_PROF_PIPE_FP16_ACTIVE",
+      // Labels.
+      "DCGM_FI_NVML_VERSION", "DCGM_FI_DEV_NAME", "DCGM_FI_DEV_BRAND", "DCGM_FI_DEV_SERIAL",
+      "DCGM_FI_DEV_UUID", "DCGM_FI_DEV_MINOR_NUMBER", "DCGM_FI_DEV_OEM_INFOROM_VER",
+      "DCGM_FI_DEV_ECC_INFOROM_VER", "DCGM_FI_DEV_POWER_INFOROM_VER",
+      "DCGM_FI_DEV_INFOROM_IMAGE_VER", "DCGM_FI_DEV_VBIOS_VERSION", "DCGM_FI_DEV_PCI_BUSID",
+      // Exporter counters.
+      "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_EXP_CLOCK_EVENTS_COUNT", "DCGM_EXP_GPU_HEALTH_STATUS",
+      "DCGM_EXP_P2P_STATUS"};
+  for (std::string_view n : kNames) {
+    const FieldDef* f = FindByName(n);
+    ASSERT_NE(f, nullptr) << n;
+    EXPECT_EQ(f->name, n) << "canonical (old) name expected";
+  }
+  // Every PROF id of nvml-mapping.md §2.
+  for (int id = 1001; id <= 1096; ++id) {
+    if (id >= 1035 && id <= 1039) continue;  // unassigned in dcgm_fields.h
+    const FieldDef* f = FindById(id);
+    ASSERT_NE(f, nullptr) << id;
+    EXPECT_EQ(f->source, Source::kProfiling);
+    EXPECT_EQ(f->read, nullptr);
+  }
+}
+
+TEST(CatalogTest, TypesUnitsAndCosts) {
+  EXPECT_EQ(FindById(155)->kind, ValueKind::kDouble);  // POWER_USAGE W
+  EXPECT_EQ(FindById(160)->kind, ValueKind::kDouble);  // POWER_MGMT_LIMIT, DCGM type double
+  EXPECT_EQ(FindById(203)->kind, ValueKind::kInt64);   // GPU_UTIL stays percent
+  EXPECT_EQ(FindById(203)->unit, "%");
+  EXPECT_EQ(FindById(1001)->kind, ValueKind::kDouble);
+  EXPECT_EQ(FindById(1009)->kind, ValueKind::kInt64);
+  EXPECT_EQ(FindById(51)->kind, ValueKind::kString);
+  EXPECT_EQ(FindById(1)->source, Source::kSystem);
+  EXPECT_EQ(FindById(2)->source, Source::kSystem);
+  EXPECT_EQ(FindById(230)->source, Source::kEvent);
+  for (int id : {156, 200, 201, 202, 240, 241, 242, 243, 244, 245, 246, 247}) {
+    EXPECT_EQ(FindById(id)->cost, Cost::kSlow) << id;
+  }
+  for (int id : {100, 101, 140, 150, 155, 203, 252}) {
+    EXPECT_EQ(FindById(id)->cost, Cost::kFast) << id;
+  }
+  // Easy to swap (nvml-mapping.md §8 #12); we read them through nvmlDeviceGetRemappedRows.
+  EXPECT_NE(FindById(393)->read, FindById(394)->read);
+  EXPECT_EQ(FindById(140)->nvml_field_id, NVML_FI_DEV_MEMORY_TEMP);
+  EXPECT_EQ(FindById(1422)->nvml_field_id, 269u);
+  EXPECT_EQ(FindById(1424)->nvml_field_id, 271u);
+  const FieldDef* bw = FindById(449);
+  EXPECT_EQ(bw->nvml_field_id, 139u);
+  EXPECT_EQ(bw->rate_partner_field_id, 138u);
+  EXPECT_EQ(bw->nvml_scope_id, NVMLX_SCOPE_ALL_LINKS);
+  EXPECT_DOUBLE_EQ(bw->rate_divisor, 1000.0);
+}
+
+TEST(CatalogTest, FindByIdMisses) {
+  EXPECT_EQ(FindById(0), nullptr);
+  EXPECT_EQ(FindById(52), nullptr);
+  EXPECT_EQ(FindById(99999), nullptr);
+  EXPECT_EQ(FindById(-1), nullptr);
+}
+
+TEST(CatalogTest, FindByNameResolvesCanonicalNewAndLegacy) {
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_TEMP")->id, 150);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_TEMP_CELSIUS")->id, 150);
+  EXPECT_EQ(FindByName("dcgm_gpu_temp")->id, 150);
+  EXPECT_EQ(FindByName("DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO")->id, 1001);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_UTIL_RATIO")->id, 203);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_BOARD_POWER_WATTS")->id, 155);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL")->id, 449);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")->id, 112);
+  EXPECT_EQ(FindByName("DCGM_FI_SYSTEM_DRIVER_VERSION")->id, 1);
+  EXPECT_EQ(FindByName("dcgm_sm_clock")->id, 100);
+  EXPECT_EQ(FindByName("dcgm_mem_clock")->id, 101);
+  EXPECT_EQ(FindByName("dcgm_memory_clock")->id, 101);
+  EXPECT_EQ(FindByName("dcgm_power_usage")->id, 155);
+  EXPECT_EQ(FindByName("dcgm_gpu_utilization")->id, 203);
+  EXPECT_EQ(FindByName("dcgm_mem_copy_utilization")->id, 204);
+  EXPECT_EQ(FindByName("dcgm_enc_utilization")->id, 206);
+  EXPECT_EQ(FindByName("dcgm_dec_utilization")->id, 207);
+  EXPECT_EQ(FindByName("dcgm_fb_free")->id, 251);
+  EXPECT_EQ(FindByName("dcgm_fb_used")->id, 252);
+  EXPECT_EQ(FindByName("dcgm_xid_errors")->id, 230);
+  EXPECT_EQ(FindByName("dcgm_pcie_replay_counter")->id, 202);
+  EXPECT_EQ(FindByName("DCGM_EXP_GPU_HEALTH_STATUS")->id, 9003);
+  // Exact and case-sensitive.
+  EXPECT_EQ(FindByName("dcgm_fi_dev_gpu_temp"), nullptr);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_TEMP "), nullptr);
+  EXPECT_EQ(FindByName(""), nullptr);
+}
+
+TEST(CatalogTest, SuggestName) {
+  EXPECT_EQ(SuggestName("DCGM_FI_DEV_GPU_UTL"), "DCGM_FI_DEV_GPU_UTIL");
+  EXPECT_EQ(SuggestName("dcgm_fi_dev_gpu_temp"), "DCGM_FI_DEV_GPU_TEMP");
+  EXPECT_EQ(SuggestName("DCGM_FI_DEV_FB_USD"), "DCGM_FI_DEV_FB_USED");
+  EXPECT_EQ(SuggestName("dcgm_sm_clok"), "dcgm_sm_clock");
+  EXPECT_EQ(SuggestName("DCGM_FI_PROF_GR_ENGINE_ACTIV"), "DCGM_FI_PROF_GR_ENGINE_ACTIVE");
+  EXPECT_EQ(SuggestName("completely_unrelated"), "");
+  EXPECT_EQ(SuggestName("foo"), "");
+  EXPECT_EQ(SuggestName(""), "");
+}
+
+}  // namespace
+}  // namespace nvmlx::fields

@@ -1,0 +1,213 @@
+// DeviceReader against the simulated GPUs of tools/simgpu (testdata/fields/reader.yaml).
+#include "fields/reader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+namespace nvmlx::fields {
+namespace {
+
+struct Outcome {
+  std::map<int, Value> values;
+  std::map<int, Status> errors;
+  std::vector<int> order;
+};
+
+class ReaderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/fields/reader.yaml", 1);
+    setenv("NVMLX_SIMGPU_FROZEN_TIME_S", "100", 1);
+    auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = std::move(*lib).release();
+  }
+  static void TearDownTestSuite() {
+    delete lib_;
+    lib_ = nullptr;
+  }
+  void SetUp() override {
+    if (lib_ == nullptr) GTEST_SKIP() << "simulated NVML did not load";
+  }
+
+  static nvml::Device Dev(unsigned index) {
+    auto d = lib_->DeviceByIndex(index);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : nullptr;
+  }
+
+  static std::vector<const FieldDef*> Fields(std::initializer_list<int> ids) {
+    std::vector<const FieldDef*> out;
+    for (int id : ids) {
+      const FieldDef* f = FindById(id);
+      EXPECT_NE(f, nullptr) << id;
+      out.push_back(f);
+    }
+    return out;
+  }
+
+  static Outcome ReadAll(const DeviceReader& reader) {
+    std::vector<Sample> samples;
+    std::vector<FieldError> errors;
+    reader.Read(&samples, &errors);
+    Outcome o;
+    for (auto& s : samples) {
+      o.order.push_back(s.field_id);
+      o.values.emplace(s.field_id, s.value);
+    }
+    for (auto& e : errors) o.errors.emplace(e.field_id, e.status);
+    return o;
+  }
+
+  static nvml::Library* lib_;
+};
+
+nvml::Library* ReaderTest::lib_ = nullptr;
+
+int64_t I(const Outcome& o, int id) {
+  auto it = o.values.find(id);
+  EXPECT_NE(it, o.values.end()) << "no sample for " << id;
+  if (it == o.values.end()) return -1;
+  EXPECT_TRUE(std::holds_alternative<int64_t>(it->second)) << id;
+  return std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : -1;
+}
+
+double D(const Outcome& o, int id) {
+  auto it = o.values.find(id);
+  EXPECT_NE(it, o.values.end()) << "no sample for " << id;
+  if (it == o.values.end()) return -1;
+  EXPECT_TRUE(std::holds_alternative<double>(it->second)) << id;
+  return std::holds_alternative<double>(it->second) ? std::get<double>(it->second) : -1;
+}
+
+std::string S(const Outcome& o, int id) {
+  auto it = o.values.find(id);
+  EXPECT_NE(it, o.values.end()) << "no sample for " << id;
+  if (it == o.values.end() || !std::holds_alternative<std::string>(it->second)) return "?";
+  return std::get<std::string>(it->second);
+}
+
+TEST_F(ReaderTest, DirectCallsAndConversions) {
+  DeviceReader reader(*lib_, Dev(0),
+                      Fields({252, 100, 101, 150, 155, 160, 161, 162, 163, 203, 204, 250,
+                              251, 253, 254, 112, 190, 237, 238, 393, 394, 395, 396}));
+  Outcome o = ReadAll(reader);
+  EXPECT_TRUE(o.errors.empty()) << o.errors.begin()->second.ToString();
+  EXPECT_TRUE(std::is_sorted(o.order.begin(), o.order.end()));
+  EXPECT_EQ(I(o, 100), 1755);
+  EXPECT_EQ(I(o, 101), 3201);
+  EXPECT_EQ(I(o, 150), 62);
+  EXPECT_DOUBLE_EQ(D(o, 155), 299.437);
+  EXPECT_DOUBLE_EQ(D(o, 160), 650.0);  // integer mW / 1000, as DCGM
+  EXPECT_DOUBLE_EQ(D(o, 161), 200.0);
+  EXPECT_DOUBLE_EQ(D(o, 162), 700.0);
+  EXPECT_DOUBLE_EQ(D(o, 163), 700.0);
+  EXPECT_EQ(I(o, 203), 87);
+  EXPECT_EQ(I(o, 204), 35);
+  EXPECT_EQ(I(o, 250), 143771);
+  EXPECT_EQ(I(o, 252), 80000);  // v2 .used, without reserved
+  EXPECT_EQ(I(o, 253), 615);
+  EXPECT_EQ(I(o, 251), 143771 - 80000 - 615);
+  EXPECT_NEAR(D(o, 254), 80000.0 / (143771.0 - 615.0), 1e-9);
+  EXPECT_EQ(I(o, 112), 4);
+  EXPECT_EQ(I(o, 190), 0);
+  EXPECT_EQ(I(o, 237), 5);
+  EXPECT_EQ(I(o, 238), 16);
+  EXPECT_EQ(I(o, 393), 1);  // uncorrectable
+  EXPECT_EQ(I(o, 394), 3);  // correctable
+  EXPECT_EQ(I(o, 395), 0);
+  EXPECT_EQ(I(o, 396), 1);
+}
+
+TEST_F(ReaderTest, Labels) {
+  DeviceReader reader(*lib_, Dev(0), Fields({50, 51, 53, 54, 55, 57, 56, 80, 81, 82, 85}));
+  Outcome o = ReadAll(reader);
+  EXPECT_TRUE(o.errors.empty()) << o.errors.begin()->second.ToString();
+  EXPECT_EQ(S(o, 50), "NVIDIA H200");
+  EXPECT_EQ(S(o, 51), "NVIDIA");
+  EXPECT_EQ(S(o, 53), "1650000000001");
+  EXPECT_EQ(S(o, 54), "GPU-11111111-2222-3333-4444-555555555555");
+  EXPECT_EQ(I(o, 55), 3);
+  EXPECT_EQ(S(o, 57), "00000000:00:06.0");
+  EXPECT_EQ(S(o, 56), "2.1");
+  EXPECT_EQ(S(o, 80), "7.16");
+  EXPECT_EQ(S(o, 81), "1.0");
+  EXPECT_EQ(S(o, 82), "G525.0225.00.03");
+  EXPECT_EQ(S(o, 85), "96.00.AF.00.01");
+}
+
+TEST_F(ReaderTest, NonDeviceFieldsAreIgnored) {
+  DeviceReader reader(*lib_, Dev(0), Fields({1, 230, 1001, 9001, 100}));
+  ASSERT_EQ(reader.fields().size(), 1u);
+  EXPECT_EQ(reader.fields()[0]->id, 100);
+  // The system read functions work against the library as well (used outside DeviceReader).
+  ReadContext ctx{*lib_, Dev(0), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  auto v = FindById(1)->read(ctx);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(std::get<std::string>(*v), "580.159.04");
+}
+
+TEST_F(ReaderTest, NotSupportedCallBecomesFieldErrorNamingTheFunction) {
+  DeviceReader reader(*lib_, Dev(0), Fields({191, 100}));
+  Outcome o = ReadAll(reader);
+  EXPECT_EQ(I(o, 100), 1755);
+  ASSERT_EQ(o.errors.count(191), 1u);
+  EXPECT_EQ(o.values.count(191), 0u);
+  EXPECT_EQ(o.errors[191].code(), StatusCode::kNotSupported);
+  EXPECT_NE(o.errors[191].message().find("nvmlDeviceGetFanSpeed"), std::string::npos)
+      << o.errors[191].message();
+}
+
+TEST_F(ReaderTest, BatchedFieldValuesWithAPerElementFault) {
+  DeviceReader reader(*lib_, Dev(0), Fields({312, 310, 140, 240, 1420}));
+  Outcome o = ReadAll(reader);
+  EXPECT_EQ(I(o, 310), 7);
+  EXPECT_EQ(I(o, 140), 44);
+  EXPECT_EQ(I(o, 240), 123456789);
+  EXPECT_EQ(I(o, 1420), 123456789);  // same NVML field as 240, asked for once
+  ASSERT_EQ(o.errors.count(312), 1u);
+  EXPECT_EQ(o.errors[312].code(), StatusCode::kNotSupported);
+  EXPECT_NE(o.errors[312].message().find("nvmlDeviceGetFieldValues"), std::string::npos);
+  EXPECT_NE(o.errors[312].message().find("5"), std::string::npos);
+  EXPECT_EQ((std::vector<int>{140, 240, 310, 1420}), o.order);
+}
+
+TEST_F(ReaderTest, NvlinkBandwidthNeedsTwoSamples) {
+  DeviceReader reader(*lib_, Dev(0), Fields({449}));
+  Outcome first = ReadAll(reader);
+  EXPECT_TRUE(first.values.empty());
+  EXPECT_TRUE(first.errors.empty()) << first.errors.begin()->second.ToString();
+  // Frozen clock: no time passes, so still no rate, and still no error.
+  Outcome second = ReadAll(reader);
+  EXPECT_TRUE(second.errors.empty());
+  for (auto& [id, v] : second.values) EXPECT_EQ(std::get<int64_t>(v), 0) << id;
+}
+
+TEST_F(ReaderTest, LostGpuStopsFurtherCalls) {
+  // The batched call runs first and says GPU_IS_LOST: no dedicated call is made after it.
+  DeviceReader mixed(*lib_, Dev(1), Fields({100, 140, 150, 203, 310}));
+  Outcome o = ReadAll(mixed);
+  EXPECT_TRUE(o.values.empty());
+  ASSERT_EQ(o.errors.size(), 5u);
+  for (auto& [id, st] : o.errors) {
+    EXPECT_EQ(st.code(), StatusCode::kGpuLost) << id;
+    EXPECT_NE(st.message().find("nvmlDeviceGetFieldValues"), std::string::npos) << id;
+  }
+  // Dedicated calls only: temperature (150) would answer, but comes after the lost clock (100).
+  DeviceReader direct(*lib_, Dev(1), Fields({150, 100}));
+  Outcome d = ReadAll(direct);
+  ASSERT_EQ(d.errors.size(), 2u);
+  EXPECT_EQ(d.errors[150].code(), StatusCode::kGpuLost);
+  EXPECT_NE(d.errors[150].message().find("nvmlDeviceGetClockInfo"), std::string::npos);
+  // Sanity: on its own, temperature of GPU 1 reads fine (the scenario default, 35 C).
+  DeviceReader temp_only(*lib_, Dev(1), Fields({150}));
+  Outcome t = ReadAll(temp_only);
+  EXPECT_EQ(I(t, 150), 35);
+}
+
+}  // namespace
+}  // namespace nvmlx::fields

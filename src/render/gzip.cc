@@ -1,0 +1,30 @@
+#include "render/gzip.h"
+
+#include <zlib.h>
+
+#include <limits>
+
+namespace nvmlx::render {
+
+std::string GzipCompress(std::string_view data) {
+  if (data.size() > std::numeric_limits<uInt>::max()) return {};
+  z_stream zs{};
+  // windowBits 15 + 16 selects the gzip wrapper; memLevel 8 is zlib's default.
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+  std::string out;
+  // deflateBound covers the whole output of one Z_FINISH call (it includes the gzip header only
+  // for the default header, which is what we write).
+  out.resize(deflateBound(&zs, static_cast<uLong>(data.size())));
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  const size_t produced = out.size() - zs.avail_out;
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) return {};
+  out.resize(produced);
+  return out;
+}
+
+}  // namespace nvmlx::render

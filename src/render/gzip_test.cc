@@ -1,0 +1,61 @@
+#include "render/gzip.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+
+namespace nvmlx::render {
+namespace {
+
+std::string Gunzip(const std::string& in) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
+  std::string out;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  char buf[4096];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - zs.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END);
+  inflateEnd(&zs);
+  return out;
+}
+
+TEST(GzipTest, RoundTrip) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) {
+    text +=
+        "DCGM_FI_DEV_GPU_TEMP{gpu=\"" + std::to_string(i % 8) + "\"} " + std::to_string(i) + "\n";
+  }
+  const std::string gz = GzipCompress(text);
+  ASSERT_GE(gz.size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);  // gzip magic, not a zlib header
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_LT(gz.size(), text.size() / 5);
+  EXPECT_EQ(Gunzip(gz), text);
+}
+
+TEST(GzipTest, Empty) {
+  const std::string gz = GzipCompress("");
+  ASSERT_FALSE(gz.empty());
+  EXPECT_EQ(Gunzip(gz), "");
+}
+
+TEST(GzipTest, Incompressible) {
+  std::string noise;
+  uint32_t x = 12345;
+  for (int i = 0; i < 100000; ++i) {
+    x = x * 1103515245u + 12345u;
+    noise.push_back(static_cast<char>(x >> 24));
+  }
+  EXPECT_EQ(Gunzip(GzipCompress(noise)), noise);
+}
+
+}  // namespace
+}  // namespace nvmlx::render

@@ -1,0 +1,528 @@
+#include "render/prometheus.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nvmlx::render {
+namespace {
+
+using collect::DeviceIdentity;
+using collect::DeviceSnapshot;
+using collect::Snapshot;
+using config::CollectorEntry;
+using config::MetricType;
+using fields::FieldDef;
+using fields::ValueKind;
+
+// The 26 active rows of dcgm-exporter's etc/default-counters.csv, in the file's order (which is
+// not ascending id: 526 precedes 393, and the label row sits in the middle). FieldDefs are made
+// by hand so these tests depend on the catalog's ids only, not on its implementation.
+struct Row {
+  int id;
+  const char* name;
+  MetricType type;
+  ValueKind kind;
+  const char* help;
+};
+constexpr Row kDefaultRows[] = {
+    {100, "DCGM_FI_DEV_SM_CLOCK", MetricType::kGauge, ValueKind::kInt64,
+     "SM clock frequency (in MHz)."},
+    {101, "DCGM_FI_DEV_MEM_CLOCK", MetricType::kGauge, ValueKind::kInt64,
+     "Memory clock frequency (in MHz)."},
+    {140, "DCGM_FI_DEV_MEMORY_TEMP", MetricType::kGauge, ValueKind::kInt64,
+     "Memory temperature (in C)."},
+    {150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge, ValueKind::kInt64, "GPU temperature (in C)."},
+    {155, "DCGM_FI_DEV_POWER_USAGE", MetricType::kGauge, ValueKind::kDouble, "Power draw (in W)."},
+    {156, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::kCounter, ValueKind::kInt64,
+     "Total energy consumption since boot (in mJ)."},
+    {202, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", MetricType::kCounter, ValueKind::kInt64,
+     "Total number of PCIe retries."},
+    {203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge, ValueKind::kInt64, "GPU utilization (in %)."},
+    {204, "DCGM_FI_DEV_MEM_COPY_UTIL", MetricType::kGauge, ValueKind::kInt64,
+     "Memory utilization (in %)."},
+    {206, "DCGM_FI_DEV_ENC_UTIL", MetricType::kGauge, ValueKind::kInt64,
+     "Encoder utilization (in %)."},
+    {207, "DCGM_FI_DEV_DEC_UTIL", MetricType::kGauge, ValueKind::kInt64,
+     "Decoder utilization (in %)."},
+    {230, "DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge, ValueKind::kInt64,
+     "Value of the last XID error encountered."},
+    {251, "DCGM_FI_DEV_FB_FREE", MetricType::kGauge, ValueKind::kInt64,
+     "Framebuffer memory free (in MiB)."},
+    {252, "DCGM_FI_DEV_FB_USED", MetricType::kGauge, ValueKind::kInt64,
+     "Framebuffer memory used (in MiB)."},
+    {253, "DCGM_FI_DEV_FB_RESERVED", MetricType::kGauge, ValueKind::kInt64,
+     "Framebuffer memory reserved (in MiB)."},
+    {449, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", MetricType::kCounter, ValueKind::kInt64,
+     "Total number of NVLink bandwidth counters for all lanes."},
+    {526, "DCGM_FI_DEV_VGPU_LICENSE_STATUS", MetricType::kGauge, ValueKind::kInt64,
+     "vGPU License status"},
+    {393, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", MetricType::kCounter, ValueKind::kInt64,
+     "Number of remapped rows for uncorrectable errors"},
+    {394, "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", MetricType::kCounter, ValueKind::kInt64,
+     "Number of remapped rows for correctable errors"},
+    {395, "DCGM_FI_DEV_ROW_REMAP_FAILURE", MetricType::kGauge, ValueKind::kInt64,
+     "Whether remapping of rows has failed"},
+    {1, "DCGM_FI_DRIVER_VERSION", MetricType::kLabel, ValueKind::kString, "Driver Version"},
+    {1001, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", MetricType::kGauge, ValueKind::kDouble,
+     "Ratio of time the graphics engine is active."},
+    {1004, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", MetricType::kGauge, ValueKind::kDouble,
+     "Ratio of cycles the tensor (HMMA) pipe is active."},
+    {1005, "DCGM_FI_PROF_DRAM_ACTIVE", MetricType::kGauge, ValueKind::kDouble,
+     "Ratio of cycles the device memory interface is active sending or receiving data."},
+    {1009, "DCGM_FI_PROF_PCIE_TX_BYTES", MetricType::kGauge, ValueKind::kInt64,
+     "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second."},
+    {1010, "DCGM_FI_PROF_PCIE_RX_BYTES", MetricType::kGauge, ValueKind::kInt64,
+     "The rate of data received over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second."},
+};
+constexpr size_t kNumRows = sizeof(kDefaultRows) / sizeof(kDefaultRows[0]);
+static_assert(kNumRows == 26);
+
+// Owns everything a render needs; the FieldDefs must outlive the entries that point at them.
+struct Fixture {
+  std::vector<std::unique_ptr<FieldDef>> defs;
+  PrometheusOptions options;
+  Snapshot snapshot;
+
+  const FieldDef* Def(int id, ValueKind kind) {
+    for (const auto& d : defs) {
+      if (d->id == id) return d.get();
+    }
+    auto d = std::make_unique<FieldDef>();
+    d->id = id;
+    d->kind = kind;
+    defs.push_back(std::move(d));
+    return defs.back().get();
+  }
+  void AddEntry(int id, std::string name, MetricType type, std::string help,
+                ValueKind kind = ValueKind::kInt64) {
+    CollectorEntry e;
+    e.field = Def(id, kind);
+    e.name = std::move(name);
+    e.type = type;
+    e.help = std::move(help);
+    options.entries.push_back(std::move(e));
+  }
+  void SetIdentities(std::vector<DeviceIdentity> ids) {
+    auto shared = std::make_shared<const std::vector<DeviceIdentity>>(std::move(ids));
+    snapshot.identities = shared;
+    snapshot.devices.clear();
+    for (const DeviceIdentity& id : *shared) {
+      DeviceSnapshot d;
+      d.identity = &id;
+      snapshot.devices.push_back(std::move(d));
+    }
+  }
+  std::string Render() const {
+    std::string out = "garbage that must be cleared";
+    RenderPrometheus(snapshot, options, &out);
+    return out;
+  }
+};
+
+DeviceIdentity MakeIdentity(unsigned index) {
+  DeviceIdentity id;
+  id.index = index;
+  char uuid[64];
+  std::snprintf(uuid, sizeof(uuid), "GPU-%08x-1c2d-3e4f-5a6b-7c8d9e0f%04x", 0xa1b2c3d4u + index,
+                index);
+  id.uuid = uuid;
+  char bus[32];
+  std::snprintf(bus, sizeof(bus), "00000000:%02X:00.0", 0x18 + 0x10 * index);
+  id.pci_bus_id = bus;
+  id.model_name = "NVIDIA H200";
+  id.minor_number = index;
+  id.label_values = {{1, "580.159.04"}};
+  return id;
+}
+
+// The default CSV on `gpus` GPUs with deterministic values of every shape the renderer prints:
+// small and large integers, doubles with and without a fraction, ratios.
+Fixture DefaultFixture(unsigned gpus) {
+  Fixture f;
+  for (const Row& r : kDefaultRows) f.AddEntry(r.id, r.name, r.type, r.help, r.kind);
+  std::vector<DeviceIdentity> ids;
+  for (unsigned g = 0; g < gpus; ++g) ids.push_back(MakeIdentity(g));
+  f.SetIdentities(std::move(ids));
+  std::vector<const Row*> by_id;
+  for (const Row& r : kDefaultRows) by_id.push_back(&r);
+  std::sort(by_id.begin(), by_id.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
+  for (unsigned g = 0; g < gpus; ++g) {
+    DeviceSnapshot& d = f.snapshot.devices[g];
+    int k = 0;
+    for (const Row* r : by_id) {
+      ++k;
+      if (r->type == MetricType::kLabel) continue;
+      if (r->kind == ValueKind::kDouble) {
+        d.samples.push_back({r->id, 0.0625 * k + 1.1 * g + (r->id == 155 ? 299.437 : 0.0)});
+      } else if (r->id == 156) {
+        d.samples.push_back({r->id, int64_t{123456789012345} + g});  // beyond 32 bits
+      } else {
+        d.samples.push_back({r->id, int64_t{k * 10 + static_cast<int>(g)}});
+      }
+    }
+  }
+  f.options.hostname = "node1";
+  f.options.build = {"0.1.0", "abc1234", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+                     "580.159.04"};
+  f.snapshot.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123));
+  f.snapshot.collect_seconds = 0.012345;
+  return f;
+}
+
+std::string GoldenPath(const std::string& name) {
+  return std::string(NVMLX_SOURCE_DIR) + "/testdata/golden/" + name;
+}
+
+// Compares with the golden file; NVMLX_UPDATE_GOLDEN=1 rewrites it instead.
+void ExpectGolden(const std::string& actual, const std::string& name) {
+  const std::string path = GoldenPath(name);
+  const char* update = std::getenv("NVMLX_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with NVMLX_UPDATE_GOLDEN=1)";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string expected = ss.str();
+  if (expected == actual) return;
+  // Point at the first differing line: a full dump of 8 GPUs is unreadable.
+  std::istringstream e(expected), a(actual);
+  std::string el, al;
+  int line = 1;
+  while (true) {
+    bool he = static_cast<bool>(std::getline(e, el));
+    bool ha = static_cast<bool>(std::getline(a, al));
+    if (!he && !ha) break;
+    if (!he || !ha || el != al) {
+      ADD_FAILURE() << path << ":" << line << " differs\n  expected: " << (he ? el : "<eof>")
+                    << "\n  actual:   " << (ha ? al : "<eof>");
+      return;
+    }
+    ++line;
+  }
+  ADD_FAILURE() << path << " differs (trailing newline?)";
+}
+
+TEST(RenderPrometheusTest, GoldenOneGpu) {
+  ExpectGolden(DefaultFixture(1).Render(), "prometheus_1gpu.txt");
+}
+
+TEST(RenderPrometheusTest, GoldenEightGpus) {
+  ExpectGolden(DefaultFixture(8).Render(), "prometheus_8gpu.txt");
+}
+
+// The golden comparison is only worth something if a one-byte change shows up.
+TEST(RenderPrometheusTest, GoldenDetectsChange) {
+  Fixture f = DefaultFixture(8);
+  const std::string good = f.Render();
+  f.snapshot.devices[7].samples.back().value = int64_t{999};
+  EXPECT_NE(f.Render(), good);
+}
+
+TEST(RenderPrometheusTest, OneGpuLayout) {
+  const std::string out = DefaultFixture(1).Render();
+  const std::string labels =
+      "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00."
+      "0\","
+      "device=\"nvidia0\",modelName=\"NVIDIA H200\",Hostname=\"node1\","
+      "DCGM_FI_DRIVER_VERSION=\"580.159.04\"}";
+  EXPECT_EQ(out.rfind("# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).\n"
+                      "# TYPE DCGM_FI_DEV_SM_CLOCK gauge\n"
+                      "DCGM_FI_DEV_SM_CLOCK" +
+                          labels + " 20\n",
+                      0),
+            0u)
+      << out.substr(0, 400);
+  EXPECT_NE(out.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+                     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" +
+                     labels + " 123456789012345\n"),
+            std::string::npos);
+  // Label rows make no family.
+  EXPECT_EQ(out.find("# HELP DCGM_FI_DRIVER_VERSION"), std::string::npos);
+  EXPECT_EQ(out.find("\n\n"), std::string::npos);
+  EXPECT_EQ(out.back(), '\n');
+  // Ascending field id: 393 before 526 although the CSV lists 526 first.
+  EXPECT_LT(out.find("# HELP DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"),
+            out.find("# HELP DCGM_FI_DEV_VGPU_LICENSE_STATUS"));
+}
+
+TEST(RenderPrometheusTest, SelfMetrics) {
+  Fixture f = DefaultFixture(2);
+  f.snapshot.devices[1].up = false;
+  const std::string out = f.Render();
+  const std::string tail =
+      "# HELP nvml_exporter_collect_duration_seconds Time the last collection of all devices "
+      "took, in seconds.\n"
+      "# TYPE nvml_exporter_collect_duration_seconds gauge\n"
+      "nvml_exporter_collect_duration_seconds 0.012345\n"
+      "# HELP nvml_exporter_last_collect_timestamp_seconds Unix time when the last collection "
+      "started, in seconds.\n"
+      "# TYPE nvml_exporter_last_collect_timestamp_seconds gauge\n"
+      "nvml_exporter_last_collect_timestamp_seconds 1700000000.123\n"
+      "# HELP nvml_exporter_gpu_up 1 if the last collection could read the GPU, 0 if it is lost "
+      "or every read failed.\n"
+      "# TYPE nvml_exporter_gpu_up gauge\n"
+      "nvml_exporter_gpu_up{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\"} 1\n"
+      "nvml_exporter_gpu_up{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-7c8d9e0f0001\"} 0\n"
+      "# HELP nvml_exporter_build_info Build and runtime information of nvml-exporter; the value "
+      "is always 1.\n"
+      "# TYPE nvml_exporter_build_info gauge\n"
+      "nvml_exporter_build_info{version=\"0.1.0\",revision=\"abc1234\","
+      "nvml_library=\"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1\",driver_version=\"580.159.04\"}"
+      " 1\n";
+  ASSERT_GE(out.size(), tail.size());
+  EXPECT_EQ(out.substr(out.size() - tail.size()), tail);
+}
+
+TEST(RenderPrometheusTest, TimestampMillisecondsPadded) {
+  Fixture f = DefaultFixture(1);
+  f.snapshot.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000007));
+  EXPECT_NE(f.Render().find("nvml_exporter_last_collect_timestamp_seconds 1700000000.007\n"),
+            std::string::npos);
+}
+
+TEST(RenderPrometheusTest, DownGpuHasNoSeries) {
+  Fixture f = DefaultFixture(3);
+  f.snapshot.devices[1].up = false;
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"2\""), std::string::npos);
+  EXPECT_NE(out.find("nvml_exporter_gpu_up{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-"
+                     "7c8d9e0f0001\"} 0\n"),
+            std::string::npos);
+}
+
+TEST(RenderPrometheusTest, AllDevicesDownOmitsFamilies) {
+  Fixture f = DefaultFixture(2);
+  for (auto& d : f.snapshot.devices) d.up = false;
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("DCGM_FI_"), std::string::npos);
+  EXPECT_EQ(out.rfind("# HELP nvml_exporter_collect_duration_seconds", 0), 0u);
+}
+
+TEST(RenderPrometheusTest, EscapesModelNameAndHelp) {
+  Fixture f;
+  f.AddEntry(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge, "a \\ back\nslash \"quoted\" é");
+  DeviceIdentity id = MakeIdentity(0);
+  id.model_name = "NVIDIA \"H200\" \\ 141GB\nnext ünïcødé";
+  id.label_values.clear();
+  f.SetIdentities({id});
+  f.snapshot.devices[0].samples = {{150, int64_t{33}}};
+  const std::string out = f.Render();
+  EXPECT_NE(out.find("# HELP DCGM_FI_DEV_GPU_TEMP a \\\\ back\\nslash \"quoted\" é\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(",modelName=\"NVIDIA \\\"H200\\\" \\\\ 141GB\\nnext ünïcødé\"} 33\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(RenderPrometheusTest, EscapeFunctions) {
+  std::string s;
+  AppendEscapedLabelValue("a\\b\"c\nd\te", &s);
+  EXPECT_EQ(s, "a\\\\b\\\"c\\nd\te");
+  s.clear();
+  AppendEscapedHelp("a\\b\"c\nd", &s);
+  EXPECT_EQ(s, "a\\\\b\"c\\nd");
+}
+
+TEST(RenderPrometheusTest, EmptyHelpKeepsTrailingSpace) {
+  Fixture f;
+  f.AddEntry(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge, "");
+  f.SetIdentities({MakeIdentity(0)});
+  f.snapshot.devices[0].samples = {{150, int64_t{33}}};
+  EXPECT_EQ(
+      f.Render().rfind("# HELP DCGM_FI_DEV_GPU_TEMP \n# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n", 0), 0u);
+}
+
+TEST(RenderPrometheusTest, OldNamespaceUuidLabel) {
+  Fixture f = DefaultFixture(1);
+  f.options.use_old_namespace = true;
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("UUID="), std::string::npos);
+  EXPECT_NE(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",uuid=\"GPU-a1b2c3d4-"), std::string::npos);
+  EXPECT_NE(out.find("nvml_exporter_gpu_up{gpu=\"0\",uuid=\"GPU-"), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, NoHostnameLabelWhenEmpty) {
+  Fixture f = DefaultFixture(1);
+  f.options.hostname.clear();
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("Hostname="), std::string::npos);
+  EXPECT_NE(out.find("modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"}"),
+            std::string::npos);
+}
+
+TEST(RenderPrometheusTest, HostnameLabelSpelling) {
+  Fixture f = DefaultFixture(1);
+  f.options.hostname_label = "hostname";
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("Hostname="), std::string::npos);
+  EXPECT_NE(out.find(",hostname=\"node1\",DCGM_FI_DRIVER_VERSION="), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, LabelRowsSortedByNameAndMissingOnesOmitted) {
+  Fixture f;
+  f.AddEntry(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge, "t");
+  f.AddEntry(3, "DCGM_FI_DEV_SERIAL", MetricType::kLabel, "", ValueKind::kString);
+  f.AddEntry(1, "DCGM_FI_DRIVER_VERSION", MetricType::kLabel, "", ValueKind::kString);
+  f.AddEntry(2, "DCGM_FI_DEV_BRAND", MetricType::kLabel, "", ValueKind::kString);
+  DeviceIdentity a = MakeIdentity(0);
+  a.label_values = {{1, "580.159.04"}, {3, "1650123456789"}, {2, "NVIDIA"}};
+  DeviceIdentity b = MakeIdentity(1);
+  b.label_values = {{1, "580.159.04"}};  // serial and brand reads failed
+  f.SetIdentities({a, b});
+  f.snapshot.devices[0].samples = {{150, int64_t{30}}};
+  f.snapshot.devices[1].samples = {{150, int64_t{31}}};
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("Hostname="), std::string::npos);  // no hostname set
+  EXPECT_NE(out.find("modelName=\"NVIDIA H200\",DCGM_FI_DEV_BRAND=\"NVIDIA\","
+                     "DCGM_FI_DEV_SERIAL=\"1650123456789\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"}"
+                     " 30\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"} 31\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(RenderPrometheusTest, FamiliesByFieldIdThenCsvOrder) {
+  Fixture f;
+  f.AddEntry(252, "DCGM_FI_DEV_FB_USED", MetricType::kGauge, "used");
+  f.AddEntry(100, "DCGM_FI_DEV_SM_CLOCK", MetricType::kGauge, "sm");
+  f.AddEntry(150, "gpu_temp_alias_b", MetricType::kGauge, "b");
+  f.AddEntry(150, "gpu_temp_alias_a", MetricType::kGauge, "a");
+  f.AddEntry(150, "gpu_temp_alias_b", MetricType::kGauge, "duplicate name: dropped");
+  f.SetIdentities({MakeIdentity(0)});
+  f.snapshot.devices[0].samples = {{100, int64_t{1}}, {150, int64_t{2}}, {252, int64_t{3}}};
+  const std::string out = f.Render();
+  std::vector<std::string> helps;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# HELP ", 0) == 0 && line.find("nvml_exporter") == std::string::npos) {
+      helps.push_back(line);
+    }
+  }
+  EXPECT_EQ(helps, (std::vector<std::string>{
+                       "# HELP DCGM_FI_DEV_SM_CLOCK sm", "# HELP gpu_temp_alias_b b",
+                       "# HELP gpu_temp_alias_a a", "# HELP DCGM_FI_DEV_FB_USED used"}));
+  EXPECT_NE(out.find("\ngpu_temp_alias_a{gpu=\"0\""), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, StringValueInGaugeIsSkipped) {
+  Fixture f;
+  f.AddEntry(100, "DCGM_FI_DEV_SM_CLOCK", MetricType::kGauge, "sm");
+  f.AddEntry(50, "DCGM_FI_DEV_NAME", MetricType::kGauge, "a string field declared gauge",
+             ValueKind::kString);
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1)});
+  f.snapshot.devices[0].samples = {{50, std::string("NVIDIA H200")}, {100, int64_t{1980}}};
+  f.snapshot.devices[1].samples = {{50, std::string("NVIDIA H200")}, {100, int64_t{1755}}};
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("DCGM_FI_DEV_NAME"), std::string::npos) << out;  // whole family omitted
+  EXPECT_NE(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"1\""), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, TypesAsWritten) {
+  Fixture f;
+  f.AddEntry(100, "a", MetricType::kGauge, "");
+  f.AddEntry(101, "b", MetricType::kCounter, "");
+  f.AddEntry(102, "c", MetricType::kHistogram, "");
+  f.AddEntry(103, "d", MetricType::kSummary, "");
+  f.SetIdentities({MakeIdentity(0)});
+  f.snapshot.devices[0].samples = {
+      {100, int64_t{1}}, {101, int64_t{2}}, {102, int64_t{3}}, {103, int64_t{4}}};
+  const std::string out = f.Render();
+  EXPECT_NE(out.find("# TYPE a gauge\n"), std::string::npos);
+  EXPECT_NE(out.find("# TYPE b counter\n"), std::string::npos);
+  EXPECT_NE(out.find("# TYPE c histogram\n"), std::string::npos);
+  EXPECT_NE(out.find("# TYPE d summary\n"), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, MissingSampleOmitsSeries) {
+  Fixture f;
+  f.AddEntry(100, "DCGM_FI_DEV_SM_CLOCK", MetricType::kGauge, "sm");
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1)});
+  f.snapshot.devices[1].samples = {{100, int64_t{7}}};
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"1\""), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, IntegersAsPercentD) {
+  Fixture f;
+  f.AddEntry(100, "x", MetricType::kGauge, "");
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1), MakeIdentity(2)});
+  f.snapshot.devices[0].samples = {{100, int64_t{0}}};
+  f.snapshot.devices[1].samples = {{100, std::numeric_limits<int64_t>::min()}};
+  f.snapshot.devices[2].samples = {{100, std::numeric_limits<int64_t>::max()}};
+  const std::string out = f.Render();
+  EXPECT_NE(out.find("\"} 0\n"), std::string::npos);
+  EXPECT_NE(out.find("\"} -9223372036854775808\n"), std::string::npos);
+  EXPECT_NE(out.find("\"} 9223372036854775807\n"), std::string::npos);
+}
+
+struct FixedCase {
+  double in;
+  const char* want;
+};
+
+TEST(AppendGoFixedTest, MatchesGoPercentF) {
+  const FixedCase cases[] = {
+      {0.1, "0.100000"},
+      {299.437, "299.437000"},
+      {302.206, "302.206000"},
+      {1e20, "100000000000000000000.000000"},
+      {-1.5, "-1.500000"},
+      {-0.0000004, "-0.000000"},  // Go keeps the sign of a negative value rounding to zero
+      {0.0, "0.000000"},
+      {0.0000005, "0.000000"},  // 5e-7 is slightly below half in binary
+      {0.0000015, "0.000002"},
+      {2.5, "2.500000"},
+      {0.1234565, "0.123456"},  // exact binary value lies below the tie
+      {123456789.123456789, "123456789.123457"},
+      {1e-300, "0.000000"},
+      {std::numeric_limits<double>::quiet_NaN(), "NaN"},
+      {std::numeric_limits<double>::infinity(), "+Inf"},
+      {-std::numeric_limits<double>::infinity(), "-Inf"},
+  };
+  for (const FixedCase& c : cases) {
+    std::string s;
+    AppendGoFixed(c.in, &s);
+    EXPECT_EQ(s, c.want) << "input " << c.in;
+  }
+  std::string big;
+  AppendGoFixed(std::numeric_limits<double>::max(), &big);
+  EXPECT_EQ(big.size(), 309u + 7u);
+  EXPECT_EQ(big.substr(0, 6), "179769");
+  EXPECT_EQ(big.substr(big.size() - 7), ".000000");
+}
+
+TEST(RenderPrometheusTest, DoubleSamplesUsePercentF) {
+  Fixture f;
+  f.AddEntry(155, "DCGM_FI_DEV_POWER_USAGE", MetricType::kGauge, "", ValueKind::kDouble);
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1)});
+  f.snapshot.devices[0].samples = {{155, 299.437}};
+  f.snapshot.devices[1].samples = {{155, std::numeric_limits<double>::quiet_NaN()}};
+  const std::string out = f.Render();
+  EXPECT_NE(out.find("\"} 299.437000\n"), std::string::npos);
+  EXPECT_NE(out.find("\"} NaN\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nvmlx::render

@@ -1,0 +1,602 @@
+#include "serve/http_server.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace nvmlx::serve {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+std::string Gunzip(const std::string& in) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return "<inflateInit2 failed>";
+  std::string out;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  char buf[4096];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  return rc == Z_STREAM_END ? out : "<corrupt gzip>";
+}
+
+std::string Gzip(const std::string& in) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, in.size()), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(out.size() - zs.avail_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::shared_ptr<const Page> MakePage(std::string body) {
+  auto p = std::make_shared<Page>();
+  p->gzip_body = Gzip(body);
+  p->body = std::move(body);
+  return p;
+}
+
+struct Reply {
+  unsigned status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string error;  // non-empty when no response could be read
+};
+
+// A blocking client over one connection, with a receive timeout so that a server bug fails the
+// test instead of hanging it.
+class Client {
+ public:
+  explicit Client(uint16_t port, const char* host = "127.0.0.1") : socket_(ioc_) {
+    boost::system::error_code ec;
+    socket_.connect(tcp::endpoint(asio::ip::make_address(host), port), ec);
+    connected_ = !ec;
+    timeval tv{5, 0};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  bool connected() const { return connected_; }
+
+  void SendRaw(const std::string& bytes) {
+    boost::system::error_code ec;
+    asio::write(socket_, asio::buffer(bytes), ec);
+  }
+
+  Reply Read(bool head = false) {
+    Reply r;
+    http::response_parser<http::string_body> parser;
+    parser.skip(head);  // a HEAD response has Content-Length but no body
+    parser.body_limit(64 * 1024 * 1024);
+    boost::system::error_code ec;
+    http::read(socket_, buffer_, parser, ec);
+    if (ec) {
+      r.error = ec.message();
+      return r;
+    }
+    const auto& msg = parser.get();
+    r.status = msg.result_int();
+    for (const auto& f : msg) {
+      std::string name(f.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      r.headers[name] = std::string(f.value());
+    }
+    r.body = msg.body();
+    return r;
+  }
+
+  Reply Request(const std::string& method, const std::string& target,
+                const std::string& extra_headers = "") {
+    SendRaw(method + " " + target + " HTTP/1.1\r\nHost: test\r\n" + extra_headers + "\r\n");
+    return Read(method == "HEAD");
+  }
+
+  // True when the server has closed the connection (EOF or reset), within the receive timeout.
+  bool ClosedByPeer() {
+    if (buffer_.size() > 0) return false;
+    char c;
+    boost::system::error_code ec;
+    socket_.read_some(asio::buffer(&c, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
+
+ private:
+  asio::io_context ioc_;
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+  bool connected_ = false;
+};
+
+// A server on 127.0.0.1:0 whose page and health the test sets.
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(ServerOptions options = {}) {
+    if (options.address == ":9400") options.address = "127.0.0.1:0";
+    server_ = std::make_unique<HttpServer>(
+        options,
+        [this] {
+          std::lock_guard<std::mutex> l(mu_);
+          return page_;
+        },
+        [this] {
+          std::lock_guard<std::mutex> l(mu_);
+          return health_;
+        });
+    Status st = server_->Start();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_NE(server_->port(), 0);
+  }
+  void SetPage(std::shared_ptr<const Page> p) {
+    std::lock_guard<std::mutex> l(mu_);
+    page_ = std::move(p);
+  }
+  void SetHealth(Health h) {
+    std::lock_guard<std::mutex> l(mu_);
+    health_ = std::move(h);
+  }
+  uint16_t port() const { return server_->port(); }
+
+  std::mutex mu_;
+  std::shared_ptr<const Page> page_;
+  Health health_{true, "OK"};
+  std::unique_ptr<HttpServer> server_;
+};
+
+const std::string kBody =
+    "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n"
+    "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"
+    "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 33\n";
+
+TEST_F(ServerTest, MetricsGet) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  Client c(port());
+  ASSERT_TRUE(c.connected());
+  Reply r = c.Request("GET", "/metrics");
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(r.headers["vary"], "Accept-Encoding");
+  EXPECT_EQ(r.headers.count("content-encoding"), 0u);
+  EXPECT_EQ(r.headers["content-length"], std::to_string(kBody.size()));
+  EXPECT_EQ(r.body, kBody);
+  // Query strings do not change the route.
+  EXPECT_EQ(c.Request("GET", "/metrics?x=1").body, kBody);
+}
+
+TEST_F(ServerTest, MetricsHead) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  Client c(port());
+  Reply r = c.Request("HEAD", "/metrics");
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.headers["content-length"], std::to_string(kBody.size()));
+  EXPECT_EQ(r.body, "");
+  // Nothing of a body follows: the next response on the connection parses cleanly.
+  Reply g = c.Request("GET", "/metrics");
+  EXPECT_EQ(g.status, 200u);
+  EXPECT_EQ(g.body, kBody);
+}
+
+TEST_F(ServerTest, MethodsAndPaths) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  Client c(port());
+  for (const char* path : {"/metrics", "/health", "/"}) {
+    for (const char* method : {"POST", "PUT", "DELETE", "OPTIONS"}) {
+      Reply r = c.Request(method, path);
+      EXPECT_EQ(r.status, 405u) << method << " " << path;
+      EXPECT_EQ(r.headers["allow"], "GET, HEAD");
+    }
+  }
+  Reply h = c.Request("GET", "/health");
+  EXPECT_EQ(h.status, 200u);
+  EXPECT_EQ(h.body, "OK");
+  Reply hh = c.Request("HEAD", "/health");
+  EXPECT_EQ(hh.status, 200u);
+  EXPECT_EQ(hh.headers["content-length"], "2");
+  Reply i = c.Request("GET", "/");
+  EXPECT_EQ(i.status, 200u);
+  EXPECT_EQ(i.headers["content-type"], "text/html; charset=utf-8");
+  EXPECT_NE(i.body.find("href=\"./metrics\""), std::string::npos);
+  EXPECT_NE(i.body.find("href=\"./health\""), std::string::npos);
+  EXPECT_EQ(c.Request("HEAD", "/").status, 200u);
+  EXPECT_EQ(c.Request("GET", "/nope").status, 404u);
+  EXPECT_EQ(c.Request("GET", "/metrics/").status, 404u);
+  EXPECT_EQ(c.Request("POST", "/nope").status, 404u);
+}
+
+TEST_F(ServerTest, HealthUnavailable) {
+  SetHealth({false, "no GPU collected for 120 s"});
+  StartServer();
+  Client c(port());
+  Reply r = c.Request("GET", "/health");
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_EQ(r.body, "no GPU collected for 120 s");
+}
+
+TEST_F(ServerTest, NoPageYieldsServiceUnavailable) {
+  StartServer();
+  Client c(port());
+  Reply r = c.Request("GET", "/metrics");
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_EQ(r.body, "no collection yet\n");
+  SetPage(MakePage(kBody));
+  Reply r2 = c.Request("GET", "/metrics");  // same connection, now with a page
+  EXPECT_EQ(r2.status, 200u);
+  EXPECT_EQ(r2.body, kBody);
+}
+
+TEST_F(ServerTest, GzipNegotiation) {
+  std::string big;
+  for (int i = 0; i < 2000; ++i) big += kBody;
+  SetPage(MakePage(big));
+  StartServer();
+  Client c(port());
+  struct Case {
+    const char* header;
+    bool gzip;
+  } cases[] = {
+      {"Accept-Encoding: gzip\r\n", true},
+      {"Accept-Encoding: GZIP\r\n", true},
+      {"Accept-Encoding: br, gzip;q=0.5\r\n", true},
+      {"Accept-Encoding: *\r\n", true},
+      {"Accept-Encoding: gzip;q=0\r\n", false},
+      {"Accept-Encoding: gzip; q=0.000\r\n", false},
+      {"Accept-Encoding: gzip;q=0, *\r\n", false},
+      {"Accept-Encoding: identity\r\n", false},
+      {"Accept-Encoding: deflate\r\nAccept-Encoding: gzip\r\n", true},
+      {"", false},
+  };
+  for (const Case& k : cases) {
+    Reply r = c.Request("GET", "/metrics", k.header);
+    ASSERT_EQ(r.status, 200u) << k.header;
+    EXPECT_EQ(r.headers["vary"], "Accept-Encoding");
+    if (k.gzip) {
+      EXPECT_EQ(r.headers["content-encoding"], "gzip") << k.header;
+      EXPECT_LT(r.body.size(), big.size() / 5);
+      EXPECT_EQ(Gunzip(r.body), big) << k.header;
+    } else {
+      EXPECT_EQ(r.headers.count("content-encoding"), 0u) << k.header;
+      EXPECT_EQ(r.body, big) << k.header;
+    }
+  }
+  // HEAD with gzip reports the compressed length.
+  Reply h = c.Request("HEAD", "/metrics", "Accept-Encoding: gzip\r\n");
+  EXPECT_EQ(h.headers["content-encoding"], "gzip");
+  EXPECT_EQ(h.headers["content-length"], std::to_string(page_->gzip_body.size()));
+}
+
+TEST_F(ServerTest, NoGzipBodyMeansIdentity) {
+  auto p = std::make_shared<Page>();
+  p->body = kBody;
+  SetPage(p);
+  StartServer();
+  Client c(port());
+  Reply r = c.Request("GET", "/metrics", "Accept-Encoding: gzip\r\n");
+  EXPECT_EQ(r.headers.count("content-encoding"), 0u);
+  EXPECT_EQ(r.body, kBody);
+}
+
+TEST(AcceptsGzipTest, Table) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("x-gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, gzip"));
+  EXPECT_TRUE(AcceptsGzip(" gzip ; q=1.0 "));
+  EXPECT_TRUE(AcceptsGzip("gzip;q=0.001"));
+  EXPECT_TRUE(AcceptsGzip("*;q=0.1"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0.0, *;q=1"));  // explicit gzip beats the wildcard
+  EXPECT_FALSE(AcceptsGzip("*;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=bogus"));
+  EXPECT_FALSE(AcceptsGzip("gzipper"));
+}
+
+TEST_F(ServerTest, KeepAliveTwoRequestsOneConnection) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  Client c(port());
+  Reply a = c.Request("GET", "/metrics");
+  Reply b = c.Request("GET", "/metrics");
+  EXPECT_EQ(a.status, 200u);
+  EXPECT_EQ(b.status, 200u);
+  EXPECT_EQ(b.body, kBody);
+  EXPECT_EQ(b.headers.count("connection"), 0u);  // HTTP/1.1 default: keep-alive
+}
+
+TEST_F(ServerTest, PipelinedRequests) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  Client c(port());
+  c.SendRaw("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\nGET /health HTTP/1.1\r\nHost: t\r\n\r\n");
+  EXPECT_EQ(c.Read().body, kBody);
+  EXPECT_EQ(c.Read().body, "OK");
+}
+
+TEST_F(ServerTest, ConnectionCloseAndHttp10) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  {
+    Client c(port());
+    Reply r = c.Request("GET", "/metrics", "Connection: close\r\n");
+    EXPECT_EQ(r.status, 200u);
+    EXPECT_EQ(r.headers["connection"], "close");
+    EXPECT_TRUE(c.ClosedByPeer());
+  }
+  {
+    Client c(port());
+    c.SendRaw("GET /metrics HTTP/1.0\r\n\r\n");
+    Reply r = c.Read();
+    EXPECT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body, kBody);
+    EXPECT_TRUE(c.ClosedByPeer());
+  }
+}
+
+TEST_F(ServerTest, HeaderLimit) {
+  ServerOptions o;
+  o.max_request_header_bytes = 1024;
+  SetPage(MakePage(kBody));
+  StartServer(o);
+  {
+    Client c(port());
+    Reply r = c.Request("GET", "/metrics", "X-Pad: " + std::string(900, 'a') + "\r\n");
+    EXPECT_EQ(r.status, 200u);  // under the limit
+  }
+  Client c(port());
+  Reply r = c.Request("GET", "/metrics", "X-Pad: " + std::string(4000, 'a') + "\r\n");
+  EXPECT_EQ(r.status, 431u);
+  EXPECT_TRUE(c.ClosedByPeer());
+}
+
+TEST_F(ServerTest, RequestBodyRefused) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  {
+    Client c(port());
+    c.SendRaw("POST /metrics HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello");
+    Reply r = c.Read();
+    EXPECT_EQ(r.status, 413u);
+    EXPECT_TRUE(c.ClosedByPeer());
+  }
+  {
+    Client c(port());
+    c.SendRaw(
+        "GET /metrics HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    EXPECT_EQ(c.Read().status, 413u);
+  }
+  {
+    // An explicit empty body is no body.
+    Client c(port());
+    Reply r = c.Request("GET", "/metrics", "Content-Length: 0\r\n");
+    EXPECT_EQ(r.status, 200u);
+  }
+}
+
+TEST_F(ServerTest, MalformedRequestIs400) {
+  StartServer();
+  Client c(port());
+  c.SendRaw("GET /metrics HTTP/9.9x\r\n\r\n");
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_TRUE(c.ClosedByPeer());
+}
+
+TEST_F(ServerTest, SlowClientDisconnectedAfterReadTimeout) {
+  ServerOptions o;
+  o.read_timeout = std::chrono::milliseconds(300);
+  SetPage(MakePage(kBody));
+  StartServer(o);
+  Client c(port());
+  const auto start = std::chrono::steady_clock::now();
+  c.SendRaw("GET /metrics HTTP/1.1\r\nHost: t\r\n");  // half a request, never finished
+  EXPECT_TRUE(c.ClosedByPeer());
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(elapsed, std::chrono::milliseconds(250));
+  EXPECT_LT(elapsed, std::chrono::milliseconds(3000));
+}
+
+TEST_F(ServerTest, TrickleDoesNotExtendReadTimeout) {
+  ServerOptions o;
+  o.read_timeout = std::chrono::milliseconds(300);
+  StartServer(o);
+  Client c(port());
+  const auto start = std::chrono::steady_clock::now();
+  c.SendRaw("GET /metrics HTTP/1.1\r\n");
+  // One header line every 50 ms for 1.5 s: each read makes progress, but the whole request is
+  // what the timeout bounds, so the server must hang up at ~300 ms, long before the trickle ends.
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    for (int i = 0; i < 30 && !stop; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      c.SendRaw("X: y\r\n");
+    }
+  });
+  const bool closed = c.ClosedByPeer();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  stop = true;
+  trickle.join();
+  EXPECT_TRUE(closed);
+  EXPECT_GE(elapsed, std::chrono::milliseconds(250));
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1000));
+}
+
+TEST_F(ServerTest, IdleKeepAliveConnectionClosed) {
+  ServerOptions o;
+  o.read_timeout = std::chrono::milliseconds(200);
+  o.idle_timeout = std::chrono::milliseconds(600);
+  SetPage(MakePage(kBody));
+  StartServer(o);
+  Client c(port());
+  EXPECT_EQ(c.Request("GET", "/metrics").status, 200u);
+  // Longer than read_timeout but within idle_timeout: the connection is still usable.
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  EXPECT_EQ(c.Request("GET", "/metrics").status, 200u);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.ClosedByPeer());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+TEST_F(ServerTest, ManyThreadsManyClients) {
+  ServerOptions o;
+  o.threads = 4;
+  SetPage(MakePage(kBody));
+  StartServer(o);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; ++t) {
+    clients.emplace_back([&] {
+      Client c(port());
+      for (int i = 0; i < 25; ++i) {
+        Reply r = c.Request("GET", "/metrics", i % 2 ? "Accept-Encoding: gzip\r\n" : "");
+        if (r.status == 200 && (i % 2 ? Gunzip(r.body) : r.body) == kBody) ++ok;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 200);
+}
+
+TEST_F(ServerTest, StopClosesConnections) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  Client c(port());
+  EXPECT_EQ(c.Request("GET", "/metrics").status, 200u);
+  server_->Stop();
+  EXPECT_TRUE(c.ClosedByPeer());
+  server_->Stop();  // idempotent
+}
+
+TEST(HttpServerListenTest, Ipv6Loopback) {
+  HttpServer s(
+      {.address = "[::1]:0"}, [] { return MakePage(kBody); }, [] { return Health{}; });
+  Status st = s.Start();
+  if (!st.ok()) GTEST_SKIP() << "no IPv6 loopback: " << st.ToString();
+  Client c(s.port(), "::1");
+  ASSERT_TRUE(c.connected());
+  EXPECT_EQ(c.Request("GET", "/metrics").body, kBody);
+}
+
+TEST(HttpServerListenTest, AllAddressesServesIpv4AndIpv6) {
+  HttpServer s(
+      {.address = ":0"}, [] { return MakePage(kBody); }, [] { return Health{}; });
+  Status st = s.Start();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  Client v4(s.port(), "127.0.0.1");
+  ASSERT_TRUE(v4.connected());
+  EXPECT_EQ(v4.Request("GET", "/metrics").body, kBody);
+  Client v6(s.port(), "::1");
+  if (v6.connected()) {
+    EXPECT_EQ(v6.Request("GET", "/metrics").body, kBody);
+  }
+}
+
+TEST(HttpServerListenTest, HostnameResolved) {
+  HttpServer s(
+      {.address = "localhost:0"}, [] { return MakePage(kBody); }, [] { return Health{}; });
+  Status st = s.Start();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_NE(s.port(), 0);
+}
+
+TEST(HttpServerListenTest, PortInUseNamesAddress) {
+  HttpServer a(
+      {.address = "127.0.0.1:0"}, [] { return nullptr; }, [] { return Health{}; });
+  ASSERT_TRUE(a.Start().ok());
+  const std::string addr = "127.0.0.1:" + std::to_string(a.port());
+  HttpServer b(
+      {.address = addr}, [] { return nullptr; }, [] { return Health{}; });
+  Status st = b.Start();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "cannot listen on " + addr + ": Address already in use");
+  EXPECT_EQ(b.port(), 0);
+}
+
+TEST(HttpServerListenTest, BadAddressFailsStart) {
+  HttpServer s(
+      {.address = "9400"}, [] { return nullptr; }, [] { return Health{}; });
+  Status st = s.Start();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("\"9400\""), std::string::npos) << st.message();
+  HttpServer u(
+      {.address = "no-such-host.invalid:0"}, [] { return nullptr; }, [] { return Health{}; });
+  Status su = u.Start();
+  ASSERT_FALSE(su.ok());
+  EXPECT_EQ(su.message().rfind("cannot listen on no-such-host.invalid:0: ", 0), 0u) << su.message();
+}
+
+TEST(ParseListenAddressTest, Table) {
+  struct Case {
+    const char* in;
+    bool ok;
+    const char* host;
+    uint16_t port;
+  } cases[] = {
+      {":9400", true, "", 9400},
+      {"0.0.0.0:9400", true, "0.0.0.0", 9400},
+      {"127.0.0.1:0", true, "127.0.0.1", 0},
+      {"[::1]:9400", true, "::1", 9400},
+      {"[::]:65535", true, "::", 65535},
+      {"localhost:9400", true, "localhost", 9400},
+      {"9400", false, "", 0},
+      {"", false, "", 0},
+      {":", false, "", 0},
+      {":65536", false, "", 0},
+      {":-1", false, "", 0},
+      {":94x0", false, "", 0},
+      {"::1:9400", false, "", 0},
+      {"[::1]", false, "", 0},
+      {"[::1:9400", false, "", 0},
+      {"[]:9400", false, "", 0},
+      {"[::1]9400", false, "", 0},
+  };
+  for (const Case& c : cases) {
+    Result<ListenAddress> r = ParseListenAddress(c.in);
+    ASSERT_EQ(r.ok(), c.ok) << "\"" << c.in << "\"";
+    if (!c.ok) {
+      EXPECT_NE(r.status().message().find(std::string("\"") + c.in + "\""), std::string::npos)
+          << r.status().message();
+      continue;
+    }
+    EXPECT_EQ(r->host, c.host) << c.in;
+    EXPECT_EQ(r->port, c.port) << c.in;
+  }
+}
+
+}  // namespace
+}  // namespace nvmlx::serve

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The daemon's command line: exit codes and the one-line errors an operator sees.
+source "$(dirname "$0")/lib.sh"
+
+# --once on the simulated GPUs prints a whole exposition and exits 0.
+"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml" \
+  -f "$SOURCE_DIR/etc/default-counters.csv" --once >"$WORK/once.txt" 2>"$WORK/once.log" \
+  || { cat "$WORK/once.log"; fail "--once exited non-zero"; }
+grep -q '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge$' "$WORK/once.txt" || fail "--once: no GPU_UTIL family"
+[ "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{' "$WORK/once.txt")" = 2 ] || fail "--once: expected 2 GPU_UTIL series"
+grep -q 'UUID="GPU-11111111-2222-3333-4444-000000000001"' "$WORK/once.txt" || fail "--once: UUID label"
+grep -q '^DCGM_FI_DEV_FAN_SPEED' "$WORK/once.txt" && fail "--once: NOT_SUPPORTED field must be omitted"
+pass "--once prints the exposition"
+
+# Unknown field: exit 2, file:line and a suggestion.
+printf 'DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\nDCGM_FI_DEV_GPU_UTL, gauge, util\n' >"$WORK/bad.csv"
+set +e
+"$EXPORTER" --fake-gpus -f "$WORK/bad.csv" --once >/dev/null 2>"$WORK/bad.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "unknown field: exit $rc, want 2"
+grep -q "bad.csv:2: unknown field \"DCGM_FI_DEV_GPU_UTL\" (did you mean DCGM_FI_DEV_GPU_UTIL?)" "$WORK/bad.err" \
+  || { cat "$WORK/bad.err"; fail "unknown field message"; }
+pass "unknown field -> exit 2 with file:line"
+
+# No NVML: exit 1 and one line naming the library.
+set +e
+"$EXPORTER" --nvml-library /nonexistent/libnvidia-ml.so.1 -f "$SOURCE_DIR/etc/default-counters.csv" \
+  --once >/dev/null 2>"$WORK/nonvml.err"; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "missing NVML: exit $rc, want 1"
+grep -q '/nonexistent/libnvidia-ml.so.1' "$WORK/nonvml.err" || fail "missing NVML: message must name the library"
+[ "$(grep -c . "$WORK/nonvml.err")" = 1 ] || { cat "$WORK/nonvml.err"; fail "missing NVML: want exactly one line"; }
+pass "missing NVML -> exit 1, one line"
+
+# A flag of a later issue fails loudly instead of being ignored.
+set +e
+"$EXPORTER" --fake-gpus -k --once >/dev/null 2>"$WORK/k.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "-k: exit $rc, want 2"
+grep -qi 'not supported yet' "$WORK/k.err" || fail "-k: message"
+pass "unsupported flag -> exit 2"
+
+# Device selector: only GPU 1; a GPU that does not exist is an error.
+"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml" \
+  -f "$SOURCE_DIR/etc/default-counters.csv" -d g:1 --once >"$WORK/g1.txt" 2>/dev/null
+[ "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/g1.txt")" = 1 ] || fail "-d g:1: want GPU 1"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0"' "$WORK/g1.txt" && fail "-d g:1: GPU 0 must be absent"
+set +e
+"$EXPORTER" --fake-gpus -d g:7 -f "$SOURCE_DIR/etc/default-counters.csv" --once >/dev/null 2>"$WORK/g7.err"; rc=$?
+set -e
+[ "$rc" != 0 ] || fail "-d g:7 must fail"
+pass "device selector"
+
+# -n drops Hostname; NODE_NAME sets it.
+NODE_NAME=node-a "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" --once 2>/dev/null \
+  | grep -q 'Hostname="node-a"' || fail "NODE_NAME must set Hostname"
+NODE_NAME=node-a "$EXPORTER" --fake-gpus -n -f "$SOURCE_DIR/etc/default-counters.csv" --once 2>/dev/null \
+  | grep -q 'Hostname=' && fail "-n must drop Hostname"
+pass "hostname flags"
+
+# --version
+"$EXPORTER" --version | grep -q . || fail "--version prints nothing"
+pass "--version"
+echo "cli_test: all passed"

@@ -1,0 +1,64 @@
+#include "call.h"
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace nvmlx::simgpu {
+
+unsigned ToU32(double v) {
+  if (!(v > 0)) return 0;  // also NaN
+  if (v >= 4294967295.0) return 0xFFFFFFFFu;
+  return static_cast<unsigned>(std::floor(v));
+}
+
+unsigned long long ToU64(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 18446744073709549568.0) return ~0ULL;
+  return static_cast<unsigned long long>(std::floor(v));
+}
+
+unsigned Ctx::U32(ValueKey k) const { return ToU32(V(k)); }
+unsigned long long Ctx::U64(ValueKey k) const { return ToU64(V(k)); }
+
+nvmlReturn_t Apply(const FaultAction& action) {
+  if (action.block_ms > 0) {
+    // No lock is held here, so a blocked call stalls only its own thread, as a slow driver
+    // call would.
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(action.block_ms));
+  }
+  return action.error.value_or(NVML_SUCCESS);
+}
+
+nvmlReturn_t EnterSystem(const char* function, Ctx* ctx) {
+  ctx->world = Simulator::Get().world();
+  if (!ctx->world) return NVML_ERROR_UNINITIALIZED;
+  ctx->t = ctx->world->Now();
+  return Apply(ctx->world->faults().ForCall(function, std::nullopt, ctx->t));
+}
+
+nvmlReturn_t EnterDevice(const char* function, nvmlDevice_t device, Ctx* ctx) {
+  ctx->world = Simulator::Get().world();
+  if (!ctx->world) return NVML_ERROR_UNINITIALIZED;
+  ctx->dev = ctx->world->Find(device);
+  if (ctx->dev == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  ctx->t = ctx->world->Now();
+  if (ctx->world->faults().IsLost(ctx->dev->index, ctx->t)) return NVML_ERROR_GPU_IS_LOST;
+  return Apply(ctx->world->faults().ForCall(function, ctx->dev->index, ctx->t));
+}
+
+nvmlReturn_t EnterIndex(const char* function, unsigned index, Ctx* ctx) {
+  ctx->world = Simulator::Get().world();
+  if (!ctx->world) return NVML_ERROR_UNINITIALIZED;
+  if (index >= ctx->world->device_count()) return NVML_ERROR_INVALID_ARGUMENT;
+  return EnterDevice(function, ctx->world->handle(index), ctx);
+}
+
+nvmlReturn_t CopyString(const std::string& s, char* buf, unsigned length) {
+  if (buf == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (s.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(buf, s.c_str(), s.size() + 1);
+  return NVML_SUCCESS;
+}
+
+}  // namespace nvmlx::simgpu

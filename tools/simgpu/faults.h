@@ -1,0 +1,43 @@
+// Fault injection: which NVML call answers which error, blocks, or finds its GPU lost, at
+// simulation time t (SCENARIO.md "Faults").
+//
+// A FaultSet is built once from a Scenario and never changes afterwards, so its const methods
+// may be called from any number of threads at once without locking.
+#ifndef NVML_EXPORTER_TOOLS_SIMGPU_FAULTS_H_
+#define NVML_EXPORTER_TOOLS_SIMGPU_FAULTS_H_
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "scenario.h"
+
+namespace nvmlx::simgpu {
+
+// What the active faults make of one call (or of one FieldValues element).
+struct FaultAction {
+  std::optional<int> error;  // nvmlReturn_t to answer instead of the real value
+  double block_ms = 0;       // sleep this long before answering (longest active rule wins)
+};
+
+class FaultSet {
+ public:
+  FaultSet() = default;
+  explicit FaultSet(std::vector<Fault> faults);
+
+  // The faults for `call` on `gpu` (nullopt = a call that names no GPU) at time t. Only
+  // whole-call rules count here, not "nvmlDeviceGetFieldValues:<fi>" ones. The first matching
+  // rule with an error decides the error, in scenario order.
+  FaultAction ForCall(std::string_view call, std::optional<unsigned> gpu, double t) const;
+  // The per-element faults for field `field_id` of nvmlDeviceGetFieldValues.
+  FaultAction ForField(unsigned gpu, unsigned field_id, double t) const;
+  // True when a lost_after_s rule for `gpu` has fired by time t.
+  bool IsLost(unsigned gpu, double t) const;
+
+ private:
+  std::vector<Fault> faults_;
+};
+
+}  // namespace nvmlx::simgpu
+
+#endif  // NVML_EXPORTER_TOOLS_SIMGPU_FAULTS_H_

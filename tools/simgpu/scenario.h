@@ -1,0 +1,167 @@
+// The scenario that drives the simulated GPUs (SCENARIO.md): what each GPU is called, how its
+// values move over time, which calls fail, and when Xid events fire.
+//
+// ParseScenario() turns YAML text into a Scenario or into one "file:line: what was expected"
+// message; it never throws (yaml-cpp exceptions are caught inside). A parsed Scenario is an
+// immutable value: any number of threads may read one concurrently.
+#ifndef NVML_EXPORTER_TOOLS_SIMGPU_SCENARIO_H_
+#define NVML_EXPORTER_TOOLS_SIMGPU_SCENARIO_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "value.h"
+
+namespace nvmlx::simgpu {
+
+// Every key of a GPU's `values:` map. The order is the order of kValueKeys below.
+enum class ValueKey : int {
+  kGpuUtil,
+  kMemUtil,
+  kEncUtil,
+  kDecUtil,
+  kSmClock,
+  kMemClock,
+  kGraphicsClock,
+  kVideoClock,
+  kMaxSmClock,
+  kMaxMemClock,
+  kMaxGraphicsClock,
+  kMaxVideoClock,
+  kGpuTemp,
+  kMemTemp,
+  kPowerW,
+  kPowerLimitW,
+  kPowerLimitMinW,
+  kPowerLimitMaxW,
+  kPowerLimitDefaultW,
+  kEnergyMjAtStart,
+  kFbUsedMib,
+  kFbReservedMib,
+  kBar1TotalMib,
+  kBar1UsedMib,
+  kPstate,
+  kFanSpeed,
+  kPcieTxKbs,
+  kPcieRxKbs,
+  kPcieReplay,
+  kPcieLinkGen,
+  kPcieLinkWidth,
+  kPcieMaxLinkGen,
+  kPcieMaxLinkWidth,
+  kClocksEventReasons,
+  kEccSbeVol,
+  kEccDbeVol,
+  kEccSbeAgg,
+  kEccDbeAgg,
+  kRetiredSbe,
+  kRetiredDbe,
+  kRetiredPending,
+  kRemappedCor,
+  kRemappedUnc,
+  kRemappedPending,
+  kRemappedFailure,
+  kViolationPowerNs,
+  kViolationThermalNs,
+  kViolationSyncBoostNs,
+  kViolationBoardLimitNs,
+  kViolationLowUtilNs,
+  kViolationReliabilityNs,
+  kViolationAppClocksNs,
+  kViolationBaseClocksNs,
+  kViolationSwThermalNs,
+  kViolationHwThermalNs,
+  kViolationHwPowerBrakeNs,
+  kNvlinkCrcFlitErrors,
+  kNvlinkCrcDataErrors,
+  kNvlinkReplayErrors,
+  kNvlinkRecoveryErrors,
+  kNvlinkTxKib,
+  kNvlinkRxKib,
+  kPcieCorrectableErrors,
+  kVgpuLicense,
+  kCount,  // not a key
+};
+inline constexpr int kNumValueKeys = static_cast<int>(ValueKey::kCount);
+
+struct ValueKeyInfo {
+  ValueKey key;
+  std::string_view name;  // as written in the scenario
+  double default_value;
+};
+// One entry per ValueKey, in enum order.
+extern const std::array<ValueKeyInfo, kNumValueKeys> kValueKeys;
+std::optional<ValueKey> ValueKeyFromName(std::string_view name);
+
+struct GpuSpec {
+  std::string name = "NVIDIA H200";
+  std::string uuid;        // default: derived from the index
+  std::string pci_bus_id;  // normalised to upper case "DDDDDDDD:BB:DD.F"
+  unsigned pci_domain = 0, pci_bus = 0, pci_device = 0;
+  unsigned pci_device_id = 0x233510DE;  // H200 SXM: device 0x2335, vendor 0x10DE
+  unsigned pci_subsystem_id = 0x18BE10DE;
+  std::string serial;
+  std::string vbios = "96.00.AF.00.01";
+  int brand = 14;  // NVML_BRAND_NVIDIA
+  unsigned minor_number = 0;
+  double memory_total_mib = 143771;
+  std::string inforom_oem = "2.1", inforom_ecc = "7.16", inforom_power = "1.0";
+  std::string inforom_image = "G525.0225.00.03";
+  std::array<ValueFn, kNumValueKeys> values;  // every key set, defaults included
+
+  const ValueFn& value(ValueKey k) const { return values[static_cast<int>(k)]; }
+};
+
+// A fault rule. Exactly one of: a call fault (call_name set, optionally with field_id), or a
+// lost-GPU rule (lost_after_s set).
+struct Fault {
+  std::optional<unsigned> gpu;       // nullopt = every GPU ("*")
+  std::string call;                  // NVML function name; empty for a lost_after_s rule
+  std::optional<unsigned> field_id;  // "nvmlDeviceGetFieldValues:<fi>"
+  std::optional<int> error;          // nvmlReturn_t to answer
+  double block_ms = 0;
+  double after_s = 0;
+  std::optional<double> until_s;
+  std::optional<double> lost_after_s;
+  int line = 0;  // 1-based line in the scenario, for messages
+};
+
+struct XidEvent {
+  unsigned gpu = 0;
+  double at_s = 0;
+  unsigned long long xid = 0;
+};
+
+struct Scenario {
+  std::string source;  // file name, or "<built-in>"
+  std::string driver_version = "580.159.04";
+  std::string nvml_version = "13.580.159.04";
+  int cuda_driver_version = 13000;
+  std::vector<GpuSpec> gpus;
+  std::vector<Fault> faults;
+  std::vector<XidEvent> xids;  // sorted by at_s
+};
+
+// Either a Scenario or the error "<source>:<line>: <what was expected>".
+using ParseResult = std::variant<Scenario, std::string>;
+
+// Parses YAML (or JSON) text. `source` names it in error messages.
+ParseResult ParseScenario(std::string_view text, const std::string& source);
+// Reads and parses a file; a read error is reported as "<path>: cannot read: <reason>".
+ParseResult LoadScenarioFile(const std::string& path);
+// The built-in default scenario (SCENARIO.md, last section).
+ParseResult DefaultScenario();
+extern const char* const kDefaultScenarioYaml;
+
+// "NOT_SUPPORTED" -> NVML_ERROR_NOT_SUPPORTED ("SUCCESS" -> 0); nullopt when unknown.
+std::optional<int> ReturnCodeFromName(std::string_view name);
+// True for a name in NVMLX_FOR_EACH_FUNCTION.
+bool IsNvmlFunctionName(std::string_view name);
+
+}  // namespace nvmlx::simgpu
+
+#endif  // NVML_EXPORTER_TOOLS_SIMGPU_SCENARIO_H_

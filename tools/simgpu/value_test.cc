@@ -1,0 +1,91 @@
+#include "value.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace nvmlx::simgpu {
+namespace {
+
+// ∫_0^t f by the midpoint rule, to check the closed forms against.
+double Numeric(const ValueFn& f, double t) {
+  const int n = 200000;
+  const double h = t / n;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += f.At((i + 0.5) * h);
+  return sum * h;
+}
+
+TEST(ValueFnTest, ConstantAndDefault) {
+  EXPECT_EQ(ValueFn().At(12), 0);
+  ValueFn c = ValueFn::Constant(7.5);
+  EXPECT_EQ(c.At(0), 7.5);
+  EXPECT_EQ(c.At(1e6), 7.5);
+  EXPECT_DOUBLE_EQ(c.Integral(4), 30);
+}
+
+TEST(ValueFnTest, SquareStartsHighAndToggles) {
+  ValueFn sq = ValueFn::Square(100, 0, 20, 20);
+  EXPECT_EQ(sq.At(0), 100);
+  EXPECT_EQ(sq.At(19.999), 100);
+  EXPECT_EQ(sq.At(20), 0);
+  EXPECT_EQ(sq.At(39.9), 0);
+  EXPECT_EQ(sq.At(40), 100);
+  EXPECT_EQ(sq.At(65), 0);  // 65 mod 40 = 25: the off half
+  EXPECT_EQ(sq.At(85), 100);
+}
+
+TEST(ValueFnTest, SquarePhaseShiftsTheWave) {
+  ValueFn sq = ValueFn::Square(690, 80, 20, 10, 15);  // (t + 15) mod 30 < 20
+  EXPECT_EQ(sq.At(0), 690);
+  EXPECT_EQ(sq.At(4.9), 690);
+  EXPECT_EQ(sq.At(5), 80);
+  EXPECT_EQ(sq.At(14.9), 80);
+  EXPECT_EQ(sq.At(15), 690);
+}
+
+TEST(ValueFnTest, RampRepeatsOrHolds) {
+  ValueFn r = ValueFn::Ramp(0, 100, 60);
+  EXPECT_DOUBLE_EQ(r.At(0), 0);
+  EXPECT_DOUBLE_EQ(r.At(30), 50);
+  EXPECT_DOUBLE_EQ(r.At(59.4), 99);
+  EXPECT_DOUBLE_EQ(r.At(60), 0);
+  EXPECT_DOUBLE_EQ(r.At(75), 25);
+  ValueFn once = ValueFn::Ramp(10, 20, 10, /*repeat=*/false);
+  EXPECT_DOUBLE_EQ(once.At(5), 15);
+  EXPECT_DOUBLE_EQ(once.At(10), 20);
+  EXPECT_DOUBLE_EQ(once.At(1000), 20);
+}
+
+TEST(ValueFnTest, Sine) {
+  ValueFn s = ValueFn::Sine(50, 10, 40);
+  EXPECT_NEAR(s.At(0), 50, 1e-9);
+  EXPECT_NEAR(s.At(10), 60, 1e-9);
+  EXPECT_NEAR(s.At(30), 40, 1e-9);
+  EXPECT_NEAR(s.At(40), 50, 1e-9);
+}
+
+TEST(ValueFnTest, IntegralsMatchNumericIntegration) {
+  const ValueFn fns[] = {
+      ValueFn::Square(690, 80, 20, 20), ValueFn::Square(5, -1, 3, 7, 4.5),
+      ValueFn::Ramp(0, 100, 60),        ValueFn::Ramp(10, 20, 10, false),
+      ValueFn::Sine(300, 100, 17),
+  };
+  for (const ValueFn& f : fns) {
+    for (double t : {0.0, 1.0, 19.5, 20.0, 41.0, 123.4}) {
+      EXPECT_NEAR(f.Integral(t), Numeric(f, t), 1e-3 * (1 + std::abs(Numeric(f, t))))
+          << "kind " << static_cast<int>(f.kind()) << " t=" << t;
+    }
+  }
+}
+
+TEST(ValueFnTest, SquareIntegralIsTheEnergyOfTheDutyCycle) {
+  // 20 s at 690 W + 20 s at 80 W = 15400 J per 40 s period.
+  ValueFn sq = ValueFn::Square(690, 80, 20, 20);
+  EXPECT_DOUBLE_EQ(sq.Integral(40), 15400);
+  EXPECT_DOUBLE_EQ(sq.Integral(50), 15400 + 6900);
+  EXPECT_DOUBLE_EQ(sq.Integral(70), 15400 + 13800 + 800);
+}
+
+}  // namespace
+}  // namespace nvmlx::simgpu
