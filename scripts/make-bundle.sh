@@ -8,6 +8,7 @@ build="$1"; out="$2"
 bin="$build/src/app/nvml-exporter"
 rm -rf "$out"; mkdir -p "$out/lib" "$out/simgpu" "$out/etc"
 cp "$bin" "$out/"
+strip --strip-debug "$out/nvml-exporter"
 cp etc/*.csv "$out/etc/"
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
 system_lib='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|libdl|librt|linux-vdso)\.so'

@@ -54,6 +54,10 @@ for phase in ("idle", "load"):
     ours = parse_metrics(f"{out}/once_{phase}.txt")
     smi = parse_smi(f"{out}/smi_{phase}.csv")
     print(f"## {phase}\n")
+    if not smi or not ours:
+        bad += 1
+        print(f"FAIL: nothing to compare (nvidia-smi rows: {len(smi)}, our families: {len(ours)})\n")
+        continue
     print("| GPU | field | nvml-exporter | nvidia-smi | tolerance | result |\n|---|---|---|---|---|---|")
     for row in smi:
         g = row["index"]

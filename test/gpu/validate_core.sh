@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates the core exporter on a real NVIDIA GPU (run from the repo root after `make bundle`;
-# on the H200 host through the device tool). Writes into $OUT (default ./validation-out):
+# on the H200 host through the device tool). Writes comparison.md and validation.tgz (all of
+# the following) into $OUT (default ./validation-out):
 #   smi_{idle,load}.csv       nvidia-smi --query-gpu readings taken right after each --once
 #   once_{idle,load}.txt      nvml-exporter --once expositions
 #   metrics_daemon.txt        /metrics from the daemon (-c 1000), health.txt
@@ -8,8 +9,9 @@
 # Nothing here changes GPU settings.
 set -uo pipefail
 B="${BUNDLE:-bundle}"
-OUT="${OUT:-validation-out}"
-mkdir -p "$OUT"
+RESULT="${OUT:-validation-out}"
+OUT="$(mktemp -d)"
+mkdir -p "$RESULT"
 CSV="$B/etc/default-counters.csv"
 Q=index,uuid,pci.bus_id,name,clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,utilization.gpu,utilization.memory,memory.total,memory.free,memory.used,memory.reserved,pcie.link.gen.current,pcie.link.width.current,driver_version,enforced.power.limit,fan.speed
 snap() {  # name
@@ -43,6 +45,8 @@ sleep 2
 curl -sS http://127.0.0.1:9400/metrics >"$OUT/metrics_daemon2.txt"
 curl -sS -w '\nhttp=%{http_code}\n' http://127.0.0.1:9400/health >"$OUT/health.txt"
 curl -sS -H 'Accept-Encoding: gzip' http://127.0.0.1:9400/metrics | gzip -dc | head -n 3 >"$OUT/gzip_head.txt"
+grep -E "VmRSS|VmHWM" /proc/$d/status >"$OUT/daemon_rss.txt"
+ps -o pid,rss,time,args -p $d >>"$OUT/daemon_rss.txt"
 kill -TERM $d; wait $d; echo "daemon rc=$?" >>"$OUT/daemon.log"
 wait $load
 if id nobody >/dev/null 2>&1; then
@@ -51,4 +55,6 @@ if id nobody >/dev/null 2>&1; then
   echo "nobody rc=$?" >>"$OUT/once_nobody.log"
 fi
 python3 test/gpu/compare_smi.py "$OUT" >"$OUT/comparison.md" 2>&1
+cp "$OUT/comparison.md" "$RESULT/"
+tar czf "$RESULT/validation.tgz" -C "$OUT" .
 cat "$OUT/comparison.md"
