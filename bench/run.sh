@@ -30,11 +30,14 @@ prometheus-node-exporter --web.listen-address="127.0.0.1:$p2" >"$work/node.log" 
 pids+=($!); node_pid=$!
 wait_up "http://127.0.0.1:$p2/metrics"
 
-run_wrk() {  # url name
-  wrk -t2 -c"$conns" -d"${duration}s" --latency "$1" >"$work/$2.wrk"
+run_wrk() {  # url name connections threads
+  wrk -t"$4" -c"$3" -d"${duration}s" --latency "$1" >"$work/$2.wrk"
 }
-run_wrk "http://127.0.0.1:$p1/metrics" ours
-run_wrk "http://127.0.0.1:$p2/metrics" node
+# One connection is how Prometheus scrapes (latency); many show throughput.
+run_wrk "http://127.0.0.1:$p1/metrics" ours1 1 1
+run_wrk "http://127.0.0.1:$p2/metrics" node1 1 1
+run_wrk "http://127.0.0.1:$p1/metrics" ours "$conns" 2
+run_wrk "http://127.0.0.1:$p2/metrics" node "$conns" 2
 curl -fsS "http://127.0.0.1:$p1/metrics" >"$work/ours.body"
 curl -fsS "http://127.0.0.1:$p2/metrics" >"$work/node.body"
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
@@ -52,13 +55,15 @@ def wrk(name):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
     return {"p50": lat(50), "p99": lat(99), "rps": rps}
 ours, node = wrk("ours"), wrk("node")
+ours1, node1 = wrk("ours1"), wrk("node1")
 series = lambda f: sum(1 for l in open(f, errors="replace") if l and not l.startswith("#"))
 ours_series, node_series = series(f"{work}/ours.body"), series(f"{work}/node.body")
 render = json.load(open(f"{work}/render.json"))["benchmarks"]
 rb = {b["name"]: b for b in render}
 def per_series(name):
     b = rb[name]
-    return b["real_time"] / b["counters"]["series"] if "series" in b.get("counters", {}) else float("nan")
+    # Google Benchmark writes user counters as top-level keys; real_time is in ns here.
+    return b["real_time"] / b["series"]
 rows = []
 for name in sorted(n for n in rb if n.startswith("BM_RenderPrometheus/")):
     base = name.replace("BM_RenderPrometheus", "BM_NaiveOstreamRender")
@@ -77,15 +82,22 @@ with open(out, "w") as f:
     f.write("| GPUs | ours ns/series | naive ns/series | ratio (ours/naive) |\n|---|---|---|---|\n")
     for gpus, a, b in rows:
         f.write(f"| {gpus} | {a:.1f} | {b:.1f} | {a/b:.2f} |\n")
-    f.write(f"\n## `/metrics` under wrk ({conns} connections, 2 threads, {duration} s)\n\n")
+    f.write(f"\n## `/metrics` under wrk ({duration} s per run)\n\n")
     f.write("Ours: 8 simulated GPUs, `etc/dcp-metrics-included.csv`, collecting every 1 s. Baseline: "
             "Debian's `prometheus-node-exporter` 1.5 (Go, client_golang) on the same machine, default collectors.\n\n")
-    f.write("| | series | p50 ms | p99 ms | requests/s | RSS MiB |\n|---|---|---|---|---|---|\n")
-    f.write(f"| nvml-exporter | {ours_series} | {ours['p50']:.3f} | {ours['p99']:.3f} | {ours['rps']:.0f} | {int(ours_rss)/1024:.1f} |\n")
-    f.write(f"| node-exporter (baseline) | {node_series} | {node['p50']:.3f} | {node['p99']:.3f} | {node['rps']:.0f} | {int(node_rss)/1024:.1f} |\n")
-    f.write(f"| ratio (ours/baseline) | | {ours['p50']/node['p50']:.3f} | {ours['p99']/node['p99']:.3f} | "
-            f"{ours['rps']/node['rps']:.1f} | {int(ours_rss)/int(node_rss):.2f} |\n\n")
+    f.write("One connection (how Prometheus scrapes: latency) and "
+            f"{conns} connections on 2 wrk threads (throughput).\n\n")
+    f.write("| | series | p50 ms (1 conn) | p99 ms (1 conn) | p99 ms ({0} conns) | requests/s ({0} conns) | RSS MiB |\n"
+            "|---|---|---|---|---|---|---|\n".format(conns))
+    f.write(f"| nvml-exporter | {ours_series} | {ours1['p50']:.3f} | {ours1['p99']:.3f} | {ours['p99']:.3f} | {ours['rps']:.0f} | {int(ours_rss)/1024:.1f} |\n")
+    f.write(f"| node-exporter (baseline) | {node_series} | {node1['p50']:.3f} | {node1['p99']:.3f} | {node['p99']:.3f} | {node['rps']:.0f} | {int(node_rss)/1024:.1f} |\n")
+    f.write(f"| ratio (ours/baseline) | {ours_series/node_series:.2f} | {ours1['p50']/node1['p50']:.4f} | {ours1['p99']/node1['p99']:.4f} | "
+            f"{ours['p99']/node['p99']:.4f} | {ours['rps']/node['rps']:.0f} | {int(ours_rss)/int(node_rss):.2f} |\n\n")
     f.write("Targets of issue 2: p99 under 1 ms, at least 10 000 scrapes/s on 2 cores, RSS under 20 MiB.\n"
-            "wrk shares the 2 cores with the server, so throughput is a lower bound.\n")
+            "wrk shares the 2 cores with the server, so throughput is a lower bound and the many-connection "
+            "p99 includes queueing behind wrk itself. The baseline does real work per scrape (it reads /proc "
+            "and /sys on every request); ours serves a page rendered once per collection, which is the point "
+            "of the design. RSS here is on simulated GPUs; with the real driver loaded it was 25.8 MiB on the "
+            "H200 (docs/validation/h200.md).\n")
 print(open(out).read())
 PY

@@ -145,7 +145,7 @@ int Run(int argc, char** argv) {
   log::Info("NVML loaded",
             {{"library", nvml.resolved_path()},
              {"simulated", opts.fake_gpus ? "true" : "false"},
-             {"scenario", opts.fake_gpus_scenario.empty() ? "built-in" : opts.fake_gpus_scenario},
+             {"scenario", !opts.fake_gpus ? "none" : opts.fake_gpus_scenario.empty() ? "built-in" : opts.fake_gpus_scenario},
              {"driver", driver.ok() ? *driver : driver.status().ToString()}});
   if (auto missing = nvml.MissingSymbols(); !missing.empty()) {
     std::string names;
