@@ -34,7 +34,8 @@ Fixture MakeFixture(int gpus) {
   }
   for (auto& r : *rows) {
     if (r.field->source == nvmlx::fields::Source::kDevice ||
-        r.type == nvmlx::config::MetricType::kLabel || r.field->source == nvmlx::fields::Source::kProfiling) {
+        r.type == nvmlx::config::MetricType::kLabel ||
+        r.field->source == nvmlx::fields::Source::kProfiling) {
       fx.options.entries.push_back(r);
     }
   }

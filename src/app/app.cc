@@ -40,9 +40,9 @@ std::string FindSimulator(const char* argv0) {
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) exe = argv0;
   const std::filesystem::path dir = exe.parent_path();
-  for (const auto& candidate : {dir / "simgpu" / "libnvidia-ml.so.1",
-                                dir / ".." / "lib" / "simgpu" / "libnvidia-ml.so.1",
-                                std::filesystem::path(NVMLX_SIMGPU_BUILD_PATH)}) {
+  for (const auto& candidate :
+       {dir / "simgpu" / "libnvidia-ml.so.1", dir / ".." / "lib" / "simgpu" / "libnvidia-ml.so.1",
+        std::filesystem::path(NVMLX_SIMGPU_BUILD_PATH)}) {
     if (std::filesystem::exists(candidate, ec)) return candidate.lexically_normal().string();
   }
   return NVMLX_SIMGPU_BUILD_PATH;
@@ -59,7 +59,7 @@ std::string Hostname(const config::Options& o) {
 // Rows whose values come from stages that later issues build: say so once, like DCGM's
 // "metric not enabled", instead of serving a family that never has series.
 std::vector<config::CollectorEntry> DropUncollected(std::vector<config::CollectorEntry> rows,
-                                                   const std::string& source) {
+                                                    const std::string& source) {
   std::vector<config::CollectorEntry> kept;
   for (auto& row : rows) {
     const fields::FieldDef* f = row.field;
@@ -71,18 +71,20 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
       case fields::Source::kExporter:
         why = "exporter-computed DCGM_EXP_* counters come in a later release";
         break;
-      case fields::Source::kEvent: why = "event-driven fields come in a later release"; break;
+      case fields::Source::kEvent:
+        why = "event-driven fields come in a later release";
+        break;
       default:
-        if (row.type != config::MetricType::kLabel && f->read == nullptr &&
-            f->nvml_field_id == 0) {
+        if (row.type != config::MetricType::kLabel && f->read == nullptr && f->nvml_field_id == 0) {
           why = "no NVML source for this field";
         }
         break;
     }
     if (why != nullptr) {
-      log::Warn("skipping collectors row: metric not enabled",
-                {{"file", source}, {"line", std::to_string(row.line)}, {"field", row.name},
-                 {"reason", why}});
+      log::Warn("skipping collectors row: metric not enabled", {{"file", source},
+                                                                {"line", std::to_string(row.line)},
+                                                                {"field", row.name},
+                                                                {"reason", why}});
       continue;
     }
     kept.push_back(std::move(row));
@@ -145,7 +147,9 @@ int Run(int argc, char** argv) {
   log::Info("NVML loaded",
             {{"library", nvml.resolved_path()},
              {"simulated", opts.fake_gpus ? "true" : "false"},
-             {"scenario", !opts.fake_gpus ? "none" : opts.fake_gpus_scenario.empty() ? "built-in" : opts.fake_gpus_scenario},
+             {"scenario", !opts.fake_gpus                   ? "none"
+                          : opts.fake_gpus_scenario.empty() ? "built-in"
+                                                            : opts.fake_gpus_scenario},
              {"driver", driver.ok() ? *driver : driver.status().ToString()}});
   if (auto missing = nvml.MissingSymbols(); !missing.empty()) {
     std::string names;
@@ -173,8 +177,7 @@ int Run(int argc, char** argv) {
   ropts.entries = entries;
   ropts.hostname = Hostname(opts);
   ropts.use_old_namespace = opts.use_old_namespace;
-  ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(),
-                 driver.ok() ? *driver : ""};
+  ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
 
   if (opts.once) {
     std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
@@ -191,8 +194,8 @@ int Run(int argc, char** argv) {
   sopts.write_timeout = opts.web_write_timeout;
   // Keep idle connections long enough for Prometheus to reuse them across scrapes (15 s to 1 min
   // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
-  sopts.idle_timeout = std::max<std::chrono::milliseconds>(opts.web_read_timeout,
-                                                          std::chrono::seconds(120));
+  sopts.idle_timeout =
+      std::max<std::chrono::milliseconds>(opts.web_read_timeout, std::chrono::seconds(120));
   serve::HttpServer server(
       sopts, [&store] { return store.Latest(); }, [&store] { return store.Health(); });
 

@@ -32,9 +32,9 @@ class PageStore {
   const std::chrono::milliseconds interval_;
   mutable std::mutex mu_;
   std::shared_ptr<const serve::Page> page_;  // GUARDED_BY(mu_)
-  Clock::time_point published_at_{};          // GUARDED_BY(mu_)
-  int gpus_total_ = 0;                        // GUARDED_BY(mu_)
-  int gpus_up_ = 0;                           // GUARDED_BY(mu_)
+  Clock::time_point published_at_{};         // GUARDED_BY(mu_)
+  int gpus_total_ = 0;                       // GUARDED_BY(mu_)
+  int gpus_up_ = 0;                          // GUARDED_BY(mu_)
 };
 
 }  // namespace nvmlx::app

@@ -42,10 +42,9 @@ std::vector<const fields::FieldDef*> MetricFields(const std::vector<config::Coll
 
 void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sample>& more) {
   into->insert(into->end(), more.begin(), more.end());
-  std::stable_sort(into->begin(), into->end(),
-                   [](const fields::Sample& a, const fields::Sample& b) {
-                     return a.field_id < b.field_id;
-                   });
+  std::stable_sort(
+      into->begin(), into->end(),
+      [](const fields::Sample& a, const fields::Sample& b) { return a.field_id < b.field_id; });
 }
 
 }  // namespace
@@ -98,9 +97,9 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       if (f->read == nullptr) continue;
       Result<fields::Value> v = f->read(ctx);
       if (!v.ok()) {
-        log::Warn("label field unavailable; label omitted",
-                  {{"gpu", std::to_string(i)}, {"field", std::string(f->name)},
-                   {"err", v.status().ToString()}});
+        log::Warn("label field unavailable; label omitted", {{"gpu", std::to_string(i)},
+                                                             {"field", std::string(f->name)},
+                                                             {"err", v.status().ToString()}});
         continue;
       }
       std::string text;
@@ -135,9 +134,9 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
     const std::string gpu = std::to_string((*identities_)[device].index);
     if (e.status.code() == StatusCode::kGpuLost) {
       if (!devices_[device]->lost.exchange(true)) {
-        log::Error("GPU is lost (fell off the bus?); its series stop, other GPUs continue",
-                   {{"gpu", gpu}, {"UUID", (*identities_)[device].uuid},
-                    {"err", e.status.ToString()}});
+        log::Error(
+            "GPU is lost (fell off the bus?); its series stop, other GPUs continue",
+            {{"gpu", gpu}, {"UUID", (*identities_)[device].uuid}, {"err", e.status.ToString()}});
       }
       continue;
     }

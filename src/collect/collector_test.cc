@@ -31,7 +31,8 @@ const fields::Sample* Find(const DeviceSnapshot& d, int id) {
 class CollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/collector_faults.yaml", 1);
+    setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/collector_faults.yaml",
+           1);
     unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
     auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();

@@ -18,10 +18,10 @@ namespace nvmlx::collect {
 
 // Read once at start-up, per selected GPU.
 struct DeviceIdentity {
-  unsigned index = 0;       // NVML index: the `gpu` label and device="nvidia<index>"
-  std::string uuid;         // "GPU-…"
-  std::string pci_bus_id;   // "00000000:00:06.0"
-  std::string model_name;   // nvmlDeviceGetName, after --replace-blanks-in-model-name
+  unsigned index = 0;      // NVML index: the `gpu` label and device="nvidia<index>"
+  std::string uuid;        // "GPU-…"
+  std::string pci_bus_id;  // "00000000:00:06.0"
+  std::string model_name;  // nvmlDeviceGetName, after --replace-blanks-in-model-name
   unsigned minor_number = 0;
   // Values of the CSV's `label` rows for this device (field id -> string), e.g.
   // DCGM_FI_DRIVER_VERSION -> "580.159.04". Missing when the read failed.
@@ -38,7 +38,7 @@ struct Snapshot {
   std::chrono::system_clock::time_point time;  // when the collection started
   double collect_seconds = 0;                  // how long it took
   std::shared_ptr<const std::vector<DeviceIdentity>> identities;
-  std::vector<DeviceSnapshot> devices;         // in identity order
+  std::vector<DeviceSnapshot> devices;  // in identity order
 };
 
 }  // namespace nvmlx::collect

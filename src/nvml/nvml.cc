@@ -10,25 +10,33 @@ namespace {
 
 StatusCode CodeFor(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_SUCCESS: return StatusCode::kOk;
+    case NVML_SUCCESS:
+      return StatusCode::kOk;
     case NVML_ERROR_NOT_SUPPORTED:
     case NVML_ERROR_FUNCTION_NOT_FOUND:
     case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
-    case NVML_ERROR_DEPRECATED: return StatusCode::kNotSupported;
-    case NVML_ERROR_NO_PERMISSION: return StatusCode::kNoPermission;
-    case NVML_ERROR_GPU_IS_LOST: return StatusCode::kGpuLost;
+    case NVML_ERROR_DEPRECATED:
+      return StatusCode::kNotSupported;
+    case NVML_ERROR_NO_PERMISSION:
+      return StatusCode::kNoPermission;
+    case NVML_ERROR_GPU_IS_LOST:
+      return StatusCode::kGpuLost;
     case NVML_ERROR_INVALID_ARGUMENT:
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return StatusCode::kInvalidArgument;
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return StatusCode::kInvalidArgument;
     case NVML_ERROR_NOT_FOUND:
     case NVML_ERROR_GPU_NOT_FOUND:
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return StatusCode::kNotFound;
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return StatusCode::kNotFound;
     case NVML_ERROR_UNINITIALIZED:
     case NVML_ERROR_DRIVER_NOT_LOADED:
     case NVML_ERROR_TIMEOUT:
     case NVML_ERROR_NOT_READY:
     case NVML_ERROR_IN_USE:
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return StatusCode::kUnavailable;
-    default: return StatusCode::kInternal;
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return StatusCode::kUnavailable;
+    default:
+      return StatusCode::kInternal;
   }
 }
 
@@ -202,8 +210,8 @@ Result<unsigned> Library::MaxClockMhz(Device d, nvmlClockType_t type) const {
 }
 Result<unsigned> Library::GpuTemperatureC(Device d) const {
   unsigned v = 0;
-  Status st = Call("nvmlDeviceGetTemperature", api_.nvmlDeviceGetTemperature, d,
-                   NVML_TEMPERATURE_GPU, &v);
+  Status st =
+      Call("nvmlDeviceGetTemperature", api_.nvmlDeviceGetTemperature, d, NVML_TEMPERATURE_GPU, &v);
   if (!st.ok()) return st;
   return v;
 }
@@ -212,8 +220,8 @@ Result<unsigned> Library::PowerUsageMw(Device d) const {
 }
 Result<uint64_t> Library::TotalEnergyMj(Device d) const {
   unsigned long long v = 0;
-  Status st = Call("nvmlDeviceGetTotalEnergyConsumption", api_.nvmlDeviceGetTotalEnergyConsumption,
-                   d, &v);
+  Status st =
+      Call("nvmlDeviceGetTotalEnergyConsumption", api_.nvmlDeviceGetTotalEnergyConsumption, d, &v);
   if (!st.ok()) return st;
   return static_cast<uint64_t>(v);
 }
@@ -249,16 +257,16 @@ Result<unsigned> Library::PcieThroughputKBs(Device d, nvmlPcieUtilCounter_t coun
   return v;
 }
 Result<unsigned> Library::PcieReplayCounter(Device d) const {
-  return ReadScalar<unsigned>("nvmlDeviceGetPcieReplayCounter",
-                              api_.nvmlDeviceGetPcieReplayCounter, d);
+  return ReadScalar<unsigned>("nvmlDeviceGetPcieReplayCounter", api_.nvmlDeviceGetPcieReplayCounter,
+                              d);
 }
 Result<unsigned> Library::PcieLinkGen(Device d) const {
   return ReadScalar<unsigned>("nvmlDeviceGetCurrPcieLinkGeneration",
                               api_.nvmlDeviceGetCurrPcieLinkGeneration, d);
 }
 Result<unsigned> Library::PcieLinkWidth(Device d) const {
-  return ReadScalar<unsigned>("nvmlDeviceGetCurrPcieLinkWidth",
-                              api_.nvmlDeviceGetCurrPcieLinkWidth, d);
+  return ReadScalar<unsigned>("nvmlDeviceGetCurrPcieLinkWidth", api_.nvmlDeviceGetCurrPcieLinkWidth,
+                              d);
 }
 Result<unsigned> Library::MaxPcieLinkGen(Device d) const {
   return ReadScalar<unsigned>("nvmlDeviceGetMaxPcieLinkGeneration",

@@ -47,7 +47,7 @@ struct PciInfo {
 struct MemoryInfo {
   uint64_t total = 0;
   uint64_t free = 0;
-  uint64_t used = 0;      // v2: excludes reserved; v1 (driver < 510): includes it
+  uint64_t used = 0;  // v2: excludes reserved; v1 (driver < 510): includes it
   uint64_t reserved = 0;
   bool has_reserved = false;  // false when only the v1 call exists
 };

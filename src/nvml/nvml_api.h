@@ -73,14 +73,23 @@ enum : unsigned {
 // NVML_STRUCT_VERSION(x, v) = sizeof(x) | (v << 24): a bare 2 fails (nvidia-settings#78).
 #define NVMLX_STRUCT_VERSION(type, ver) (unsigned)(sizeof(type) | ((ver) << 24U))
 
-typedef enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 }
-    nvmlClockType_t;
+typedef enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
 typedef enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
 typedef enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 } nvmlPcieUtilCounter_t;
-typedef enum { NVML_INFOROM_OEM = 0, NVML_INFOROM_ECC = 1, NVML_INFOROM_POWER = 2 }
-    nvmlInforomObject_t;
-typedef enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 }
-    nvmlMemoryErrorType_t;
+typedef enum {
+  NVML_INFOROM_OEM = 0,
+  NVML_INFOROM_ECC = 1,
+  NVML_INFOROM_POWER = 2
+} nvmlInforomObject_t;
+typedef enum {
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+} nvmlMemoryErrorType_t;
 typedef enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
 typedef enum {
   NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
@@ -96,8 +105,8 @@ typedef enum {
   NVML_PERF_POLICY_TOTAL_APP_CLOCKS = 10,
   NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11,
 } nvmlPerfPolicyType_t;
-typedef int nvmlBrandType_t;   // enum; 0 = UNKNOWN ... see BrandName() in nvml.cc
-typedef int nvmlPstates_t;     // 0..15, 32 = unknown
+typedef int nvmlBrandType_t;  // enum; 0 = UNKNOWN ... see BrandName() in nvml.cc
+typedef int nvmlPstates_t;    // 0..15, 32 = unknown
 
 typedef struct {
   unsigned gpu;     // percent of time one or more kernels ran over the sample period
@@ -130,7 +139,7 @@ typedef struct {
   unsigned domain;
   unsigned bus;
   unsigned device;
-  unsigned pciDeviceId;     // device id in the high 16 bits, vendor 0x10DE in the low 16
+  unsigned pciDeviceId;  // device id in the high 16 bits, vendor 0x10DE in the low 16
   unsigned pciSubSystemId;
   char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
@@ -162,8 +171,8 @@ typedef union {
 
 typedef struct {
   unsigned fieldId;
-  unsigned scopeId;      // link or scope; UINT_MAX = all links
-  long long timestamp;   // µs since epoch
+  unsigned scopeId;     // link or scope; UINT_MAX = all links
+  long long timestamp;  // µs since epoch
   long long latencyUsec;
   nvmlValueType_t valueType;
   nvmlReturn_t nvmlReturn;  // check per element: the call succeeds even when fields fail
@@ -211,7 +220,7 @@ enum : unsigned {
 #define NVMLX_SCOPE_ALL_LINKS 0xFFFFFFFFu
 
 typedef struct {
-  int featureCode;     // nvmlGridLicenseFeatureCode_t; 1 = vGPU
+  int featureCode;  // nvmlGridLicenseFeatureCode_t; 1 = vGPU
   unsigned featureState;
   char licenseInfo[128];
   char productName[128];
@@ -292,7 +301,7 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
                                       unsigned* temp);
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* power);  // mW
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
-                                                 unsigned long long* energy);  // mJ
+                                                 unsigned long long* energy);          // mJ
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned* limit);  // mW
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned* minLimit,
                                                           unsigned* maxLimit);
@@ -350,6 +359,7 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet);
 
 // Every function above, for the loader's symbol table and the simulator's coverage test.
 // X(name) — the name is also the dlsym symbol.
+// clang-format off
 #define NVMLX_FOR_EACH_FUNCTION(X)                                                              \
   X(nvmlErrorString) X(nvmlInit_v2) X(nvmlShutdown) X(nvmlSystemGetDriverVersion)               \
   X(nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2) X(nvmlDeviceGetCount_v2)     \
@@ -372,6 +382,7 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet);
   X(nvmlDeviceGetGridLicensableFeatures_v4) X(nvmlEventSetCreate) X(nvmlDeviceRegisterEvents)   \
   X(nvmlEventSetWait_v2) X(nvmlEventSetFree) X(nvmlGpmQueryDeviceSupport) X(nvmlGpmSampleAlloc) \
   X(nvmlGpmSampleFree) X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)
+// clang-format on
 
 // Layouts the driver writes into (x86_64, nvml-mapping.md §6).
 static_assert(sizeof(nvmlPciInfo_t) == 68);

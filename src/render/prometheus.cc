@@ -16,24 +16,6 @@ namespace {
 using config::CollectorEntry;
 using config::MetricType;
 
-// Our own copy of MetricTypeName: that one lives in collectors_csv.cc (nvmlx_config), and this
-// library links only plain-struct headers of the config module.
-std::string_view TypeName(MetricType t) {
-  switch (t) {
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kHistogram:
-      return "histogram";
-    case MetricType::kSummary:
-      return "summary";
-    case MetricType::kLabel:
-      return "label";
-  }
-  return "untyped";
-}
-
 void AppendInt(int64_t v, std::string* out) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
@@ -285,7 +267,7 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     if (std::find(seen_names.begin(), seen_names.end(), f->name) != seen_names.end()) continue;
     seen_names.push_back(f->name);
     const size_t family_start = out->size();
-    AppendHelpType(f->name, f->help, TypeName(f->type), out);
+    AppendHelpType(f->name, f->help, config::MetricTypeName(f->type), out);
     const size_t header_end = out->size();
     for (const LiveDevice& d : live) {
       const fields::Value* v = FindSample(d.dev->samples, f->field->id);

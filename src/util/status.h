@@ -17,13 +17,13 @@ namespace nvmlx {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // bad input: a flag, a file, a line
-  kNotFound,          // a file, a device, a symbol
-  kNotSupported,      // the GPU or driver does not offer this (NVML_ERROR_NOT_SUPPORTED etc.)
-  kNoPermission,      // NVML_ERROR_NO_PERMISSION, EACCES
-  kGpuLost,           // NVML_ERROR_GPU_IS_LOST: the device fell off the bus
-  kUnavailable,       // transient: library not loaded, timeout, connection refused
-  kInternal,          // anything else
+  kInvalidArgument,  // bad input: a flag, a file, a line
+  kNotFound,         // a file, a device, a symbol
+  kNotSupported,     // the GPU or driver does not offer this (NVML_ERROR_NOT_SUPPORTED etc.)
+  kNoPermission,     // NVML_ERROR_NO_PERMISSION, EACCES
+  kGpuLost,          // NVML_ERROR_GPU_IS_LOST: the device fell off the bus
+  kUnavailable,      // transient: library not loaded, timeout, connection refused
+  kInternal,         // anything else
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -61,7 +61,7 @@ inline Status Internal(std::string msg) { return Status(StatusCode::kInternal, s
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "Result built from an OK status");
   }
@@ -85,10 +85,10 @@ class Result {
 
 }  // namespace nvmlx
 
-#define NVMLX_RETURN_IF_ERROR(expr)        \
-  do {                                     \
-    ::nvmlx::Status _st = (expr);          \
-    if (!_st.ok()) return _st;             \
+#define NVMLX_RETURN_IF_ERROR(expr) \
+  do {                              \
+    ::nvmlx::Status _st = (expr);   \
+    if (!_st.ok()) return _st;      \
   } while (0)
 
 #endif  // NVML_EXPORTER_UTIL_STATUS_H_

@@ -53,6 +53,35 @@ nvmlReturn_t ClocksReasons(const char* fn, nvmlDevice_t d, unsigned long long* o
   });
 }
 
+// The scenario key for a clock type: current (max=false) or maximum clocks.
+bool ClockKey(nvmlClockType_t type, bool max, ValueKey* key) {
+  switch (type) {
+    case NVML_CLOCK_GRAPHICS:
+      *key = max ? ValueKey::kMaxGraphicsClock : ValueKey::kGraphicsClock;
+      return true;
+    case NVML_CLOCK_SM:
+      *key = max ? ValueKey::kMaxSmClock : ValueKey::kSmClock;
+      return true;
+    case NVML_CLOCK_MEM:
+      *key = max ? ValueKey::kMaxMemClock : ValueKey::kMemClock;
+      return true;
+    case NVML_CLOCK_VIDEO:
+      *key = max ? ValueKey::kMaxVideoClock : ValueKey::kVideoClock;
+      return true;
+  }
+  return false;
+}
+
+nvmlReturn_t ReadClock(const char* fn, nvmlDevice_t device, nvmlClockType_t type, bool max,
+                       unsigned* clock) {
+  return OnDevice(fn, device, [&](const Ctx& c) -> nvmlReturn_t {
+    ValueKey key;
+    if (clock == nullptr || !ClockKey(type, max, &key)) return NVML_ERROR_INVALID_ARGUMENT;
+    *clock = c.U32(key);
+    return NVML_SUCCESS;
+  });
+}
+
 }  // namespace
 
 // The library is built with -fvisibility=hidden; these definitions, and nothing else, are
@@ -137,49 +166,11 @@ nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t* type) {
 }
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned* clock) {
-  return OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
-    if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    switch (type) {
-      case NVML_CLOCK_GRAPHICS:
-        *clock = c.U32(ValueKey::kGraphicsClock);
-        break;
-      case NVML_CLOCK_SM:
-        *clock = c.U32(ValueKey::kSmClock);
-        break;
-      case NVML_CLOCK_MEM:
-        *clock = c.U32(ValueKey::kMemClock);
-        break;
-      case NVML_CLOCK_VIDEO:
-        *clock = c.U32(ValueKey::kVideoClock);
-        break;
-      default:
-        return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return NVML_SUCCESS;
-  });
+  return ReadClock(__func__, device, type, /*max=*/false, clock);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned* clock) {
-  return OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
-    if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    switch (type) {
-      case NVML_CLOCK_GRAPHICS:
-        *clock = c.U32(ValueKey::kMaxGraphicsClock);
-        break;
-      case NVML_CLOCK_SM:
-        *clock = c.U32(ValueKey::kMaxSmClock);
-        break;
-      case NVML_CLOCK_MEM:
-        *clock = c.U32(ValueKey::kMaxMemClock);
-        break;
-      case NVML_CLOCK_VIDEO:
-        *clock = c.U32(ValueKey::kMaxVideoClock);
-        break;
-      default:
-        return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return NVML_SUCCESS;
-  });
+  return ReadClock(__func__, device, type, /*max=*/true, clock);
 }
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,

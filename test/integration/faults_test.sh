@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A GPU that falls off the bus degrades one part, visibly: its series stop, gpu_up goes to 0,
+# it is logged once, /health says so, and the other GPUs keep being collected. A field that
+# always fails is omitted and logged once per (GPU, field), not once per collection.
+source "$(dirname "$0")/lib.sh"
+port=$(free_port)
+start_exporter "$port" -c 500 --log-format json -f "$SOURCE_DIR/etc/default-counters.csv" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/gpu_lost.yaml"
+curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/before.txt"
+grep -q '^nvml_exporter_gpu_up{gpu="1",[^}]*} 1$' "$WORK/before.txt" || fail "GPU 1 should be up at first"
+sleep 4.5
+curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/after.txt"
+grep -q '^nvml_exporter_gpu_up{gpu="1",[^}]*} 0$' "$WORK/after.txt" || fail "gpu_up for the lost GPU must be 0"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/after.txt" && fail "series of the lost GPU must stop"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*} 10$' "$WORK/after.txt" || fail "GPU 0 must still be collected"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="2",.*} 30$' "$WORK/after.txt" || fail "GPU 2 must still be collected"
+grep -q '^DCGM_FI_DEV_POWER_USAGE' "$WORK/after.txt" && fail "a failing field must be omitted"
+body=$(curl -sS "http://127.0.0.1:$port/health")
+[ "$body" = "OK: 1 of 3 GPU(s) lost" ] || fail "health body: $body"
+pass "lost GPU isolated, health reports it"
+sleep 1
+kill "${PIDS[0]}"; wait "${PIDS[0]}" || true
+# Logs are JSON lines; the loss is logged once, the failing field once per GPU.
+python3 - "$WORK/exporter.log" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lost = [l for l in lines if "GPU is lost" in l["msg"]]
+assert len(lost) == 1 and lost[0]["gpu"] == "1" and lost[0]["level"] == "error", lost
+power = [l for l in lines if l.get("field") == "DCGM_FI_DEV_POWER_USAGE"]
+assert sorted(l["gpu"] for l in power) == ["0", "1", "2"], power
+assert all("nvmlDeviceGetPowerUsage" in l["err"] for l in power), power
+print(f"ok: {len(lines)} JSON log lines; loss logged once; failing field logged once per GPU")
+PY
+echo "faults_test: all passed"
