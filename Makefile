@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 ARGS ?=
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build test run bundle bench clean format
+.PHONY: all deps build test run bundle bench clean format tidy
 
 all: build
 
@@ -36,6 +36,9 @@ bench: build
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+tidy: build
+	run-clang-tidy -quiet -p $(BUILD) -extra-arg=-Wno-unknown-warning-option '$(CURDIR)/src/.*\.cc$$'
 
 clean:
 	rm -rf $(BUILD) bundle

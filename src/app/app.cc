@@ -199,7 +199,7 @@ int Run(int argc, char** argv) {
   serve::HttpServer server(
       sopts, [&store] { return store.Latest(); }, [&store] { return store.Health(); });
 
-  (*collector)->Start([&store, &ropts](std::shared_ptr<const collect::Snapshot> snap) {
+  (*collector)->Start([&store, &ropts](const std::shared_ptr<const collect::Snapshot>& snap) {
     auto page = std::make_shared<serve::Page>();
     render::RenderPrometheus(*snap, ropts, &page->body);
     page->gzip_body = render::GzipCompress(page->body);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "serve/http_server.h"
+#include "util/thread_annotations.h"
 
 namespace nvmlx::app {
 
@@ -31,10 +32,10 @@ class PageStore {
  private:
   const std::chrono::milliseconds interval_;
   mutable std::mutex mu_;
-  std::shared_ptr<const serve::Page> page_;  // GUARDED_BY(mu_)
-  Clock::time_point published_at_{};         // GUARDED_BY(mu_)
-  int gpus_total_ = 0;                       // GUARDED_BY(mu_)
-  int gpus_up_ = 0;                          // GUARDED_BY(mu_)
+  std::shared_ptr<const serve::Page> page_ NVMLX_GUARDED_BY(mu_);
+  Clock::time_point published_at_ NVMLX_GUARDED_BY(mu_) = Clock::time_point();
+  int gpus_total_ NVMLX_GUARDED_BY(mu_) = 0;
+  int gpus_up_ NVMLX_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace nvmlx::app

@@ -49,14 +49,13 @@ void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sa
 
 }  // namespace
 
-Collector::Collector(const nvml::Library& lib, CollectorOptions options)
-    : lib_(lib), options_(std::move(options)) {}
+Collector::Collector(CollectorOptions options) : options_(std::move(options)) {}
 
 Collector::~Collector() { Stop(); }
 
 Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
                                                      CollectorOptions options) {
-  std::unique_ptr<Collector> c(new Collector(lib, std::move(options)));
+  std::unique_ptr<Collector> c(new Collector(std::move(options)));
   Result<unsigned> count = lib.DeviceCount();
   if (!count.ok()) return count.status();
   const config::DeviceSelector& sel = c->options_.devices;

@@ -35,6 +35,7 @@
 #include "config/device_selector.h"
 #include "fields/reader.h"
 #include "nvml/nvml.h"
+#include "util/thread_annotations.h"
 
 namespace nvmlx::collect {
 
@@ -49,7 +50,8 @@ class Collector {
  public:
   using PublishFn = std::function<void(std::shared_ptr<const Snapshot>)>;
 
-  // Enumerates the selected GPUs and reads their identity. Fails when a GPU named by the
+  // Enumerates the selected GPUs and reads their identity. `lib` must outlive the Collector
+  // (its per-device readers keep a reference). Fails when a GPU named by the
   // selector does not exist (as dcgm-exporter's verifyDevicePresence does).
   static Result<std::unique_ptr<Collector>> Create(const nvml::Library& lib,
                                                    CollectorOptions options);
@@ -76,7 +78,7 @@ class Collector {
     std::atomic<bool> lost{false};
   };
 
-  Collector(const nvml::Library& lib, CollectorOptions options);
+  explicit Collector(CollectorOptions options);
   std::shared_ptr<const Snapshot> Collect(bool read_slow_inline);
   void ReadSlow();
   void FastLoop();
@@ -84,21 +86,20 @@ class Collector {
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
   void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
 
-  const nvml::Library& lib_;
   CollectorOptions options_;
   std::shared_ptr<const std::vector<DeviceIdentity>> identities_;
   std::vector<std::unique_ptr<Device>> devices_;
 
   std::mutex slow_mu_;
-  std::vector<std::vector<fields::Sample>> slow_latest_;  // GUARDED_BY(slow_mu_), per device
+  std::vector<std::vector<fields::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
 
   std::mutex log_mu_;
-  std::set<std::pair<size_t, int>> logged_;  // GUARDED_BY(log_mu_): (device, field id)
+  std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);  // (device, field id)
 
   PublishFn publish_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;  // GUARDED_BY(stop_mu_)
+  bool stopping_ NVMLX_GUARDED_BY(stop_mu_) = false;
   std::thread fast_thread_;
   std::thread slow_thread_;
 };

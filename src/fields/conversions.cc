@@ -97,7 +97,10 @@ std::string_view BrandName(int brand) {
 
 int64_t BytesToMiB(uint64_t bytes) { return static_cast<int64_t>(bytes / kMiB); }
 
-double MilliwattsToWholeWatts(unsigned mw) { return static_cast<double>(mw / 1000U); }
+// DCGM divides power limits as integers (mW / 1000), so watts come out truncated: kept on purpose.
+double MilliwattsToWholeWatts(unsigned mw) {
+  return static_cast<double>(mw / 1000U);  // NOLINT(bugprone-integer-division)
+}
 
 std::optional<int64_t> CounterRate(uint64_t prev, int64_t prev_us, uint64_t cur, int64_t cur_us,
                                    double divisor) {

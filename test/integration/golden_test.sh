@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# End-to-end golden files: the real daemon (--once) on 1 and 8 simulated GPUs with a frozen
+# clock renders byte-for-byte the expected exposition (CSV -> NVML seam -> catalog -> collector
+# -> renderer). Lines that legitimately vary between builds and runs are dropped first: the
+# build_info labels and the collection's own timing. Regenerate with NVMLX_UPDATE_GOLDEN=1.
+source "$(dirname "$0")/lib.sh"
+for n in one_gpu eight_gpus; do
+  got="$WORK/$n.txt"
+  NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
+    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/$n.yaml" \
+    -f "$SOURCE_DIR/etc/dcp-metrics-included.csv" --once 2>/dev/null \
+    | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
+  want="$SOURCE_DIR/testdata/golden/once_$n.txt"
+  if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then cp "$got" "$want"; echo "updated $want"; continue; fi
+  diff -u "$want" "$got" || fail "$n: exposition differs from $want"
+  pass "$n: $(grep -c '^DCGM_' "$got") series match the golden file"
+done
+echo "golden_test: all passed"
