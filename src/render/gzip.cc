@@ -27,4 +27,23 @@ std::string GzipCompress(std::string_view data) {
   return out;
 }
 
+std::optional<std::string> GzipDecompress(std::string_view data) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return std::nullopt;  // 15 + 16: gzip wrapper only
+  std::string out;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  char buf[16384];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END) return std::nullopt;
+  return out;
+}
+
 }  // namespace nvmlx::render

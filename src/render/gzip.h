@@ -5,6 +5,7 @@
 #ifndef NVML_EXPORTER_RENDER_GZIP_H_
 #define NVML_EXPORTER_RENDER_GZIP_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,10 @@ namespace nvmlx::render {
 // RFC 1952 gzip stream (zlib, level 6). Returns an empty string if zlib fails, which the server
 // reads as "do not offer gzip".
 std::string GzipCompress(std::string_view data);
+
+// The inverse, for tests and tools that read what we serve. Empty optional when `data` is not a
+// complete gzip stream.
+std::optional<std::string> GzipDecompress(std::string_view data);
 
 }  // namespace nvmlx::render
 

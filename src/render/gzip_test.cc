@@ -9,22 +9,15 @@ namespace nvmlx::render {
 namespace {
 
 std::string Gunzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
-  std::string out;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  char buf[4096];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof(buf);
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - zs.avail_out);
-  }
-  EXPECT_EQ(rc, Z_STREAM_END);
-  inflateEnd(&zs);
-  return out;
+  std::optional<std::string> out = GzipDecompress(in);
+  EXPECT_TRUE(out.has_value()) << "not a complete gzip stream";
+  return out.value_or("");
+}
+
+TEST(GzipTest, DecompressRejectsTruncatedStream) {
+  const std::string gz = GzipCompress(std::string(10000, 'x'));
+  EXPECT_FALSE(GzipDecompress(gz.substr(0, gz.size() / 2)).has_value());
+  EXPECT_FALSE(GzipDecompress("not gzip").has_value());
 }
 
 TEST(GzipTest, RoundTrip) {

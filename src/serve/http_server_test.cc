@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <zlib.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
@@ -21,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "render/gzip.h"
+
 namespace nvmlx::serve {
 namespace {
 
@@ -30,40 +31,12 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 std::string Gunzip(const std::string& in) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) return "<inflateInit2 failed>";
-  std::string out;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  char buf[4096];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof(buf);
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  return rc == Z_STREAM_END ? out : "<corrupt gzip>";
-}
-
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, in.size()), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(out.size() - zs.avail_out);
-  deflateEnd(&zs);
-  return out;
+  return render::GzipDecompress(in).value_or("<corrupt gzip>");
 }
 
 std::shared_ptr<const Page> MakePage(std::string body) {
   auto p = std::make_shared<Page>();
-  p->gzip_body = Gzip(body);
+  p->gzip_body = render::GzipCompress(body);
   p->body = std::move(body);
   return p;
 }
