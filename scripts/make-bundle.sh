@@ -11,6 +11,10 @@ cp "$bin" "$out/"
 strip --strip-debug "$out/nvml-exporter"
 cp etc/*.csv "$out/etc/"
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
+# The load generator, when this machine could build it (nvcc present); cudart is static in it.
+if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
+  cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"
+fi
 system_lib='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|libdl|librt|linux-vdso)\.so'
 copy_deps() {
   ldd "$1" | awk '/=> \// {print $3}' | while read -r so; do
