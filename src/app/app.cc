@@ -56,8 +56,9 @@ std::string Hostname(const config::Options& o) {
   return buf;
 }
 
-// Rows whose values come from stages that later issues build: say so once, like DCGM's
-// "metric not enabled", instead of serving a family that never has series.
+// Rows whose values come from stages that later issues build (or that have no NVML source):
+// say so once, like DCGM's "metric not enabled", instead of serving a family that never has
+// series.
 std::vector<config::CollectorEntry> DropUncollected(std::vector<config::CollectorEntry> rows,
                                                     const std::string& source) {
   std::vector<config::CollectorEntry> kept;
@@ -66,7 +67,8 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
     const char* why = nullptr;
     switch (f->source) {
       case fields::Source::kProfiling:
-        why = "profiling (DCP) fields are read from GPM in a later release";
+        // GPM-backed rows are kept; the collector warns per GPU where GPM is unavailable.
+        if (f->gpm_metric_id == 0) why = "no NVML GPM metric for this profiling field";
         break;
       case fields::Source::kExporter:
         why = "exporter-computed DCGM_EXP_* counters come in a later release";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 #include "util/log.h"
 
@@ -40,6 +41,18 @@ std::vector<const fields::FieldDef*> MetricFields(const std::vector<config::Coll
   return out;
 }
 
+// The enabled metric rows that GPM computes (DCGM_FI_PROF_* with a GPM metric id).
+std::vector<const fields::FieldDef*> GpmFields(const std::vector<config::CollectorEntry>& rows) {
+  std::vector<const fields::FieldDef*> out;
+  for (const auto& row : rows) {
+    if (row.type == config::MetricType::kLabel) continue;
+    const fields::FieldDef* f = row.field;
+    if (f->source != fields::Source::kProfiling || f->gpm_metric_id == 0) continue;
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+  return out;
+}
+
 void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sample>& more) {
   into->insert(into->end(), more.begin(), more.end());
   std::stable_sort(
@@ -69,6 +82,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   }
   const auto fast_fields = MetricFields(c->options_.entries, fields::Cost::kFast);
   const auto slow_fields = MetricFields(c->options_.entries, fields::Cost::kSlow);
+  const auto gpm_fields = GpmFields(c->options_.entries);
   std::vector<const fields::FieldDef*> label_fields;
   for (const auto& row : c->options_.entries) {
     if (row.type == config::MetricType::kLabel) label_fields.push_back(row.field);
@@ -120,6 +134,8 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     std::vector<fields::Sample> ignored_samples;
     std::vector<fields::FieldError> ignored_errors;
     dev->fast->Read(&ignored_samples, &ignored_errors);
+    // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
+    dev->gpm = GpmReader::Create(lib, *handle, i, gpm_fields);
     c->devices_.push_back(std::move(dev));
     identities->push_back(std::move(id));
   }
@@ -147,6 +163,19 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
                  {"field", f != nullptr ? std::string(f->name) : std::to_string(e.field_id)},
                  {"err", e.status.ToString()}});
     }
+  }
+}
+
+void Collector::NoteGpmFailure(size_t device, const Status& status) {
+  const std::string gpu = std::to_string((*identities_)[device].index);
+  if (status.code() == StatusCode::kGpuLost) {
+    NoteErrors(device, {fields::FieldError{0, status}});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(log_mu_);
+  if (logged_.emplace(device, 0).second) {
+    log::Warn("GPM sampling failed; DCGM_FI_PROF_* series omitted (logged once per GPU)",
+              {{"gpu", gpu}, {"err", status.ToString()}});
   }
 }
 
@@ -179,6 +208,14 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     std::vector<fields::FieldError> errors;
     devices_[i]->fast->Read(&ds.samples, &errors);
     NoteErrors(i, errors);
+    if (devices_[i]->gpm != nullptr && !devices_[i]->lost.load()) {
+      std::vector<fields::Sample> prof;
+      std::vector<fields::FieldError> prof_errors;
+      Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
+      NoteErrors(i, prof_errors);
+      if (!st.ok()) NoteGpmFailure(i, st);
+      MergeSorted(&ds.samples, prof);
+    }
     if (devices_[i]->lost.load()) {
       ds.up = false;
       ds.samples.clear();
@@ -191,7 +228,17 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
   return snap;
 }
 
-std::shared_ptr<const Snapshot> Collector::CollectOnce() { return Collect(true); }
+std::shared_ptr<const Snapshot> Collector::CollectOnce() {
+  // GPM values are window averages: give the window since the priming sample a useful length.
+  Clock::time_point ready = Clock::now();
+  for (const auto& d : devices_) {
+    if (d->gpm != nullptr) {
+      ready = std::max(ready, d->gpm->ReadyAt() - GpmReader::kMinWindow + kOnceGpmWindow);
+    }
+  }
+  std::this_thread::sleep_until(ready);
+  return Collect(true);
+}
 
 void Collector::Start(PublishFn publish) {
   publish_ = std::move(publish);

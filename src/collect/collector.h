@@ -8,6 +8,9 @@
 //    counters, PCIe replay on an H200; h200-probe.md) and leaves its latest values in a cache
 //    that the fast loop merges in. A slow or blocked slow call therefore never delays the
 //    gauges; its values are at most one slow round old.
+// DCGM_FI_PROF_* fields come from NVML GPM (GpmReader, one per GPU, on the fast loop): each
+// value is the average over the window since the previous collection. GPUs without GPM get one
+// "metric not enabled" warning per such field at start-up and no such series.
 // Device handles, UUIDs, names and PCI ids are read once, in Create().
 //
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
@@ -30,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "collect/gpm_reader.h"
 #include "collect/snapshot.h"
 #include "config/collectors_csv.h"
 #include "config/device_selector.h"
@@ -53,6 +57,8 @@ class Collector {
   // Enumerates the selected GPUs and reads their identity. `lib` must outlive the Collector
   // (its per-device readers keep a reference). Fails when a GPU named by the
   // selector does not exist (as dcgm-exporter's verifyDevicePresence does).
+  static constexpr std::chrono::milliseconds kOnceGpmWindow{150};
+
   static Result<std::unique_ptr<Collector>> Create(const nvml::Library& lib,
                                                    CollectorOptions options);
   ~Collector();
@@ -60,7 +66,8 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
 
   // One full collection on the calling thread, slow fields included (for --once and the first
-  // publish). Must not be called while the loops run.
+  // publish). Must not be called while the loops run. With GPM fields it first waits until
+  // kOnceGpmWindow has passed since the priming sample, so that --once prints them.
   std::shared_ptr<const Snapshot> CollectOnce();
 
   // Starts both loops; `publish` receives every snapshot (first one immediately).
@@ -75,6 +82,7 @@ class Collector {
     nvml::Device handle = nullptr;
     std::unique_ptr<fields::DeviceReader> fast;
     std::unique_ptr<fields::DeviceReader> slow;
+    std::unique_ptr<GpmReader> gpm;  // null: no GPM fields enabled, or GPM unsupported
     std::atomic<bool> lost{false};
   };
 
@@ -85,6 +93,8 @@ class Collector {
   void SlowLoop();
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
   void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
+  // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
+  void NoteGpmFailure(size_t device, const Status& status);
 
   CollectorOptions options_;
   std::shared_ptr<const std::vector<DeviceIdentity>> identities_;
@@ -94,7 +104,8 @@ class Collector {
   std::vector<std::vector<fields::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
 
   std::mutex log_mu_;
-  std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);  // (device, field id)
+  // (device, field id); field id 0 stands for the device's GPM calls as a whole.
+  std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
 
   PublishFn publish_;
   std::mutex stop_mu_;

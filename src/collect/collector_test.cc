@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "util/log.h"
+
 namespace nvmlx::collect {
 namespace {
 
@@ -110,6 +112,80 @@ TEST_F(CollectorTest, SelectorNamingMissingGpuFails) {
   auto c = Collector::Create(*lib_, options_);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("GPU 9"), std::string::npos) << c.status().message();
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+class GpmCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static bool log_ready = [] {
+      log::Init(log::Format::kText, false);
+      return true;
+    }();
+    (void)log_ready;
+    setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/gpm.yaml", 1);
+    unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
+    auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = std::move(lib).value();
+    options_.interval = milliseconds(100);
+    options_.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
+                        Row("DCGM_FI_PROF_PCIE_TX_BYTES"), Row("DCGM_FI_PROF_NVLINK_TX_BYTES"),
+                        Row("DCGM_FI_PROF_NVLINK_RX_BYTES")};
+  }
+  std::unique_ptr<nvml::Library> lib_;
+  CollectorOptions options_;
+};
+
+TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
+  ::testing::internal::CaptureStderr();
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto start = std::chrono::steady_clock::now();
+  auto snap = (*c)->CollectOnce();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(140))
+      << "--once waits for a GPM window";
+  auto snap2 = (*c)->CollectOnce();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(snap->devices.size(), 3u);
+
+  // GPU 0: ratio = percent / 100; bytes/s = MiB/s * 2^20; DCGM's NVLink TX (1011) is GPM 61.
+  const DeviceSnapshot& d0 = snap->devices[0];
+  ASSERT_NE(Find(d0, 1001), nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(Find(d0, 1001)->value), 0.5);
+  ASSERT_NE(Find(d0, 1009), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(d0, 1009)->value), 2621440);
+  ASSERT_NE(Find(d0, 1011), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(d0, 1011)->value), 1048576);
+  ASSERT_NE(Find(d0, 1012), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(d0, 1012)->value), 2097152);
+  for (size_t i = 1; i < d0.samples.size(); ++i) {
+    EXPECT_LT(d0.samples[i - 1].field_id, d0.samples[i].field_id) << "PROF merged in order";
+  }
+
+  // GPU 1 has no GPM: PROF fields absent, one "metric not enabled" warning per field.
+  const DeviceSnapshot& d1 = snap2->devices[1];
+  EXPECT_NE(Find(d1, 203), nullptr);
+  for (int id : {1001, 1009, 1011, 1012}) EXPECT_EQ(Find(d1, id), nullptr) << id;
+  EXPECT_EQ(Count(log, "metric not enabled\" gpu=1 field=DCGM_FI_PROF_GR_ENGINE_ACTIVE"), 1u)
+      << log;
+  EXPECT_EQ(Count(log, "metric not enabled"), 4u) << log;
+
+  // GPU 2: nvmlGpmMetricsGet fails: PROF omitted, logged once over two collections.
+  const DeviceSnapshot& d2 = snap2->devices[2];
+  EXPECT_TRUE(d2.up);
+  EXPECT_NE(Find(d2, 203), nullptr);
+  EXPECT_EQ(Find(d2, 1001), nullptr);
+  EXPECT_EQ(Count(log, "GPM sampling failed"), 1u) << log;
+  EXPECT_EQ(Count(log, "gpu=2"), 1u) << log;
 }
 
 }  // namespace

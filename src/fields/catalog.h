@@ -30,7 +30,7 @@ enum class Cost { kFast, kSlow };
 enum class Source {
   kDevice,     // a per-device NVML call or a batched field value
   kSystem,     // one value for the whole host (driver version, NVML version)
-  kProfiling,  // DCGM_FI_PROF_*: GPM on Hopper+, read by a later stage (issue 3)
+  kProfiling,  // DCGM_FI_PROF_*: NVML GPM on Hopper+ (FieldDef::gpm_metric_id), collect/gpm_reader
   kExporter,   // DCGM_EXP_*: computed by the exporter itself (issue 3)
   kEvent,      // event-driven (DCGM_FI_DEV_XID_ERRORS)
 };
@@ -72,6 +72,11 @@ struct FieldDef {
   // the second Read() of one DeviceReader on (the first only records the baseline).
   unsigned rate_partner_field_id = 0;
   double rate_divisor = 1.0;
+  // Profiling fields (Source::kProfiling) that NVML GPM computes: > 0 is the nvmlGpmMetricId_t,
+  // and the GPM value times gpm_scale is the DCGM value (percent * 0.01 -> ratio, MiB/s *
+  // 1048576 -> B/s, 1 for raw counts; nvml-mapping.md §2). 0: no GPM source, not collected.
+  unsigned gpm_metric_id = 0;
+  double gpm_scale = 1.0;
 };
 
 // A further name that resolves to a field: 1.x lower-case names, deprecated DCGM_FI_* spellings.
@@ -79,6 +84,11 @@ struct FieldAlias {
   std::string_view name;
   int id = 0;
 };
+
+// The DCGM value of a GPM field (gpm_metric_id > 0) from the GPM metric value: times gpm_scale,
+// truncated for integer fields (as DCGM's (int64_t) cast). Errors: not a GPM field, or a
+// non-finite / negative result (a broken sample pair, not a measurement).
+Result<Value> FromGpm(const FieldDef& f, double gpm_value);
 
 // All fields, ascending id.
 std::span<const FieldDef> AllFields();

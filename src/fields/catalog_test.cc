@@ -192,5 +192,41 @@ TEST(CatalogTest, SuggestName) {
   EXPECT_EQ(SuggestName(""), "");
 }
 
+TEST(CatalogTest, GpmMappingAndConversions) {
+  const FieldDef* gr = FindById(1001);
+  ASSERT_NE(gr, nullptr);
+  EXPECT_EQ(gr->source, Source::kProfiling);
+  EXPECT_EQ(gr->gpm_metric_id, 1u);
+  Result<Value> v = FromGpm(*gr, 99.9);
+  ASSERT_TRUE(v.ok());
+  EXPECT_DOUBLE_EQ(std::get<double>(*v), 0.999) << "percent / 100 -> ratio";
+  EXPECT_EQ(FindById(1004)->gpm_metric_id, 5u) << "PIPE_TENSOR_ACTIVE is ANY_TENSOR_UTIL";
+  EXPECT_EQ(FindById(1005)->gpm_metric_id, 10u);
+
+  const FieldDef* pcie_tx = FindById(1009);
+  EXPECT_EQ(pcie_tx->gpm_metric_id, 20u);
+  v = FromGpm(*pcie_tx, 2.5);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(std::get<int64_t>(*v), 2621440) << "MiB/s * 1048576 -> B/s, an integer";
+  v = FromGpm(*pcie_tx, 1.0000001);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(std::get<int64_t>(*v), 1048576) << "truncated";
+
+  // The header has NVLink RX (60) before TX (61); DCGM's TX field comes first.
+  EXPECT_EQ(FindById(1011)->gpm_metric_id, 61u);
+  EXPECT_EQ(FindById(1012)->gpm_metric_id, 60u);
+  EXPECT_EQ(FindById(1040)->gpm_metric_id, 63u) << "L0 TX";
+  EXPECT_EQ(FindById(1041)->gpm_metric_id, 62u) << "L0 RX";
+  EXPECT_EQ(FindById(1075)->gpm_metric_id, 96u) << "L17 RX";
+  EXPECT_EQ(FindById(1077)->gpm_metric_id, 102u) << "C2C TX data";
+
+  // Every PROF field has a GPM id; nothing else does.
+  for (const FieldDef& f : AllFields()) {
+    EXPECT_EQ(f.source == Source::kProfiling, f.gpm_metric_id > 0) << f.name;
+  }
+  EXPECT_FALSE(FromGpm(*FindById(203), 1).ok()) << "not a GPM field";
+  EXPECT_FALSE(FromGpm(*gr, -1).ok());
+}
+
 }  // namespace
 }  // namespace nvmlx::fields

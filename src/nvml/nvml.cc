@@ -400,4 +400,63 @@ Result<int> Library::VgpuLicenseStatus(Device d) const {
   return 0;
 }
 
+Result<bool> Library::GpmSupported(Device d) const {
+  nvmlGpmSupport_t support{};
+  support.version = NVML_GPM_SUPPORT_VERSION;  // raw 1, not NVMLX_STRUCT_VERSION (go-nvml#168)
+  Status st = Call("nvmlGpmQueryDeviceSupport", api_.nvmlGpmQueryDeviceSupport, d, &support);
+  if (!st.ok()) return st;
+  return support.isSupportedDevice != 0;
+}
+
+Result<GpmSample> Library::GpmSampleAlloc() const {
+  if (api_.nvmlGpmSampleFree == nullptr) {
+    return NotSupported("nvmlGpmSampleFree: symbol not present in " + path_);
+  }
+  GpmSample sample;
+  nvmlGpmSample_t handle = nullptr;
+  Status st = Call("nvmlGpmSampleAlloc", api_.nvmlGpmSampleAlloc, &handle);
+  if (!st.ok()) return st;
+  sample.handle_ = handle;
+  sample.free_ = api_.nvmlGpmSampleFree;
+  return sample;
+}
+
+Status Library::GpmSampleGet(Device d, const GpmSample& sample) const {
+  if (!sample) return InvalidArgument("nvmlGpmSampleGet: no sample buffer");
+  return Call("nvmlGpmSampleGet", api_.nvmlGpmSampleGet, d, sample.get());
+}
+
+Result<std::vector<Result<double>>> Library::GpmMetricsGet(const GpmSample& sample1,
+                                                           const GpmSample& sample2,
+                                                           std::span<const unsigned> ids) const {
+  if (!sample1 || !sample2) return InvalidArgument("nvmlGpmMetricsGet: no sample buffer");
+  if (ids.size() > kGpmMaxMetricsPerCall) {
+    return InvalidArgument("nvmlGpmMetricsGet: too many metrics in one call (" +
+                           std::to_string(ids.size()) + ")");
+  }
+  // 13 KB: on the heap, the collector thread's stack need not hold it.
+  auto request = std::make_unique<nvmlGpmMetricsGet_t>();
+  std::memset(request.get(), 0, sizeof(*request));
+  request->version = NVML_GPM_METRICS_GET_VERSION;  // raw 1
+  request->numMetrics = static_cast<unsigned>(ids.size());
+  request->sample1 = sample1.get();
+  request->sample2 = sample2.get();
+  for (size_t i = 0; i < ids.size(); ++i) request->metrics[i].metricId = ids[i];
+  Status st = Call("nvmlGpmMetricsGet", api_.nvmlGpmMetricsGet, request.get());
+  if (!st.ok()) return st;
+  std::vector<Result<double>> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const nvmlGpmMetric_t& m = request->metrics[i];
+    if (m.nvmlReturn != NVML_SUCCESS) {
+      out.emplace_back(FromNvmlReturn(m.nvmlReturn,
+                                      "nvmlGpmMetricsGet(metric " + std::to_string(ids[i]) + ")",
+                                      api_.nvmlErrorString));
+    } else {
+      out.emplace_back(m.value);
+    }
+  }
+  return out;
+}
+
 }  // namespace nvmlx::nvml

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,45 @@ struct Utilization {
   unsigned gpu = 0;
   unsigned memory = 0;
 };
+
+// An NVML GPM sample buffer (nvmlGpmSampleAlloc / nvmlGpmSampleFree), owned: freed on
+// destruction. Move-only. A sample is filled by Library::GpmSampleGet and read by
+// Library::GpmMetricsGet; it is not thread-safe (one user at a time), distinct samples are
+// independent.
+class GpmSample {
+ public:
+  GpmSample() = default;
+  ~GpmSample() { Reset(); }
+  GpmSample(GpmSample&& other) noexcept { *this = std::move(other); }
+  GpmSample& operator=(GpmSample&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      handle_ = other.handle_;
+      free_ = other.free_;
+      other.handle_ = nullptr;
+    }
+    return *this;
+  }
+  GpmSample(const GpmSample&) = delete;
+  GpmSample& operator=(const GpmSample&) = delete;
+
+  nvmlGpmSample_t get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+ private:
+  friend class Library;
+  void Reset() {
+    if (handle_ != nullptr && free_ != nullptr) free_(handle_);
+    handle_ = nullptr;
+  }
+  nvmlGpmSample_t handle_ = nullptr;
+  nvmlReturn_t (*free_)(nvmlGpmSample_t) = nullptr;
+};
+
+// nvmlGpmMetricsGet computes at most this many metrics per call here: drivers differ in
+// NVML_GPM_METRIC_MAX (98 / 210 / 333) and older ones misbehave with large requests
+// (DataDog/datadog-agent#47669), so callers batch.
+inline constexpr size_t kGpmMaxMetricsPerCall = 20;
 
 struct RemappedRows {
   unsigned correctable = 0;
@@ -143,6 +183,18 @@ class Library {
   Result<uint64_t> ClocksEventReasons(Device d) const;
   // 1 when a vGPU licence is active, 0 otherwise (also when licensing is unsupported).
   Result<int> VgpuLicenseStatus(Device d) const;
+
+  // --- GPM (Hopper+; nvml-mapping.md §2) ----------------------------------------------------
+  // isSupportedDevice of nvmlGpmQueryDeviceSupport (version: the raw 1).
+  Result<bool> GpmSupported(Device d) const;
+  Result<GpmSample> GpmSampleAlloc() const;
+  Status GpmSampleGet(Device d, const GpmSample& sample) const;
+  // The metrics `ids` computed from sample1 -> sample2, one Result per id (in order), from each
+  // element's own nvmlReturn. At most kGpmMaxMetricsPerCall ids (INVALID_ARGUMENT otherwise).
+  // A failure of the whole call is the returned Status.
+  Result<std::vector<Result<double>>> GpmMetricsGet(const GpmSample& sample1,
+                                                    const GpmSample& sample2,
+                                                    std::span<const unsigned> ids) const;
 
  private:
   Library() = default;

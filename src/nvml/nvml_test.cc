@@ -374,9 +374,58 @@ TEST_F(SimTest, VersionedStructsAndGpm) {
   gpm.isSupportedDevice = 7;
   EXPECT_EQ(api.nvmlGpmQueryDeviceSupport(d, &gpm), NVML_SUCCESS);
   EXPECT_EQ(gpm.isSupportedDevice, 0u);
-  nvmlGpmSample_t sample = nullptr;
-  EXPECT_EQ(api.nvmlGpmSampleAlloc(&sample), NVML_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(api.nvmlGpmSampleGet(d, sample), NVML_ERROR_NOT_SUPPORTED);
+  // one_gpu.yaml has no `gpm: true`: buffers exist, but sampling this GPU is NOT_SUPPORTED.
+  Result<GpmSample> sample = lib->GpmSampleAlloc();
+  ASSERT_TRUE(sample.ok()) << sample.status().ToString();
+  EXPECT_EQ(lib->GpmSampleGet(d, *sample).code(), StatusCode::kNotSupported);
+  Result<bool> supported = lib->GpmSupported(d);
+  ASSERT_TRUE(supported.ok());
+  EXPECT_FALSE(*supported);
+}
+
+TEST_F(SimTest, GpmWindowAverageOfSquareWaveAndPerMetricErrors) {
+  const Library* lib = Load("pulse_fast.yaml");
+  ASSERT_NE(lib, nullptr);
+  Device d = Dev(0);
+  Result<bool> supported = lib->GpmSupported(d);
+  ASSERT_TRUE(supported.ok() && *supported);
+  Result<GpmSample> s1 = lib->GpmSampleAlloc();
+  Result<GpmSample> s2 = lib->GpmSampleAlloc();
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  ASSERT_TRUE(lib->GpmSampleGet(d, *s1).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  ASSERT_TRUE(lib->GpmSampleGet(d, *s2).ok());
+  // 1 GRAPHICS (square 99.9/0, 3 s on: the first 120 ms are all "on"), 21 PCIe RX (3 MiB/s),
+  // 0 (no such metric), 60 NVLink RX (0 here).
+  const unsigned ids[] = {1, 21, 0, 60};
+  auto got = lib->GpmMetricsGet(*s1, *s2, ids);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 4u);
+  ASSERT_TRUE((*got)[0].ok());
+  EXPECT_NEAR(*(*got)[0], 99.9, 1e-9);
+  ASSERT_TRUE((*got)[1].ok());
+  EXPECT_DOUBLE_EQ(*(*got)[1], 3);
+  EXPECT_EQ((*got)[2].status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*got)[3].ok());
+  std::vector<unsigned> too_many(kGpmMaxMetricsPerCall + 1, 1);
+  EXPECT_FALSE(lib->GpmMetricsGet(*s1, *s2, too_many).ok());
+}
+
+TEST_F(SimTest, GpmFaultsApplyLikeOtherCalls) {
+  const Library* lib = Load("gpm.yaml", 0);
+  ASSERT_NE(lib, nullptr);
+  Result<GpmSample> s1 = lib->GpmSampleAlloc();
+  Result<GpmSample> s2 = lib->GpmSampleAlloc();
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  ASSERT_TRUE(lib->GpmSampleGet(Dev(2), *s1).ok());
+  ASSERT_TRUE(lib->GpmSampleGet(Dev(2), *s2).ok());
+  const unsigned ids[] = {1};
+  auto got = lib->GpmMetricsGet(*s1, *s2, ids);
+  ASSERT_FALSE(got.ok()) << "gpm.yaml faults nvmlGpmMetricsGet on GPU 2";
+  EXPECT_NE(got.status().message().find("nvmlGpmMetricsGet"), std::string::npos);
+  ASSERT_TRUE(lib->GpmSampleGet(Dev(0), *s1).ok());
+  ASSERT_TRUE(lib->GpmSampleGet(Dev(0), *s2).ok());
+  EXPECT_TRUE(lib->GpmMetricsGet(*s1, *s2, ids).ok()) << "GPU 0 is not faulted";
 }
 
 TEST_F(SimTest, InvalidHandlesAndBuffers) {

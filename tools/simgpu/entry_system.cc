@@ -1,6 +1,9 @@
 // Exported NVML entry points that name no device: init, error strings, system queries, event
 // sets and GPM. Every function catches all exceptions (see call.h).
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include "call.h"
 #include "events.h"
@@ -8,6 +11,65 @@
 using nvmlx::simgpu::Ctx;
 using nvmlx::simgpu::OnSystem;
 using nvmlx::simgpu::Simulator;
+
+namespace {
+
+// What nvmlGpmSample_t points at. `magic` tells our buffers from foreign or freed pointers.
+struct GpmSample {
+  static constexpr unsigned kMagic = 0x47504D53;  // "GPMS"
+  unsigned magic = kMagic;
+  std::shared_ptr<const nvmlx::simgpu::World> world;  // null until nvmlGpmSampleGet filled it
+  unsigned gpu = 0;
+  double t = 0;
+};
+
+GpmSample* FromHandle(nvmlGpmSample_t handle) {
+  auto* s = reinterpret_cast<GpmSample*>(handle);
+  return s != nullptr && s->magic == GpmSample::kMagic ? s : nullptr;
+}
+
+// nvmlGpmMetricId_t -> the scenario key that drives it (nvml-mapping.md §2 ids).
+std::optional<nvmlx::simgpu::ValueKey> GpmKey(unsigned metric_id) {
+  using nvmlx::simgpu::ValueKey;
+  switch (metric_id) {
+    case 1:
+      return ValueKey::kGpmGraphicsUtil;
+    case 2:
+      return ValueKey::kGpmSmUtil;
+    case 3:
+      return ValueKey::kGpmSmOccupancy;
+    case 4:
+      return ValueKey::kGpmIntegerUtil;
+    case 5:
+      return ValueKey::kGpmAnyTensorUtil;
+    case 6:
+      return ValueKey::kGpmDfmaTensorUtil;
+    case 7:
+      return ValueKey::kGpmHmmaTensorUtil;
+    case 9:
+      return ValueKey::kGpmImmaTensorUtil;
+    case 10:
+      return ValueKey::kGpmDramBwUtil;
+    case 11:
+      return ValueKey::kGpmFp64Util;
+    case 12:
+      return ValueKey::kGpmFp32Util;
+    case 13:
+      return ValueKey::kGpmFp16Util;
+    case 20:
+      return ValueKey::kGpmPcieTxMibs;
+    case 21:
+      return ValueKey::kGpmPcieRxMibs;
+    case 60:
+      return ValueKey::kGpmNvlinkRxMibs;  // RX comes first in the header
+    case 61:
+      return ValueKey::kGpmNvlinkTxMibs;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
 
 // The library is built with -fvisibility=hidden; these definitions, and nothing else, are
 // exported (exports.map then keeps anything else that is not hidden out of the dynamic table).
@@ -169,42 +231,94 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
                   [&](const Ctx&) -> nvmlReturn_t { return Simulator::Get().FreeEventSet(set); });
 }
 
-// GPM: the GPU reports no GPM support until GPM simulation exists; the rest is NOT_SUPPORTED.
+// GPM (SCENARIO.md "GPM"): a GPU with `gpm: true` supports it. A sample records its device and
+// simulation time; nvmlGpmMetricsGet averages each metric's value function over [t1, t2] with
+// the closed-form integral, so a square wave reads as its duty-cycle average, as real counters do.
 nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t* gpmSupport) {
-  return nvmlx::simgpu::OnDevice(__func__, device, [&](const Ctx&) -> nvmlReturn_t {
+  return nvmlx::simgpu::OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
     if (gpmSupport == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     // GPM takes the raw version 1, not NVML_STRUCT_VERSION (go-nvml#168).
     if (gpmSupport->version != NVML_GPM_SUPPORT_VERSION) {
       return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     }
-    gpmSupport->isSupportedDevice = 0;
+    gpmSupport->isSupportedDevice = c.spec().gpm ? 1 : 0;
     return NVML_SUCCESS;
   });
 }
 
 nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* gpmSample) {
   return OnSystem(__func__, [&](const Ctx&) -> nvmlReturn_t {
-    if (gpmSample != nullptr) *gpmSample = nullptr;
-    return NVML_ERROR_NOT_SUPPORTED;
+    if (gpmSample == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *gpmSample = reinterpret_cast<nvmlGpmSample_t>(new GpmSample());
+    return NVML_SUCCESS;
   });
 }
 
-nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t) {
-  return OnSystem(__func__, [&](const Ctx&) -> nvmlReturn_t { return NVML_ERROR_NOT_SUPPORTED; });
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) {
+  return OnSystem(__func__, [&](const Ctx&) -> nvmlReturn_t {
+    GpmSample* s = FromHandle(gpmSample);
+    if (s == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    s->magic = 0;  // a double free is then caught instead of corrupting the heap
+    delete s;
+    return NVML_SUCCESS;
+  });
 }
 
-nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t) {
-  return nvmlx::simgpu::OnDevice(
-      __func__, device, [&](const Ctx&) -> nvmlReturn_t { return NVML_ERROR_NOT_SUPPORTED; });
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) {
+  return nvmlx::simgpu::OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
+    GpmSample* s = FromHandle(gpmSample);
+    if (s == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!c.spec().gpm) return NVML_ERROR_NOT_SUPPORTED;
+    s->world = c.world;
+    s->gpu = c.dev->index;
+    s->t = c.t;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned, nvmlGpmSample_t) {
+  // No MIG simulation: there are no GPU instances to sample.
   return nvmlx::simgpu::OnDevice(
       __func__, device, [&](const Ctx&) -> nvmlReturn_t { return NVML_ERROR_NOT_SUPPORTED; });
 }
 
-nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t*) {
-  return OnSystem(__func__, [&](const Ctx&) -> nvmlReturn_t { return NVML_ERROR_NOT_SUPPORTED; });
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) {
+  try {
+    if (metricsGet == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (metricsGet->version != NVML_GPM_METRICS_GET_VERSION) {
+      return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    }
+    const GpmSample* s1 = FromHandle(metricsGet->sample1);
+    const GpmSample* s2 = FromHandle(metricsGet->sample2);
+    if (s1 == nullptr || s2 == nullptr || !s1->world || s1->world != s2->world ||
+        s1->gpu != s2->gpu || metricsGet->numMetrics > NVMLX_GPM_METRIC_MAX) {
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    // The samples name the GPU: its fault rules (and lost_after_s) apply to this call too.
+    Ctx ctx;
+    if (nvmlReturn_t rc = nvmlx::simgpu::EnterDevice(__func__, s1->world->handle(s1->gpu), &ctx);
+        rc != NVML_SUCCESS) {
+      return rc;
+    }
+    const nvmlx::simgpu::GpuSpec& spec = ctx.spec();
+    const double t1 = std::min(s1->t, s2->t), t2 = std::max(s1->t, s2->t);
+    for (unsigned i = 0; i < metricsGet->numMetrics; ++i) {
+      nvmlGpmMetric_t& m = metricsGet->metrics[i];
+      m.metricInfo = {nullptr, nullptr, nullptr};
+      m.value = 0;
+      if (m.metricId == 0 || m.metricId >= NVMLX_GPM_METRIC_MAX) {
+        m.nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+        continue;
+      }
+      // Metrics without a scenario key (NVDEC, C2C, cumulative counters, …) read 0, as idle
+      // engines do on a real H200.
+      m.nvmlReturn = NVML_SUCCESS;
+      if (auto key = GpmKey(m.metricId)) m.value = spec.value(*key).Average(t1, t2);
+    }
+    return NVML_SUCCESS;
+  } catch (...) {
+    return NVML_ERROR_UNKNOWN;
+  }
 }
 
 }  // extern "C"

@@ -82,6 +82,22 @@ const std::array<ValueKeyInfo, kNumValueKeys> kValueKeys = {{
     {ValueKey::kNvlinkRxKib, "nvlink_rx_kib", 0},
     {ValueKey::kPcieCorrectableErrors, "pcie_correctable_errors", 0},
     {ValueKey::kVgpuLicense, "vgpu_license", 0},
+    {ValueKey::kGpmGraphicsUtil, "gpm_graphics_util", 0},
+    {ValueKey::kGpmSmUtil, "gpm_sm_util", 0},
+    {ValueKey::kGpmSmOccupancy, "gpm_sm_occupancy", 0},
+    {ValueKey::kGpmIntegerUtil, "gpm_integer_util", 0},
+    {ValueKey::kGpmAnyTensorUtil, "gpm_any_tensor_util", 0},
+    {ValueKey::kGpmDfmaTensorUtil, "gpm_dfma_tensor_util", 0},
+    {ValueKey::kGpmHmmaTensorUtil, "gpm_hmma_tensor_util", 0},
+    {ValueKey::kGpmImmaTensorUtil, "gpm_imma_tensor_util", 0},
+    {ValueKey::kGpmDramBwUtil, "gpm_dram_bw_util", 0},
+    {ValueKey::kGpmFp64Util, "gpm_fp64_util", 0},
+    {ValueKey::kGpmFp32Util, "gpm_fp32_util", 0},
+    {ValueKey::kGpmFp16Util, "gpm_fp16_util", 0},
+    {ValueKey::kGpmPcieTxMibs, "gpm_pcie_tx_mibs", 0},
+    {ValueKey::kGpmPcieRxMibs, "gpm_pcie_rx_mibs", 0},
+    {ValueKey::kGpmNvlinkTxMibs, "gpm_nvlink_tx_mibs", 0},
+    {ValueKey::kGpmNvlinkRxMibs, "gpm_nvlink_rx_mibs", 0},
 }};
 
 std::optional<ValueKey> ValueKeyFromName(std::string_view name) {
@@ -289,7 +305,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   RequireMap(n, where);
   CheckKeys(n, where,
             {"name", "uuid", "pci_bus_id", "pci_device_id", "pci_subsystem_id", "serial", "vbios",
-             "brand", "minor_number", "memory_total_mib", "inforom", "values"});
+             "brand", "minor_number", "memory_total_mib", "inforom", "gpm", "values"});
   GpuSpec gpu;
   for (int k = 0; k < kNumValueKeys; ++k) {
     gpu.values[k] = ValueFn::Constant(kValueKeys[k].default_value);
@@ -316,6 +332,12 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   if (auto v = n["minor_number"]) gpu.minor_number = Unsigned(v, where + ".minor_number");
   if (auto v = n["memory_total_mib"]) {
     gpu.memory_total_mib = Positive(v, where + ".memory_total_mib");
+  }
+  if (auto v = n["gpm"]) {
+    if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
+      Fail(v, where + ".gpm: expected true or false");
+    }
+    gpu.gpm = v.Scalar() == "true";
   }
   if (auto inf = n["inforom"]) {
     const std::string at = where + ".inforom";

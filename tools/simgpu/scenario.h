@@ -84,6 +84,24 @@ enum class ValueKey : int {
   kNvlinkRxKib,
   kPcieCorrectableErrors,
   kVgpuLicense,
+  // GPM metrics in the header's units (percent 0-100, MiB/s); nvmlGpmMetricsGet averages them
+  // over the window between its two samples.
+  kGpmGraphicsUtil,
+  kGpmSmUtil,
+  kGpmSmOccupancy,
+  kGpmIntegerUtil,
+  kGpmAnyTensorUtil,
+  kGpmDfmaTensorUtil,
+  kGpmHmmaTensorUtil,
+  kGpmImmaTensorUtil,
+  kGpmDramBwUtil,
+  kGpmFp64Util,
+  kGpmFp32Util,
+  kGpmFp16Util,
+  kGpmPcieTxMibs,
+  kGpmPcieRxMibs,
+  kGpmNvlinkTxMibs,
+  kGpmNvlinkRxMibs,
   kCount,  // not a key
 };
 inline constexpr int kNumValueKeys = static_cast<int>(ValueKey::kCount);
@@ -111,6 +129,7 @@ struct GpuSpec {
   double memory_total_mib = 143771;
   std::string inforom_oem = "2.1", inforom_ecc = "7.16", inforom_power = "1.0";
   std::string inforom_image = "G525.0225.00.03";
+  bool gpm = false;  // nvmlGpmQueryDeviceSupport's isSupportedDevice (Hopper+: true)
   std::array<ValueFn, kNumValueKeys> values;  // every key set, defaults included
 
   const ValueFn& value(ValueKey k) const { return values[static_cast<int>(k)]; }

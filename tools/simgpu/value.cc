@@ -94,4 +94,11 @@ double ValueFn::Integral(double t) const {
   return 0;
 }
 
+double ValueFn::Average(double t1, double t2) const {
+  // A constant is exact (the integral difference would round 2.5 to 2.4999…, and B/s fields
+  // truncate); an empty window (frozen clock) is the value at that instant.
+  if (kind_ == Kind::kConstant || !(t2 - t1 > 1e-9)) return At(t2);
+  return (Integral(t2) - Integral(t1)) / (t2 - t1);
+}
+
 }  // namespace nvmlx::simgpu

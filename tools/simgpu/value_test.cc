@@ -87,5 +87,19 @@ TEST(ValueFnTest, SquareIntegralIsTheEnergyOfTheDutyCycle) {
   EXPECT_DOUBLE_EQ(sq.Integral(70), 15400 + 13800 + 800);
 }
 
+TEST(ValueFnTest, AverageOfSquareWaveIsItsWindowMean) {
+  // What nvmlGpmMetricsGet reports: 1 s at 100 %, 1 s at 0 %.
+  ValueFn sq = ValueFn::Square(100, 0, 1, 1);
+  EXPECT_DOUBLE_EQ(sq.Average(0, 1), 100);
+  EXPECT_DOUBLE_EQ(sq.Average(1, 2), 0);
+  EXPECT_DOUBLE_EQ(sq.Average(0, 2), 50);
+  EXPECT_NEAR(sq.Average(0.5, 1.5), 50, 1e-9);
+  EXPECT_NEAR(sq.Average(0.75, 1.25), 50, 1e-9);
+  EXPECT_NEAR(sq.Average(0, 30), 50, 1e-9);
+  EXPECT_NEAR(sq.Average(0.5, 1.25), 100.0 * 0.5 / 0.75, 1e-9);
+  EXPECT_DOUBLE_EQ(sq.Average(0.5, 0.5), 100) << "empty window (frozen clock): the value at t";
+  EXPECT_DOUBLE_EQ(sq.Average(1.5, 1.5), 0);
+}
+
 }  // namespace
 }  // namespace nvmlx::simgpu
