@@ -32,10 +32,14 @@ sampler() {
 }
 sampler &
 smp=$!
+# An independent reading of the same GPM counters (pynvml), for the agreement check.
+python3 test/gpu/pynvml_gpm.py "$((DURATION + 6))" >"$OUT/pynvml_gpm.txt" 2>"$OUT/pynvml_gpm.err" &
+pyn=$!
 sleep 4
 "$B/gpu-pulse" --on 20s --off 20s --duration "${DURATION}s" --gpus 0 --mode tensor \
   >"$OUT/pulse_phases.txt" 2>"$OUT/pulse_status.txt"
 echo "gpu-pulse rc=$?" >>"$OUT/pulse_phases.txt"
 wait $smp
+wait $pyn
 kill -TERM $exp; wait $exp
 python3 test/gpu/pulse_check.py "$OUT" | tee "$OUT/pulse_report.md"

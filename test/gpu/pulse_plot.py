@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plots samples.csv + gpu-pulse phases (from pulse_e2e.sh) as a PNG: the picture an operator
-wants to see. Needs matplotlib (Debian: python3-matplotlib; scripts/install-plot-deps.sh).
+wants to see. Needs matplotlib (Debian: python3-matplotlib via scripts/install-plot-deps.sh; run it with
+/usr/bin/python3 where another python3 comes first on PATH).
 Usage: pulse_plot.py OUT_DIR PNG"""
 import csv
 import re
