@@ -71,10 +71,12 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
         if (f->gpm_metric_id == 0) why = "no NVML GPM metric for this profiling field";
         break;
       case fields::Source::kExporter:
-        why = "exporter-computed DCGM_EXP_* counters come in a later release";
+        // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher.
+        if (f->id != 9001) why = "exporter-computed DCGM_EXP_* counters come in a later release";
         break;
       case fields::Source::kEvent:
-        why = "event-driven fields come in a later release";
+        // DCGM_FI_DEV_XID_ERRORS comes from the collector's XidWatcher.
+        if (f->id != 230) why = "event-driven fields come in a later release";
         break;
       default:
         if (row.type != config::MetricType::kLabel && f->read == nullptr && f->nvml_field_id == 0) {
@@ -165,6 +167,7 @@ int Run(int argc, char** argv) {
   copts.entries = entries;
   copts.devices = opts.devices;
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
+  copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
   Result<std::unique_ptr<collect::Collector>> collector =
       collect::Collector::Create(nvml, std::move(copts));
   if (!collector.ok()) {
@@ -186,6 +189,9 @@ int Run(int argc, char** argv) {
     std::string body;
     render::RenderPrometheus(*snap, ropts, &body);
     std::fwrite(body.data(), 1, body.size(), stdout);
+    // Flush before the teardown (the Xid watcher's thread may take up to its wait timeout to
+    // stop): a reader such as `| grep -q` must get the whole page before it goes away.
+    std::fflush(stdout);
     return 0;
   }
 

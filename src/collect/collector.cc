@@ -11,6 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kXidErrorsField = 230;  // DCGM_FI_DEV_XID_ERRORS
+constexpr int kXidCountField = 9001;  // DCGM_EXP_XID_ERRORS_COUNT
+
 // dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
 std::string ReplaceBlanks(const std::string& name) {
   std::string out;
@@ -64,7 +67,10 @@ void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sa
 
 Collector::Collector(CollectorOptions options) : options_(std::move(options)) {}
 
-Collector::~Collector() { Stop(); }
+Collector::~Collector() {
+  Stop();
+  if (xids_ != nullptr) xids_->Stop();
+}
 
 Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
                                                      CollectorOptions options) {
@@ -85,7 +91,12 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   const auto gpm_fields = GpmFields(c->options_.entries);
   std::vector<const fields::FieldDef*> label_fields;
   for (const auto& row : c->options_.entries) {
-    if (row.type == config::MetricType::kLabel) label_fields.push_back(row.field);
+    if (row.type == config::MetricType::kLabel) {
+      label_fields.push_back(row.field);
+      continue;
+    }
+    if (row.field->id == kXidErrorsField) c->xid_last_enabled_ = true;
+    if (row.field->id == kXidCountField) c->xid_counts_enabled_ = true;
   }
 
   auto identities = std::make_shared<std::vector<DeviceIdentity>>();
@@ -141,6 +152,14 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   }
   c->identities_ = std::move(identities);
   c->slow_latest_.resize(c->devices_.size());
+  if (c->xid_last_enabled_ || c->xid_counts_enabled_) {
+    std::vector<XidWatcher::Gpu> gpus;
+    for (size_t i = 0; i < c->devices_.size(); ++i) {
+      gpus.push_back({c->devices_[i]->handle, (*c->identities_)[i].index});
+    }
+    c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window);
+    c->xids_->Start();
+  }
   return c;
 }
 
@@ -221,9 +240,21 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
       ds.samples.clear();
       continue;
     }
+    if (xids_ != nullptr) {
+      int64_t last = 0;
+      std::vector<XidCount> counts;
+      if (xids_->Read(i, &last, &counts)) {
+        if (xid_last_enabled_) MergeSorted(&ds.samples, {fields::Sample{kXidErrorsField, last}});
+        if (xid_counts_enabled_) {
+          ds.xid_watched = true;
+          ds.xid_counts = std::move(counts);
+        }
+      }
+    }
     std::lock_guard<std::mutex> lock(slow_mu_);
     MergeSorted(&ds.samples, slow_latest_[i]);
   }
+  snap->xid_window_ms = options_.xid_window.count();
   snap->collect_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return snap;
 }

@@ -11,6 +11,7 @@
 // DCGM_FI_PROF_* fields come from NVML GPM (GpmReader, one per GPU, on the fast loop): each
 // value is the average over the window since the previous collection. GPUs without GPM get one
 // "metric not enabled" warning per such field at start-up and no such series.
+// Xid fields come from an XidWatcher (its own thread, NVML events).
 // Device handles, UUIDs, names and PCI ids are read once, in Create().
 //
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
@@ -35,6 +36,7 @@
 
 #include "collect/gpm_reader.h"
 #include "collect/snapshot.h"
+#include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
 #include "config/device_selector.h"
 #include "fields/reader.h"
@@ -48,6 +50,8 @@ struct CollectorOptions {
   std::vector<config::CollectorEntry> entries;  // CSV rows (metric and label rows)
   config::DeviceSelector devices;
   bool replace_blanks_in_model_name = false;
+  // -x: the window of DCGM_EXP_XID_ERRORS_COUNT.
+  std::chrono::milliseconds xid_window{300000};
 };
 
 class Collector {
@@ -99,6 +103,11 @@ class Collector {
   CollectorOptions options_;
   std::shared_ptr<const std::vector<DeviceIdentity>> identities_;
   std::vector<std::unique_ptr<Device>> devices_;
+  // Null unless DCGM_FI_DEV_XID_ERRORS or DCGM_EXP_XID_ERRORS_COUNT is enabled. Runs from Create
+  // to destruction, so that --once sees the Xids already delivered too.
+  std::unique_ptr<XidWatcher> xids_;
+  bool xid_last_enabled_ = false;    // field 230
+  bool xid_counts_enabled_ = false;  // field 9001
 
   std::mutex slow_mu_;
   std::vector<std::vector<fields::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device

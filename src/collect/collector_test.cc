@@ -188,5 +188,67 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   EXPECT_EQ(Count(log, "gpu=2"), 1u) << log;
 }
 
+// Xids from NVML events: last value (sticky), counts within a 1 s window, and an Xid older than
+// the window dropping out of the counts. A GPU that cannot register gets no XID data at all.
+TEST(XidCollectorTest, LastXidAndWindowedCounts) {
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/xids.yaml", 1);
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
+  const auto t0 = std::chrono::steady_clock::now();  // the simulation clock starts at init
+  auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  CollectorOptions options;
+  options.interval = milliseconds(100);
+  options.xid_window = milliseconds(1000);
+  options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
+                     Row("DCGM_EXP_XID_ERRORS_COUNT", config::MetricType::kCounter)};
+  auto c = Collector::Create(**lib, options);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+
+  // t = 0.8 s: every scheduled Xid has arrived, none is older than the window.
+  std::this_thread::sleep_until(t0 + milliseconds(800));
+  auto snap = (*c)->CollectOnce();
+  ASSERT_EQ(snap->devices.size(), 4u);
+  EXPECT_EQ(snap->xid_window_ms, 1000);
+  const DeviceSnapshot& d0 = snap->devices[0];
+  ASSERT_NE(Find(d0, 230), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(d0, 230)->value), 79);
+  EXPECT_TRUE(d0.xid_watched);
+  ASSERT_EQ(d0.xid_counts.size(), 1u);
+  EXPECT_EQ(d0.xid_counts[0].xid, 79);
+  EXPECT_EQ(d0.xid_counts[0].count, 1);
+  const DeviceSnapshot& d1 = snap->devices[1];
+  ASSERT_NE(Find(d1, 230), nullptr);
+  EXPECT_EQ(std::get<int64_t>(Find(d1, 230)->value), 13);
+  ASSERT_EQ(d1.xid_counts.size(), 1u);
+  EXPECT_EQ(d1.xid_counts[0].xid, 13);
+  EXPECT_EQ(d1.xid_counts[0].count, 2);
+  const DeviceSnapshot& d2 = snap->devices[2];
+  ASSERT_NE(Find(d2, 230), nullptr) << "0 until an Xid arrives";
+  EXPECT_EQ(std::get<int64_t>(Find(d2, 230)->value), 0);
+  EXPECT_TRUE(d2.xid_watched);
+  EXPECT_TRUE(d2.xid_counts.empty());
+  const DeviceSnapshot& d3 = snap->devices[3];
+  EXPECT_EQ(Find(d3, 230), nullptr) << "registration failed: omitted";
+  EXPECT_FALSE(d3.xid_watched);
+  EXPECT_NE(Find(d3, 203), nullptr) << "other fields unaffected";
+  for (size_t i = 1; i < d0.samples.size(); ++i) {
+    EXPECT_LT(d0.samples[i - 1].field_id, d0.samples[i].field_id);
+  }
+
+  // t = 1.7 s: all Xids are older than 1 s: counts empty, the last value sticks.
+  std::this_thread::sleep_until(t0 + milliseconds(1700));
+  auto later = (*c)->CollectOnce();
+  EXPECT_EQ(std::get<int64_t>(Find(later->devices[0], 230)->value), 79);
+  EXPECT_TRUE(later->devices[0].xid_watched);
+  EXPECT_TRUE(later->devices[0].xid_counts.empty());
+  EXPECT_TRUE(later->devices[1].xid_counts.empty());
+
+  // Stop is prompt: the watcher waits in slices of at most kWaitTimeout.
+  const auto stop_start = std::chrono::steady_clock::now();
+  c->reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start,
+            XidWatcher::kWaitTimeout + milliseconds(300));
+}
+
 }  // namespace
 }  // namespace nvmlx::collect

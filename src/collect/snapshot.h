@@ -7,6 +7,7 @@
 #define NVML_EXPORTER_COLLECT_SNAPSHOT_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,10 +29,21 @@ struct DeviceIdentity {
   std::vector<std::pair<int, std::string>> label_values;
 };
 
+// How often one Xid was seen on a GPU within the window (DCGM_EXP_XID_ERRORS_COUNT).
+struct XidCount {
+  int64_t xid = 0;
+  int64_t count = 0;
+};
+
 struct DeviceSnapshot {
   const DeviceIdentity* identity = nullptr;  // points into Snapshot::identities
   bool up = true;                            // false: GPU lost / every read failed
   std::vector<fields::Sample> samples;       // ascending field id; failed fields are absent
+  // DCGM_FI_DEV_XID_ERRORS (the last Xid) is a sample of `samples` like any field. The windowed
+  // counts are not a single value: xid_watched says whether they are known at all (false: Xid
+  // events could not be registered on this GPU, or the field is not enabled).
+  bool xid_watched = false;
+  std::vector<XidCount> xid_counts;  // ascending xid; empty: none in the window
 };
 
 struct Snapshot {
@@ -39,6 +51,7 @@ struct Snapshot {
   double collect_seconds = 0;                  // how long it took
   std::shared_ptr<const std::vector<DeviceIdentity>> identities;
   std::vector<DeviceSnapshot> devices;  // in identity order
+  int64_t xid_window_ms = 0;            // the window of DeviceSnapshot::xid_counts
 };
 
 }  // namespace nvmlx::collect

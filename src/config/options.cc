@@ -86,7 +86,7 @@ constexpr FlagSpec kFlags[] = {
    ""},
   {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", Kind::kString, "", false, "FILE", ""},
   {"xid-count-window-size", "x", "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", Kind::kInt, "300000",
-   false, "MS", ""},
+   true, "MS", "Window of DCGM_EXP_XID_ERRORS_COUNT in milliseconds."},
   {"clock-events-count-window-size", "", "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE",
    Kind::kInt, "300000", false, "MS", ""},
   {"enable-dcgm-log", "", "DCGM_EXPORTER_ENABLE_DCGM_LOG", Kind::kBool, "false", false, "", ""},
@@ -512,6 +512,15 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
                              std::to_string(INT_MAX) + " milliseconds)");
     }
     o.collect_interval_ms = static_cast<int>(*v);
+  }
+  if (const Raw& r = get("xid-count-window-size"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a whole number of milliseconds");
+    }
+    if (*v < 1) return InvalidArgument(r.origin + ": " + r.last() + " must be at least 1");
+    o.xid_count_window_ms = *v;
   }
   if (const Raw& r = get("devices"); r.set) o.devices_text = r.last();
   {

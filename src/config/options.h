@@ -16,6 +16,7 @@
 #define NVML_EXPORTER_CONFIG_OPTIONS_H_
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -46,6 +47,9 @@ struct Options {
   bool use_old_namespace = false;
   // -rbmn / --replace-blanks-in-model-name / DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME
   bool replace_blanks_in_model_name = false;
+  // -x / --xid-count-window-size / DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE: the window of
+  // DCGM_EXP_XID_ERRORS_COUNT in milliseconds, >= 1
+  int64_t xid_count_window_ms = 300000;
   // --debug / DCGM_EXPORTER_DEBUG
   bool debug = false;
   // --log-format / DCGM_EXPORTER_LOG_FORMAT: text | json

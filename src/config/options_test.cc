@@ -247,6 +247,21 @@ TEST(Options, BadInterval) {
   EXPECT_EQ(min->collect_interval_ms, 100);
 }
 
+TEST(Options, XidCountWindow) {
+  Result<Options> def = Parse({});
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->xid_count_window_ms, 300000);
+  Result<Options> flag = Parse({"-x", "60000"});
+  ASSERT_TRUE(flag.ok()) << flag.status().message();
+  EXPECT_EQ(flag->xid_count_window_ms, 60000);
+  Result<Options> env = Parse({}, {{"DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", "1000"}});
+  ASSERT_TRUE(env.ok()) << env.status().message();
+  EXPECT_EQ(env->xid_count_window_ms, 1000);
+  EXPECT_EQ(Error({"-x", "0"}), "--xid-count-window-size: 0 must be at least 1");
+  EXPECT_EQ(Error({"--xid-count-window-size", "5m"}),
+            "--xid-count-window-size: \"5m\" is not a whole number of milliseconds");
+}
+
 TEST(Options, BadValues) {
   EXPECT_EQ(Error({"-d", "g:1-"}),
             "--devices: invalid device selector \"g:1-\": expected a number after '-'");
@@ -304,7 +319,6 @@ TEST(Options, UnsupportedFlagsFail) {
   EXPECT_EQ(Error({"-p", "g"}), "flag --cpu-devices is not supported yet (planned)");
   EXPECT_EQ(Error({"-m", "ns:cm"}), "flag --configmap-data is not supported yet (planned)");
   EXPECT_EQ(Error({"-s", "g"}), "flag --switch-devices is not supported yet (planned)");
-  EXPECT_EQ(Error({"-x", "60000"}), "flag --xid-count-window-size is not supported yet (planned)");
   EXPECT_EQ(Error({"--kubernetes-gpu-id-type", "device-name"}),
             "flag --kubernetes-gpu-id-type is not supported yet (planned)");
   EXPECT_EQ(Error({"--kubernetes-virtual-gpus"}),

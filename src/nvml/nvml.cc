@@ -408,6 +408,39 @@ Result<bool> Library::GpmSupported(Device d) const {
   return support.isSupportedDevice != 0;
 }
 
+Result<EventSet> Library::EventSetCreate() const {
+  if (api_.nvmlEventSetFree == nullptr) {
+    return NotSupported("nvmlEventSetFree: symbol not present in " + path_);
+  }
+  EventSet set;
+  nvmlEventSet_t handle = nullptr;
+  Status st = Call("nvmlEventSetCreate", api_.nvmlEventSetCreate, &handle);
+  if (!st.ok()) return st;
+  set.handle_ = handle;
+  set.free_ = api_.nvmlEventSetFree;
+  return set;
+}
+
+Status Library::RegisterEvents(Device d, uint64_t event_types, const EventSet& set) const {
+  if (!set) return InvalidArgument("nvmlDeviceRegisterEvents: empty event set");
+  return Call("nvmlDeviceRegisterEvents", api_.nvmlDeviceRegisterEvents, d,
+              static_cast<unsigned long long>(event_types), set.get());
+}
+
+Result<std::optional<Event>> Library::WaitEvent(const EventSet& set, unsigned timeout_ms) const {
+  if (!set) return InvalidArgument("nvmlEventSetWait_v2: empty event set");
+  if (api_.nvmlEventSetWait_v2 == nullptr) {
+    return NotSupported("nvmlEventSetWait_v2: symbol not present in " + path_);
+  }
+  nvmlEventData_t data{};
+  const nvmlReturn_t rc = api_.nvmlEventSetWait_v2(set.get(), &data, timeout_ms);
+  if (rc == NVML_ERROR_TIMEOUT) return std::optional<Event>();
+  Status st = FromNvmlReturn(rc, "nvmlEventSetWait_v2", api_.nvmlErrorString);
+  if (!st.ok()) return st;
+  return std::optional<Event>(Event{data.device, data.eventType, data.eventData, data.gpuInstanceId,
+                                    data.computeInstanceId});
+}
+
 Result<GpmSample> Library::GpmSampleAlloc() const {
   if (api_.nvmlGpmSampleFree == nullptr) {
     return NotSupported("nvmlGpmSampleFree: symbol not present in " + path_);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -104,6 +105,49 @@ struct RemappedRows {
   unsigned failure = 0;
 };
 
+// One NVML event (nvmlEventSetWait_v2). For Xid events `data` is the Xid; gpu_instance and
+// compute_instance are 0xFFFFFFFF when the event is not attributed to a MIG instance.
+struct Event {
+  Device device = nullptr;
+  uint64_t type = 0;
+  uint64_t data = 0;
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+};
+
+// An NVML event set (nvmlEventSetCreate / nvmlEventSetFree), owned: freed on destruction.
+// Move-only. Registration and waiting go through Library; NVML allows one waiter at a time per
+// set, so a set belongs to one thread (the XidWatcher's); distinct sets are independent.
+class EventSet {
+ public:
+  EventSet() = default;
+  ~EventSet() { Reset(); }
+  EventSet(EventSet&& other) noexcept { *this = std::move(other); }
+  EventSet& operator=(EventSet&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      handle_ = other.handle_;
+      free_ = other.free_;
+      other.handle_ = nullptr;
+    }
+    return *this;
+  }
+  EventSet(const EventSet&) = delete;
+  EventSet& operator=(const EventSet&) = delete;
+
+  nvmlEventSet_t get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+ private:
+  friend class Library;
+  void Reset() {
+    if (handle_ != nullptr && free_ != nullptr) free_(handle_);
+    handle_ = nullptr;
+  }
+  nvmlEventSet_t handle_ = nullptr;
+  nvmlReturn_t (*free_)(nvmlEventSet_t) = nullptr;
+};
+
 class Library {
  public:
   // Loads `path` ("libnvidia-ml.so.1" searches the dynamic linker path) and initialises NVML.
@@ -183,6 +227,14 @@ class Library {
   Result<uint64_t> ClocksEventReasons(Device d) const;
   // 1 when a vGPU licence is active, 0 otherwise (also when licensing is unsupported).
   Result<int> VgpuLicenseStatus(Device d) const;
+
+  // --- Events (Xid) ------------------------------------------------------------------------
+  Result<EventSet> EventSetCreate() const;
+  // nvmlDeviceRegisterEvents for `event_types` (e.g. nvmlEventTypeXidCriticalError) on `d`.
+  Status RegisterEvents(Device d, uint64_t event_types, const EventSet& set) const;
+  // Waits up to timeout_ms for the next event. NVML_ERROR_TIMEOUT is the ordinary "nothing
+  // happened" outcome, not an error: it is an empty optional.
+  Result<std::optional<Event>> WaitEvent(const EventSet& set, unsigned timeout_ms) const;
 
   // --- GPM (Hopper+; nvml-mapping.md §2) ----------------------------------------------------
   // isSupportedDevice of nvmlGpmQueryDeviceSupport (version: the raw 1).

@@ -10,6 +10,8 @@
 #include <utility>
 #include <variant>
 
+#include "fields/xid_text.h"
+
 namespace nvmlx::render {
 namespace {
 
@@ -100,6 +102,56 @@ std::string BuildDevicePrefix(const collect::DeviceIdentity& id, const Prometheu
   }
   p.append("} ");
   return p;
+}
+
+constexpr int kXidErrorsField = 230;  // DCGM_FI_DEV_XID_ERRORS
+constexpr int kXidCountField = 9001;  // DCGM_EXP_XID_ERRORS_COUNT
+
+// The device prefix without its closing "} ", to which family-specific labels are appended.
+std::string_view OpenPrefix(const std::string& prefix) {
+  return std::string_view(prefix).substr(0, prefix.size() - 2);
+}
+
+// DCGM_FI_DEV_XID_ERRORS carries dcgm-exporter's attributes err_code and err_msg; attributes
+// come after all labels, so after the CSV label fields.
+void AppendXidLastPrefix(const std::string& prefix, const fields::Value& v, std::string* out) {
+  int64_t xid = 0;
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    xid = *i;
+  } else if (const auto* d = std::get_if<double>(&v)) {
+    xid = static_cast<int64_t>(*d);
+  }
+  out->append(OpenPrefix(prefix));
+  out->append(",err_code=\"");
+  AppendInt(xid, out);
+  out->push_back('"');
+  AppendLabel("err_msg", fields::XidDescription(xid), false, out);
+  out->append("} ");
+}
+
+// DCGM_EXP_XID_ERRORS_COUNT: one series per Xid seen in the window, labels window_size_in_ms
+// then xid (sorted with the CSV label fields, byte-wise: upper-case DCGM_FI_* names first).
+// With no Xid in the window, one series valued 0 without an xid label, as dcgm-exporter does.
+void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
+                     const std::string& prefix, int64_t window_ms, std::string* out) {
+  if (!dev.xid_watched) return;
+  auto series = [&](const collect::XidCount* c) {
+    out->append(name);
+    out->append(OpenPrefix(prefix));
+    out->append(",window_size_in_ms=\"");
+    AppendInt(window_ms, out);
+    out->push_back('"');
+    if (c != nullptr) {
+      out->append(",xid=\"");
+      AppendInt(c->xid, out);
+      out->push_back('"');
+    }
+    out->append("} ");
+    AppendInt(c != nullptr ? c->count : 0, out);
+    out->push_back('\n');
+  };
+  if (dev.xid_counts.empty()) series(nullptr);
+  for (const collect::XidCount& c : dev.xid_counts) series(&c);
 }
 
 const fields::Value* FindSample(const std::vector<fields::Sample>& samples, int field_id) {
@@ -270,10 +322,18 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     AppendHelpType(f->name, f->help, config::MetricTypeName(f->type), out);
     const size_t header_end = out->size();
     for (const LiveDevice& d : live) {
+      if (f->field->id == kXidCountField) {
+        AppendXidCounts(*d.dev, f->name, d.prefix, snapshot.xid_window_ms, out);
+        continue;
+      }
       const fields::Value* v = FindSample(d.dev->samples, f->field->id);
       if (v == nullptr || std::holds_alternative<std::string>(*v)) continue;
       out->append(f->name);
-      out->append(d.prefix);
+      if (f->field->id == kXidErrorsField) {
+        AppendXidLastPrefix(d.prefix, *v, out);
+      } else {
+        out->append(d.prefix);
+      }
       AppendValue(*v, out);
     }
     // Families with no series are omitted altogether, as dcgm-exporter does.

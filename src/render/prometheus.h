@@ -6,6 +6,9 @@
 // for equal ids); series in device order; label order exactly dcgm-exporter's:
 //   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, Hostname, then the CSV's label
 //   fields sorted by name (DCGM_FI_DRIVER_VERSION, ...).
+// DCGM_FI_DEV_XID_ERRORS adds err_code and err_msg after those (dcgm-exporter's attributes);
+// DCGM_EXP_XID_ERRORS_COUNT (id 9001, so after every DCGM_FI_* family) adds window_size_in_ms
+// and xid, one series per Xid in the window (one valued 0 without xid when there is none).
 // Integers print as %d, doubles with 6 decimals (Go's %f). Families with no series are omitted.
 // Then the exporter's own families (nvml_exporter_*).
 //

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "fields/xid_text.h"
+
 namespace nvmlx::render {
 namespace {
 
@@ -522,6 +524,68 @@ TEST(RenderPrometheusTest, DoubleSamplesUsePercentF) {
   const std::string out = f.Render();
   EXPECT_NE(out.find("\"} 299.437000\n"), std::string::npos);
   EXPECT_NE(out.find("\"} NaN\n"), std::string::npos);
+}
+
+// dcgm-exporter's label order: fixed labels, sorted Labels (DCGM_FI_DRIVER_VERSION before the
+// lower-case window_size_in_ms and xid), then Attributes (err_code, err_msg).
+TEST(RenderPrometheusTest, XidFamiliesLabelsAndOrder) {
+  Fixture f;
+  f.AddEntry(9001, "DCGM_EXP_XID_ERRORS_COUNT", MetricType::kCounter, "XIDs.");
+  f.AddEntry(230, "DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge, "Last XID.");
+  f.AddEntry(203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge, "Util.");
+  f.AddEntry(1, "DCGM_FI_DRIVER_VERSION", MetricType::kLabel, "Driver.", ValueKind::kString);
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1), MakeIdentity(2)});
+  f.snapshot.xid_window_ms = 1000;
+  f.snapshot.devices[0].samples = {{203, int64_t{5}}, {230, int64_t{79}}};
+  f.snapshot.devices[0].xid_watched = true;
+  f.snapshot.devices[0].xid_counts = {{13, 1}, {79, 2}};
+  f.snapshot.devices[1].samples = {{203, int64_t{6}}, {230, int64_t{0}}};
+  f.snapshot.devices[1].xid_watched = true;
+  f.snapshot.devices[2].samples = {{203, int64_t{7}}};  // not watched: no XID series
+  const std::string out = f.Render();
+  const std::string p0 =
+      "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00."
+      "0\","
+      "device=\"nvidia0\",modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"";
+  const std::string p1 =
+      "{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-7c8d9e0f0001\",pci_bus_id=\"00000000:28:00."
+      "0\","
+      "device=\"nvidia1\",modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"";
+  const std::string expected_xid =
+      "# HELP DCGM_FI_DEV_XID_ERRORS Last XID.\n# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"
+      "DCGM_FI_DEV_XID_ERRORS" +
+      p0 +
+      ",err_code=\"79\",err_msg=\"GPU has fallen off the bus\"} 79\n"
+      "DCGM_FI_DEV_XID_ERRORS" +
+      p1 + ",err_code=\"0\",err_msg=\"No Error\"} 0\n";
+  const std::string expected_count =
+      "# HELP DCGM_EXP_XID_ERRORS_COUNT XIDs.\n# TYPE DCGM_EXP_XID_ERRORS_COUNT counter\n"
+      "DCGM_EXP_XID_ERRORS_COUNT" +
+      p0 +
+      ",window_size_in_ms=\"1000\",xid=\"13\"} 1\n"
+      "DCGM_EXP_XID_ERRORS_COUNT" +
+      p0 +
+      ",window_size_in_ms=\"1000\",xid=\"79\"} 2\n"
+      "DCGM_EXP_XID_ERRORS_COUNT" +
+      p1 + ",window_size_in_ms=\"1000\"} 0\n";
+  EXPECT_NE(out.find(expected_xid), std::string::npos) << out;
+  EXPECT_NE(out.find(expected_count), std::string::npos) << out;
+  // Families by id: GPU_UTIL (203), XID_ERRORS (230), then the DCGM_EXP_* family last.
+  EXPECT_LT(out.find("# HELP DCGM_FI_DEV_GPU_UTIL"), out.find("# HELP DCGM_FI_DEV_XID_ERRORS"));
+  EXPECT_LT(out.find("# HELP DCGM_FI_DEV_XID_ERRORS"),
+            out.find("# HELP DCGM_EXP_XID_ERRORS_COUNT"));
+  EXPECT_LT(out.find("# HELP DCGM_EXP_XID_ERRORS_COUNT"), out.find("# HELP nvml_exporter_"));
+  EXPECT_EQ(out.find("XID_ERRORS{gpu=\"2\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("XID_ERRORS_COUNT{gpu=\"2\""), std::string::npos) << out;
+}
+
+TEST(XidDescriptionTest, KnownAndUnknown) {
+  EXPECT_EQ(fields::XidDescription(0), "No Error");
+  EXPECT_EQ(fields::XidDescription(13), "Graphics Engine Exception");
+  EXPECT_EQ(fields::XidDescription(79), "GPU has fallen off the bus");
+  EXPECT_EQ(fields::XidDescription(95), "Uncontained ECC error");
+  EXPECT_EQ(fields::XidDescription(99999), "Unknown Error");
+  EXPECT_EQ(fields::XidDescription(-1), "Unknown Error");
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+// XidWatcher: one background thread that receives Xid critical-error events from NVML and keeps,
+// per GPU, the last Xid and the recent ones, for DCGM_FI_DEV_XID_ERRORS and
+// DCGM_EXP_XID_ERRORS_COUNT.
+//
+// Xids are events, not values that can be polled: NVML delivers each one once through
+// nvmlEventSetWait_v2 on an event set the devices were registered on. The thread waits with a
+// short timeout (kWaitTimeout) so that Stop() returns promptly. A GPU whose registration fails
+// (e.g. NOT_SUPPORTED on some vGPU setups) is warned about once and reports Watched() == false:
+// its XID series are omitted rather than shown as a misleading 0.
+//
+// The last Xid is 0 until one arrives (as dcgm-exporter shows) and then sticks; the counts cover
+// the last `window` (older Xids are dropped when read or when new ones arrive).
+//
+// Thread-safety: Create/Start/Stop from one controlling thread; Read() from any thread
+// concurrently with the watcher thread (state guarded by mu_).
+#ifndef NVML_EXPORTER_COLLECT_XID_WATCHER_H_
+#define NVML_EXPORTER_COLLECT_XID_WATCHER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collect/snapshot.h"
+#include "nvml/nvml.h"
+#include "util/thread_annotations.h"
+
+namespace nvmlx::collect {
+
+class XidWatcher {
+ public:
+  static constexpr std::chrono::milliseconds kWaitTimeout{500};
+
+  struct Gpu {
+    nvml::Device handle = nullptr;
+    unsigned index = 0;  // NVML index, for log lines
+  };
+
+  // Creates the event set and registers every GPU (position i of `gpus` is device i of Read).
+  // Never fails as a whole: without an event set no GPU is watched (warned once).
+  static std::unique_ptr<XidWatcher> Create(const nvml::Library& lib, std::vector<Gpu> gpus,
+                                            std::chrono::milliseconds window);
+  ~XidWatcher();
+  XidWatcher(const XidWatcher&) = delete;
+  XidWatcher& operator=(const XidWatcher&) = delete;
+
+  void Start();
+  void Stop();
+
+  bool Watched(size_t device) const { return device < watched_.size() && watched_[device]; }
+  std::chrono::milliseconds window() const { return window_; }
+  // The last Xid (0 before any) and the counts per Xid within the window, ascending xid.
+  // False (outputs untouched) when the device is not watched.
+  bool Read(size_t device, int64_t* last, std::vector<XidCount>* counts) const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Seen {
+    Clock::time_point at;
+    int64_t xid;
+  };
+  struct State {
+    int64_t last = 0;
+    std::deque<Seen> recent;  // ascending time
+  };
+
+  XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus, std::chrono::milliseconds window);
+  void Loop();
+  void Record(nvml::Device device, int64_t xid);
+
+  const nvml::Library& lib_;
+  const std::vector<Gpu> gpus_;
+  const std::chrono::milliseconds window_;
+  nvml::EventSet set_;
+  std::vector<bool> watched_;  // fixed after Create
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+
+  mutable std::mutex mu_;
+  mutable std::vector<State> state_ NVMLX_GUARDED_BY(mu_);  // per device; Read prunes
+};
+
+}  // namespace nvmlx::collect
+
+#endif  // NVML_EXPORTER_COLLECT_XID_WATCHER_H_
