@@ -59,16 +59,19 @@ struct Utilization {
   unsigned memory = 0;
 };
 
-// An NVML GPM sample buffer (nvmlGpmSampleAlloc / nvmlGpmSampleFree), owned: freed on
-// destruction. Move-only. A sample is filled by Library::GpmSampleGet and read by
-// Library::GpmMetricsGet; it is not thread-safe (one user at a time), distinct samples are
-// independent.
-class GpmSample {
+// An owned NVML handle that NVML frees with a function of its own (GPM samples: nvmlGpmSampleFree;
+// event sets: nvmlEventSetFree): freed on destruction, move-only. Only Library creates them.
+// Not thread-safe: one user at a time (NVML allows one waiter per event set, and a GPM sample is
+// filled and read by one reader); distinct handles are independent.
+class Library;
+
+template <typename Handle>
+class OwnedHandle {
  public:
-  GpmSample() = default;
-  ~GpmSample() { Reset(); }
-  GpmSample(GpmSample&& other) noexcept { *this = std::move(other); }
-  GpmSample& operator=(GpmSample&& other) noexcept {
+  OwnedHandle() = default;
+  ~OwnedHandle() { Reset(); }
+  OwnedHandle(OwnedHandle&& other) noexcept { *this = std::move(other); }
+  OwnedHandle& operator=(OwnedHandle&& other) noexcept {
     if (this != &other) {
       Reset();
       handle_ = other.handle_;
@@ -77,10 +80,10 @@ class GpmSample {
     }
     return *this;
   }
-  GpmSample(const GpmSample&) = delete;
-  GpmSample& operator=(const GpmSample&) = delete;
+  OwnedHandle(const OwnedHandle&) = delete;
+  OwnedHandle& operator=(const OwnedHandle&) = delete;
 
-  nvmlGpmSample_t get() const { return handle_; }
+  Handle get() const { return handle_; }
   explicit operator bool() const { return handle_ != nullptr; }
 
  private:
@@ -89,9 +92,14 @@ class GpmSample {
     if (handle_ != nullptr && free_ != nullptr) free_(handle_);
     handle_ = nullptr;
   }
-  nvmlGpmSample_t handle_ = nullptr;
-  nvmlReturn_t (*free_)(nvmlGpmSample_t) = nullptr;
+  Handle handle_ = nullptr;
+  nvmlReturn_t (*free_)(Handle) = nullptr;
 };
+
+// A GPM sample buffer: filled by Library::GpmSampleGet, read by Library::GpmMetricsGet.
+using GpmSample = OwnedHandle<nvmlGpmSample_t>;
+// An event set: registration and waiting go through Library (the XidWatcher's thread owns it).
+using EventSet = OwnedHandle<nvmlEventSet_t>;
 
 // nvmlGpmMetricsGet computes at most this many metrics per call here: drivers differ in
 // NVML_GPM_METRIC_MAX (98 / 210 / 333) and older ones misbehave with large requests
@@ -113,39 +121,6 @@ struct Event {
   uint64_t data = 0;
   unsigned gpu_instance = 0;
   unsigned compute_instance = 0;
-};
-
-// An NVML event set (nvmlEventSetCreate / nvmlEventSetFree), owned: freed on destruction.
-// Move-only. Registration and waiting go through Library; NVML allows one waiter at a time per
-// set, so a set belongs to one thread (the XidWatcher's); distinct sets are independent.
-class EventSet {
- public:
-  EventSet() = default;
-  ~EventSet() { Reset(); }
-  EventSet(EventSet&& other) noexcept { *this = std::move(other); }
-  EventSet& operator=(EventSet&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      handle_ = other.handle_;
-      free_ = other.free_;
-      other.handle_ = nullptr;
-    }
-    return *this;
-  }
-  EventSet(const EventSet&) = delete;
-  EventSet& operator=(const EventSet&) = delete;
-
-  nvmlEventSet_t get() const { return handle_; }
-  explicit operator bool() const { return handle_ != nullptr; }
-
- private:
-  friend class Library;
-  void Reset() {
-    if (handle_ != nullptr && free_ != nullptr) free_(handle_);
-    handle_ = nullptr;
-  }
-  nvmlEventSet_t handle_ = nullptr;
-  nvmlReturn_t (*free_)(nvmlEventSet_t) = nullptr;
 };
 
 class Library {
