@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "config/device_selector.h"
+#include "util/go_duration.h"
 #include "util/status.h"
 
 namespace nvmlx::config {
@@ -90,8 +91,8 @@ int ExitCodeFor(const Status& status);
 
 // Go's strconv.ParseBool. Exposed for tests.
 std::optional<bool> ParseGoBool(std::string_view s);
-// Go's time.ParseDuration ("1h2m3.5s", "500ms", "0"), in nanoseconds. Exposed for tests.
-Result<std::chrono::nanoseconds> ParseGoDuration(std::string_view s);
+// Go's time.ParseDuration (util/go_duration.h), as the flags use it.
+using ::nvmlx::ParseGoDuration;
 
 }  // namespace nvmlx::config
 

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "util/go_duration.h"
+
 namespace gpu_pulse {
 
 std::string_view ModeName(Mode mode) {
@@ -31,54 +33,10 @@ std::optional<Mode> ParseMode(std::string_view text) {
 }
 
 std::optional<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  if (text[0] == '+') text.remove_prefix(1);
-  if (text == "0") return std::chrono::nanoseconds(0);
-  if (text.empty()) return std::nullopt;
-  // Accumulate in long double: exact enough for any duration that fits int64 nanoseconds, and
-  // lets "1.5h" work without separate integer/fraction bookkeeping.
-  long double total_ns = 0;
-  while (!text.empty()) {
-    size_t i = 0;
-    bool digits = false;
-    bool dot = false;
-    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || (text[i] == '.' && !dot))) {
-      if (text[i] == '.') {
-        dot = true;
-      } else {
-        digits = true;
-      }
-      ++i;
-    }
-    if (!digits) return std::nullopt;
-    long double value = std::strtold(std::string(text.substr(0, i)).c_str(), nullptr);
-    text.remove_prefix(i);
-    size_t u = 0;
-    while (u < text.size() && !((text[u] >= '0' && text[u] <= '9') || text[u] == '.')) ++u;
-    std::string_view unit = text.substr(0, u);
-    text.remove_prefix(u);
-    long double scale;
-    if (unit == "ns") {
-      scale = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {  // µ (micro, mu)
-      scale = 1e3L;
-    } else if (unit == "ms") {
-      scale = 1e6L;
-    } else if (unit == "s") {
-      scale = 1e9L;
-    } else if (unit == "m") {
-      scale = 60e9L;
-    } else if (unit == "h") {
-      scale = 3600e9L;
-    } else {
-      return std::nullopt;  // Missing or unknown unit (Go requires one except for "0").
-    }
-    total_ns += value * scale;
-    if (total_ns > static_cast<long double>(std::numeric_limits<int64_t>::max())) {
-      return std::nullopt;
-    }
-  }
-  return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(total_ns)));
+  // The daemon's parser; gpu-pulse has no use for negative durations.
+  nvmlx::Result<std::chrono::nanoseconds> d = nvmlx::ParseGoDuration(text);
+  if (!d.ok() || d->count() < 0) return std::nullopt;
+  return *d;
 }
 
 std::optional<std::vector<int>> ParseGpuList(std::string_view text) {
