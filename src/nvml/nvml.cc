@@ -408,17 +408,27 @@ Result<bool> Library::GpmSupported(Device d) const {
   return support.isSupportedDevice != 0;
 }
 
-Result<EventSet> Library::EventSetCreate() const {
-  if (api_.nvmlEventSetFree == nullptr) {
-    return NotSupported("nvmlEventSetFree: symbol not present in " + path_);
+template <typename Handle>
+Result<OwnedHandle<Handle>> Library::CreateOwned(std::string_view create_name,
+                                                 nvmlReturn_t (*create)(Handle*),
+                                                 std::string_view free_name,
+                                                 nvmlReturn_t (*free)(Handle)) const {
+  // Without the matching free function the handle would leak: treat it as unsupported.
+  if (free == nullptr) {
+    return NotSupported(std::string(free_name) + ": symbol not present in " + path_);
   }
-  EventSet set;
-  nvmlEventSet_t handle = nullptr;
-  Status st = Call("nvmlEventSetCreate", api_.nvmlEventSetCreate, &handle);
+  Handle handle = nullptr;
+  Status st = Call(create_name, create, &handle);
   if (!st.ok()) return st;
-  set.handle_ = handle;
-  set.free_ = api_.nvmlEventSetFree;
-  return set;
+  OwnedHandle<Handle> owned;
+  owned.handle_ = handle;
+  owned.free_ = free;
+  return owned;
+}
+
+Result<EventSet> Library::EventSetCreate() const {
+  return CreateOwned("nvmlEventSetCreate", api_.nvmlEventSetCreate, "nvmlEventSetFree",
+                     api_.nvmlEventSetFree);
 }
 
 Status Library::RegisterEvents(Device d, uint64_t event_types, const EventSet& set) const {
@@ -442,16 +452,8 @@ Result<std::optional<Event>> Library::WaitEvent(const EventSet& set, unsigned ti
 }
 
 Result<GpmSample> Library::GpmSampleAlloc() const {
-  if (api_.nvmlGpmSampleFree == nullptr) {
-    return NotSupported("nvmlGpmSampleFree: symbol not present in " + path_);
-  }
-  GpmSample sample;
-  nvmlGpmSample_t handle = nullptr;
-  Status st = Call("nvmlGpmSampleAlloc", api_.nvmlGpmSampleAlloc, &handle);
-  if (!st.ok()) return st;
-  sample.handle_ = handle;
-  sample.free_ = api_.nvmlGpmSampleFree;
-  return sample;
+  return CreateOwned("nvmlGpmSampleAlloc", api_.nvmlGpmSampleAlloc, "nvmlGpmSampleFree",
+                     api_.nvmlGpmSampleFree);
 }
 
 Status Library::GpmSampleGet(Device d, const GpmSample& sample) const {

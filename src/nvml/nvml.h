@@ -230,6 +230,12 @@ class Library {
                                  unsigned size) const;
   template <typename T, typename Fn>
   Result<T> ReadScalar(std::string_view name, Fn* fn, Device d) const;
+  // Creates a handle that NVML frees with `free` (GPM samples, event sets).
+  template <typename Handle>
+  Result<OwnedHandle<Handle>> CreateOwned(std::string_view create_name,
+                                          nvmlReturn_t (*create)(Handle*),
+                                          std::string_view free_name,
+                                          nvmlReturn_t (*free)(Handle)) const;
 
   std::string path_;
   std::string resolved_path_;
