@@ -228,41 +228,31 @@ void AppendSelfMetrics(const collect::Snapshot& snapshot, const PrometheusOption
   out->append("} 1\n");
 }
 
+// Text format 0.0.4: label values escape \\, " and newline; HELP text only \\ and newline.
+void AppendEscaped(std::string_view text, bool escape_quote, std::string* out) {
+  for (char c : text) {
+    if (c == '\\') {
+      out->append("\\\\");
+    } else if (c == '\n') {
+      out->append("\\n");
+    } else if (c == '"' && escape_quote) {
+      out->append("\\\"");
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
 }  // namespace
 
 void AppendGoFixed(double value, std::string* out) { AppendFixed(value, 6, out); }
 
 void AppendEscapedLabelValue(std::string_view value, std::string* out) {
-  for (char c : value) {
-    switch (c) {
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
+  AppendEscaped(value, /*escape_quote=*/true, out);
 }
 
 void AppendEscapedHelp(std::string_view help, std::string* out) {
-  for (char c : help) {
-    switch (c) {
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
+  AppendEscaped(help, /*escape_quote=*/false, out);
 }
 
 void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions& options,
