@@ -255,6 +255,7 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     MergeSorted(&ds.samples, slow_latest_[i]);
   }
   snap->xid_window_ms = options_.xid_window.count();
+  if (options_.attribution) snap->attribution = options_.attribution();
   snap->collect_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return snap;
 }

@@ -52,6 +52,9 @@ struct CollectorOptions {
   bool replace_blanks_in_model_name = false;
   // -x: the window of DCGM_EXP_XID_ERRORS_COUNT.
   std::chrono::milliseconds xid_window{300000};
+  // Returns the latest attribution (attribute/), attached to each snapshot. Must be cheap and
+  // non-blocking (it copies a few shared_ptrs); called on the fast loop. Empty: none.
+  std::function<attribute::Attribution()> attribution;
 };
 
 class Collector {

@@ -9,10 +9,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attribute/attribution.h"
 #include "fields/reader.h"
 
 namespace nvmlx::collect {
@@ -27,12 +29,35 @@ struct DeviceIdentity {
   // Values of the CSV's `label` rows for this device (field id -> string), e.g.
   // DCGM_FI_DRIVER_VERSION -> "580.159.04". Missing when the read failed.
   std::vector<std::pair<int, std::string>> label_values;
+  // Set only on the identity of a MIG instance (DCGM's FE_GPU_I entity). Its series carry the
+  // parent GPU's index, UUID, pci_bus_id, device and modelName above, plus GPU_I_PROFILE and
+  // GPU_I_ID from here.
+  struct Mig {
+    unsigned gpu_instance_id = 0;      // GPU_I_ID
+    unsigned compute_instance_id = 0;  // NVML compute instance of the MIG device
+    std::string profile;               // GPU_I_PROFILE, DCGM's "<slices>g.<GB>gb", e.g. "1g.18gb"
+    std::string uuid;                  // "MIG-…": what the kubelet names the device
+  };
+  std::optional<Mig> mig;
+
+  // The attribution key of this device (attribute/attribution.h): MIG UUID or GPU UUID.
+  const std::string& DeviceKey() const { return mig ? mig->uuid : uuid; }
 };
 
 // How often one Xid was seen on a GPU within the window (DCGM_EXP_XID_ERRORS_COUNT).
 struct XidCount {
   int64_t xid = 0;
   int64_t count = 0;
+};
+
+// One process with a context on a device (NVML compute processes, with per-process
+// utilization since the previous collection where the GPU reports it).
+struct ProcessSample {
+  unsigned pid = 0;                // host PID
+  uint64_t used_memory_bytes = 0;  // usedGpuMemory
+  bool has_utilization = false;    // false: no sample in the window (idle) or unsupported
+  unsigned sm_util_percent = 0;    // clamped to 0..100
+  unsigned mem_util_percent = 0;
 };
 
 struct DeviceSnapshot {
@@ -43,7 +68,8 @@ struct DeviceSnapshot {
   // counts are not a single value: xid_watched says whether they are known at all (false: Xid
   // events could not be registered on this GPU, or the field is not enabled).
   bool xid_watched = false;
-  std::vector<XidCount> xid_counts;  // ascending xid; empty: none in the window
+  std::vector<XidCount> xid_counts;      // ascending xid; empty: none in the window
+  std::vector<ProcessSample> processes;  // ascending pid; empty unless process attribution is on
 };
 
 struct Snapshot {
@@ -52,6 +78,8 @@ struct Snapshot {
   std::shared_ptr<const std::vector<DeviceIdentity>> identities;
   std::vector<DeviceSnapshot> devices;  // in identity order
   int64_t xid_window_ms = 0;            // the window of DeviceSnapshot::xid_counts
+  // The latest attribution of every enabled source when the collection ran (parts null when off).
+  attribute::Attribution attribution;
 };
 
 }  // namespace nvmlx::collect

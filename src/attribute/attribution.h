@@ -1,0 +1,81 @@
+// Attribution: who uses each GPU (Kubernetes pods, their processes, HPC jobs), as plain data.
+//
+// Each source has its own background refresher (never on the scrape path) that publishes an
+// immutable part; an Attribution bundles the latest part of every source, and the collector
+// attaches one to each Snapshot. The renderers join the parts with the snapshot's devices and
+// processes. A part is null when its source is disabled or has never succeeded; a source that
+// fails later keeps its last good part (see the refresher of each source).
+//
+// Keys: a device is named by its "device key": the GPU's UUID ("GPU-…") for a whole GPU, the
+// MIG device UUID ("MIG-…") for a MIG instance (collect::DeviceIdentity::DeviceKey()).
+//
+// Thread-safety: every part is immutable once published and shared as shared_ptr<const T>;
+// any number of threads may read it.
+#ifndef NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_
+#define NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace nvmlx::attribute {
+
+// A container of a pod that holds a device (from the kubelet) or runs a process on it.
+struct PodRef {
+  std::string namespace_name;
+  std::string pod;
+  std::string container;
+  // The sharing replica for time-sliced / virtual GPUs ("3" of "GPU-…::3", "/vgpu3", GKE
+  // "nvidia0/gi0/vgpu3"), empty when the pod holds the device exclusively.
+  std::string vgpu;
+};
+
+// From the kubelet pod-resources API: device key -> containers holding it (several when the
+// device is shared by time-slicing or MPS).
+struct DeviceAttribution {
+  std::unordered_map<std::string, std::vector<PodRef>> pods_by_device;
+};
+
+// From the Kubernetes API server (pods on this node): uid, labels and container ids.
+struct PodMeta {
+  std::string namespace_name;
+  std::string pod;
+  std::string uid;
+  // Sanitised label names (as dcgm-exporter does) and values, sorted by name; only the
+  // labels the allowlist admits.
+  std::vector<std::pair<std::string, std::string>> labels;
+  // Container id (64 hex, runtime prefix stripped) -> container name.
+  std::unordered_map<std::string, std::string> container_names;
+};
+struct PodMetadata {
+  std::unordered_map<std::string, PodMeta> by_uid;
+  // "namespace/pod" -> uid, to join kubelet answers (which carry no uid) with labels.
+  std::unordered_map<std::string, std::string> uid_by_name;
+};
+
+// From /proc/<pid>/cgroup: the pod uid and container id of each GPU process.
+struct ProcessOwner {
+  std::string pod_uid;       // with dashes, lower case
+  std::string container_id;  // 64 hex
+};
+struct ProcessAttribution {
+  std::unordered_map<unsigned, ProcessOwner> by_pid;  // host PIDs
+};
+
+// From --hpc-job-mapping-dir: device key -> job ids.
+struct HpcJobs {
+  std::unordered_map<std::string, std::vector<std::string>> jobs_by_device;
+};
+
+struct Attribution {
+  std::shared_ptr<const DeviceAttribution> devices;
+  std::shared_ptr<const PodMetadata> metadata;
+  std::shared_ptr<const ProcessAttribution> processes;
+  std::shared_ptr<const HpcJobs> hpc;
+};
+
+}  // namespace nvmlx::attribute
+
+#endif  // NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_
