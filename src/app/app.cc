@@ -71,8 +71,11 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
         if (f->gpm_metric_id == 0) why = "no NVML GPM metric for this profiling field";
         break;
       case fields::Source::kExporter:
-        // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher.
-        if (f->id != 9001) why = "exporter-computed DCGM_EXP_* counters come in a later release";
+        // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher,
+        // DCGM_EXP_CLOCK_EVENTS_COUNT from its clock-event windows.
+        if (f->id != 9001 && f->id != 9002) {
+          why = "exporter-computed DCGM_EXP_* counters come in a later release";
+        }
         break;
       case fields::Source::kEvent:
         // DCGM_FI_DEV_XID_ERRORS comes from the collector's XidWatcher.
@@ -168,6 +171,7 @@ int Run(int argc, char** argv) {
   copts.devices = opts.devices;
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
   copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
+  copts.clock_events_window = std::chrono::milliseconds(opts.clock_events_count_window_ms);
   Result<std::unique_ptr<collect::Collector>> collector =
       collect::Collector::Create(nvml, std::move(copts));
   if (!collector.ok()) {

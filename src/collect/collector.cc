@@ -11,8 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kXidErrorsField = 230;  // DCGM_FI_DEV_XID_ERRORS
-constexpr int kXidCountField = 9001;  // DCGM_EXP_XID_ERRORS_COUNT
+constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
+constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
+constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
 
 // dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
 std::string ReplaceBlanks(const std::string& name) {
@@ -65,7 +66,8 @@ void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sa
 
 }  // namespace
 
-Collector::Collector(CollectorOptions options) : options_(std::move(options)) {}
+Collector::Collector(const nvml::Library& lib, CollectorOptions options)
+    : lib_(lib), options_(std::move(options)) {}
 
 Collector::~Collector() {
   Stop();
@@ -74,7 +76,7 @@ Collector::~Collector() {
 
 Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
                                                      CollectorOptions options) {
-  std::unique_ptr<Collector> c(new Collector(std::move(options)));
+  std::unique_ptr<Collector> c(new Collector(lib, std::move(options)));
   Result<unsigned> count = lib.DeviceCount();
   if (!count.ok()) return count.status();
   const config::DeviceSelector& sel = c->options_.devices;
@@ -90,6 +92,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   const auto slow_fields = MetricFields(c->options_.entries, fields::Cost::kSlow);
   const auto gpm_fields = GpmFields(c->options_.entries);
   std::vector<const fields::FieldDef*> label_fields;
+  bool clock_events_enabled = false;
   for (const auto& row : c->options_.entries) {
     if (row.type == config::MetricType::kLabel) {
       label_fields.push_back(row.field);
@@ -97,6 +100,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     }
     if (row.field->id == kXidErrorsField) c->xid_last_enabled_ = true;
     if (row.field->id == kXidCountField) c->xid_counts_enabled_ = true;
+    if (row.field->id == kClockEventsCountField) clock_events_enabled = true;
   }
 
   auto identities = std::make_shared<std::vector<DeviceIdentity>>();
@@ -147,6 +151,9 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     dev->fast->Read(&ignored_samples, &ignored_errors);
     // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
     dev->gpm = GpmReader::Create(lib, *handle, i, gpm_fields);
+    if (clock_events_enabled) {
+      dev->clock_events = std::make_unique<ClockEventWindow>(c->options_.clock_events_window);
+    }
     c->devices_.push_back(std::move(dev));
     identities->push_back(std::move(id));
   }
@@ -167,11 +174,7 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
   for (const auto& e : errors) {
     const std::string gpu = std::to_string((*identities_)[device].index);
     if (e.status.code() == StatusCode::kGpuLost) {
-      if (!devices_[device]->lost.exchange(true)) {
-        log::Error(
-            "GPU is lost (fell off the bus?); its series stop, other GPUs continue",
-            {{"gpu", gpu}, {"UUID", (*identities_)[device].uuid}, {"err", e.status.ToString()}});
-      }
+      MarkLost(device, e.status);
       continue;
     }
     std::lock_guard<std::mutex> lock(log_mu_);
@@ -185,6 +188,14 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
   }
 }
 
+void Collector::MarkLost(size_t device, const Status& why) {
+  if (devices_[device]->lost.exchange(true)) return;
+  log::Error("GPU is lost (fell off the bus?); its series stop, other GPUs continue",
+             {{"gpu", std::to_string((*identities_)[device].index)},
+              {"UUID", (*identities_)[device].uuid},
+              {"err", why.ToString()}});
+}
+
 void Collector::NoteGpmFailure(size_t device, const Status& status) {
   const std::string gpu = std::to_string((*identities_)[device].index);
   if (status.code() == StatusCode::kGpuLost) {
@@ -196,6 +207,20 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
     log::Warn("GPM sampling failed; DCGM_FI_PROF_* series omitted (logged once per GPU)",
               {{"gpu", gpu}, {"err", status.ToString()}});
   }
+}
+
+void Collector::ReadClockEvents(size_t device, DeviceSnapshot* out) {
+  Device& d = *devices_[device];
+  const Clock::time_point now = Clock::now();
+  Result<uint64_t> reasons = lib_.ClocksEventReasons(d.handle);
+  if (reasons.ok()) {
+    d.clock_events->Add(now, *reasons);
+  } else {
+    // Logged once; a window without any good read shows the 0 series, as DCGM's blank values do.
+    NoteErrors(device, {fields::FieldError{kClockEventsCountField, reasons.status()}});
+  }
+  out->clock_events_watched = true;
+  d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
 }
 
 void Collector::ReadSlow() {
@@ -220,6 +245,9 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
   for (size_t i = 0; i < devices_.size(); ++i) {
     DeviceSnapshot& ds = snap->devices[i];
     ds.identity = &(*identities_)[i];
+    if (xids_ != nullptr && xids_->FellOffBus(i)) {
+      MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
+    }
     if (devices_[i]->lost.load()) {
       ds.up = false;
       continue;
@@ -235,9 +263,14 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
       if (!st.ok()) NoteGpmFailure(i, st);
       MergeSorted(&ds.samples, prof);
     }
+    if (devices_[i]->clock_events != nullptr && !devices_[i]->lost.load()) {
+      ReadClockEvents(i, &ds);
+    }
     if (devices_[i]->lost.load()) {
       ds.up = false;
       ds.samples.clear();
+      ds.clock_events_watched = false;
+      ds.clock_event_counts.clear();
       continue;
     }
     if (xids_ != nullptr) {
@@ -255,6 +288,7 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     MergeSorted(&ds.samples, slow_latest_[i]);
   }
   snap->xid_window_ms = options_.xid_window.count();
+  snap->clock_events_window_ms = options_.clock_events_window.count();
   if (options_.attribution) snap->attribution = options_.attribution();
   snap->collect_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return snap;

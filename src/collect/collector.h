@@ -11,12 +11,15 @@
 // DCGM_FI_PROF_* fields come from NVML GPM (GpmReader, one per GPU, on the fast loop): each
 // value is the average over the window since the previous collection. GPUs without GPM get one
 // "metric not enabled" warning per such field at start-up and no such series.
-// Xid fields come from an XidWatcher (its own thread, NVML events).
+// Xid fields come from an XidWatcher (its own thread, NVML events). DCGM_EXP_CLOCK_EVENTS_COUNT
+// comes from one reasons-bitmask read per GPU per fast collection, counted over its window
+// (ClockEventWindow).
 // Device handles, UUIDs, names and PCI ids are read once, in Create().
 //
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
-// and logged once per (GPU, field). A GPU answering GPU_IS_LOST is marked down, logged once, and
-// no longer polled; the other GPUs go on.
+// and logged once per (GPU, field). A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off
+// the bus) through the XidWatcher, is marked down, logged once, and no longer polled; the other
+// GPUs go on.
 //
 // Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread. The publish callback
 // runs on the fast loop's thread. Internally the slow cache is guarded by a mutex.
@@ -34,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "collect/clock_events.h"
 #include "collect/gpm_reader.h"
 #include "collect/snapshot.h"
 #include "collect/xid_watcher.h"
@@ -52,6 +56,8 @@ struct CollectorOptions {
   bool replace_blanks_in_model_name = false;
   // -x: the window of DCGM_EXP_XID_ERRORS_COUNT.
   std::chrono::milliseconds xid_window{300000};
+  // --clock-events-count-window-size: the window of DCGM_EXP_CLOCK_EVENTS_COUNT.
+  std::chrono::milliseconds clock_events_window{300000};
   // Returns the latest attribution (attribute/), attached to each snapshot. Must be cheap and
   // non-blocking (it copies a few shared_ptrs); called on the fast loop. Empty: none.
   std::function<attribute::Attribution()> attribution;
@@ -90,19 +96,27 @@ class Collector {
     std::unique_ptr<fields::DeviceReader> fast;
     std::unique_ptr<fields::DeviceReader> slow;
     std::unique_ptr<GpmReader> gpm;  // null: no GPM fields enabled, or GPM unsupported
+    // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
+    std::unique_ptr<ClockEventWindow> clock_events;
     std::atomic<bool> lost{false};
   };
 
-  explicit Collector(CollectorOptions options);
+  Collector(const nvml::Library& lib, CollectorOptions options);
   std::shared_ptr<const Snapshot> Collect(bool read_slow_inline);
   void ReadSlow();
   void FastLoop();
   void SlowLoop();
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
   void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
+  // Marks the device lost (logged once, with `why`); its series stop from this collection on.
+  void MarkLost(size_t device, const Status& why);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
   void NoteGpmFailure(size_t device, const Status& status);
 
+  // Samples the reasons bitmask of device i into its window and fills the snapshot's counts.
+  void ReadClockEvents(size_t device, DeviceSnapshot* out);
+
+  const nvml::Library& lib_;
   CollectorOptions options_;
   std::shared_ptr<const std::vector<DeviceIdentity>> identities_;
   std::vector<std::unique_ptr<Device>> devices_;

@@ -123,14 +123,19 @@ size_t Count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
+// log::Init may run once per process; the tests that capture log lines share this.
+void InitLogOnce() {
+  static bool log_ready = [] {
+    log::Init(log::Format::kText, false);
+    return true;
+  }();
+  (void)log_ready;
+}
+
 class GpmCollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    static bool log_ready = [] {
-      log::Init(log::Format::kText, false);
-      return true;
-    }();
-    (void)log_ready;
+    InitLogOnce();
     setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/gpm.yaml", 1);
     unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
     auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
@@ -211,10 +216,10 @@ TEST(XidCollectorTest, LastXidAndWindowedCounts) {
   EXPECT_EQ(snap->xid_window_ms, 1000);
   const DeviceSnapshot& d0 = snap->devices[0];
   ASSERT_NE(Find(d0, 230), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d0, 230)->value), 79);
+  EXPECT_EQ(std::get<int64_t>(Find(d0, 230)->value), 48);
   EXPECT_TRUE(d0.xid_watched);
   ASSERT_EQ(d0.xid_counts.size(), 1u);
-  EXPECT_EQ(d0.xid_counts[0].xid, 79);
+  EXPECT_EQ(d0.xid_counts[0].xid, 48);
   EXPECT_EQ(d0.xid_counts[0].count, 1);
   const DeviceSnapshot& d1 = snap->devices[1];
   ASSERT_NE(Find(d1, 230), nullptr);
@@ -238,7 +243,7 @@ TEST(XidCollectorTest, LastXidAndWindowedCounts) {
   // t = 1.7 s: all Xids are older than 1 s: counts empty, the last value sticks.
   std::this_thread::sleep_until(t0 + milliseconds(1700));
   auto later = (*c)->CollectOnce();
-  EXPECT_EQ(std::get<int64_t>(Find(later->devices[0], 230)->value), 79);
+  EXPECT_EQ(std::get<int64_t>(Find(later->devices[0], 230)->value), 48);
   EXPECT_TRUE(later->devices[0].xid_watched);
   EXPECT_TRUE(later->devices[0].xid_counts.empty());
   EXPECT_TRUE(later->devices[1].xid_counts.empty());
@@ -248,6 +253,43 @@ TEST(XidCollectorTest, LastXidAndWindowedCounts) {
   c->reset();
   EXPECT_LT(std::chrono::steady_clock::now() - stop_start,
             XidWatcher::kWaitTimeout + milliseconds(300));
+}
+
+// Xid 79 (fallen off the bus) marks that GPU lost exactly as GPU_IS_LOST would: no samples,
+// up == false, logged once; the GPUs around it are collected as before.
+TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/xid_lost.yaml", 1);
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  InitLogOnce();
+  ::testing::internal::CaptureStderr();
+  CollectorOptions options;
+  options.interval = milliseconds(100);
+  options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS")};
+  auto c = Collector::Create(**lib, options);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+
+  auto before = (*c)->CollectOnce();  // t < 0.5 s: the Xid is not due yet
+  ASSERT_EQ(before->devices.size(), 3u);
+  EXPECT_TRUE(before->devices[1].up);
+  EXPECT_NE(Find(before->devices[1], 203), nullptr);
+
+  std::this_thread::sleep_until(t0 + milliseconds(1000));
+  for (int round = 0; round < 2; ++round) {
+    auto snap = (*c)->CollectOnce();
+    EXPECT_TRUE(snap->devices[0].up);
+    EXPECT_FALSE(snap->devices[1].up) << "round " << round;
+    EXPECT_TRUE(snap->devices[1].samples.empty());
+    EXPECT_TRUE(snap->devices[2].up);
+    ASSERT_NE(Find(snap->devices[2], 203), nullptr);
+    EXPECT_EQ(std::get<int64_t>(Find(snap->devices[2], 203)->value), 30);
+  }
+  c->reset();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Count(log, "GPU is lost"), 1u) << log;
+  EXPECT_NE(log.find("Xid 79"), std::string::npos) << log;
 }
 
 }  // namespace

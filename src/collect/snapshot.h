@@ -50,6 +50,13 @@ struct XidCount {
   int64_t count = 0;
 };
 
+// How many collections within the window saw one clock-event reason (DCGM_EXP_CLOCK_EVENTS_COUNT;
+// collect/clock_events.h).
+struct ClockEventCount {
+  uint64_t reason = 0;  // one nvmlClocksEventReason* bit
+  int64_t count = 0;
+};
+
 // One process with a context on a device (NVML compute processes, with per-process
 // utilization since the previous collection where the GPU reports it).
 struct ProcessSample {
@@ -70,6 +77,12 @@ struct DeviceSnapshot {
   bool xid_watched = false;
   std::vector<XidCount> xid_counts;      // ascending xid; empty: none in the window
   std::vector<ProcessSample> processes;  // ascending pid; empty unless process attribution is on
+  // DCGM_EXP_CLOCK_EVENTS_COUNT: watched when the field is enabled and this is a GPU (not a MIG
+  // instance: clock events are GPU-wide); sampled when the window holds at least one successful
+  // read of the reasons bitmask.
+  bool clock_events_watched = false;
+  bool clock_events_sampled = false;
+  std::vector<ClockEventCount> clock_event_counts;  // ascending reason; only reasons seen
 };
 
 struct Snapshot {
@@ -78,6 +91,7 @@ struct Snapshot {
   std::shared_ptr<const std::vector<DeviceIdentity>> identities;
   std::vector<DeviceSnapshot> devices;  // in identity order
   int64_t xid_window_ms = 0;            // the window of DeviceSnapshot::xid_counts
+  int64_t clock_events_window_ms = 0;   // the window of DeviceSnapshot::clock_event_counts
   // The latest attribution of every enabled source when the collection ran (parts null when off).
   attribute::Attribution attribution;
 };

@@ -83,6 +83,7 @@ void XidWatcher::Record(nvml::Device device, int64_t xid) {
     std::lock_guard<std::mutex> lock(mu_);
     State& s = state_[i];
     s.last = xid;
+    if (xid == kFallenOffTheBusXid) s.fell_off_bus = true;
     s.recent.push_back({now, xid});
     while (!s.recent.empty() && s.recent.front().at < now - window_) s.recent.pop_front();
     return;
@@ -103,6 +104,12 @@ bool XidWatcher::Read(size_t device, int64_t* last, std::vector<XidCount>* count
   counts->clear();
   for (const auto& [xid, n] : by_xid) counts->push_back({xid, n});
   return true;
+}
+
+bool XidWatcher::FellOffBus(size_t device) const {
+  if (!Watched(device)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_[device].fell_off_bus;
 }
 
 }  // namespace nvmlx::collect

@@ -11,6 +11,11 @@
 // The last Xid is 0 until one arrives (as dcgm-exporter shows) and then sticks; the counts cover
 // the last `window` (older Xids are dropped when read or when new ones arrive).
 //
+// Xid 79 ("GPU has fallen off the bus") is remembered separately and for good (FellOffBus): the
+// collector then treats that GPU exactly as one answering GPU_IS_LOST. The Xid often arrives
+// before (or instead of) the first failing call, and a GPU that left the bus does not come back
+// without a reset, which needs a new NVML session anyway.
+//
 // Thread-safety: Create/Start/Stop from one controlling thread; Read() from any thread
 // concurrently with the watcher thread (state guarded by mu_).
 #ifndef NVML_EXPORTER_COLLECT_XID_WATCHER_H_
@@ -34,6 +39,7 @@ namespace nvmlx::collect {
 class XidWatcher {
  public:
   static constexpr std::chrono::milliseconds kWaitTimeout{500};
+  static constexpr int64_t kFallenOffTheBusXid = 79;
 
   struct Gpu {
     nvml::Device handle = nullptr;
@@ -56,6 +62,8 @@ class XidWatcher {
   // The last Xid (0 before any) and the counts per Xid within the window, ascending xid.
   // False (outputs untouched) when the device is not watched.
   bool Read(size_t device, int64_t* last, std::vector<XidCount>* counts) const;
+  // True once Xid 79 was seen on the device (sticky).
+  bool FellOffBus(size_t device) const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -66,6 +74,7 @@ class XidWatcher {
   struct State {
     int64_t last = 0;
     std::deque<Seen> recent;  // ascending time
+    bool fell_off_bus = false;
   };
 
   XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus, std::chrono::milliseconds window);

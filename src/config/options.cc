@@ -88,7 +88,8 @@ constexpr FlagSpec kFlags[] = {
   {"xid-count-window-size", "x", "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", Kind::kInt, "300000",
    true, "MS", "Window of DCGM_EXP_XID_ERRORS_COUNT in milliseconds."},
   {"clock-events-count-window-size", "", "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE",
-   Kind::kInt, "300000", false, "MS", ""},
+   Kind::kInt, "300000", true, "MS",
+   "Window of DCGM_EXP_CLOCK_EVENTS_COUNT in milliseconds."},
   {"enable-dcgm-log", "", "DCGM_EXPORTER_ENABLE_DCGM_LOG", Kind::kBool, "false", false, "", ""},
   {"dcgm-log-level", "", "DCGM_EXPORTER_DCGM_LOG_LEVEL", Kind::kString, "NONE", false, "LEVEL",
    ""},
@@ -457,6 +458,15 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
     }
     if (*v < 1) return InvalidArgument(r.origin + ": " + r.last() + " must be at least 1");
     o.xid_count_window_ms = *v;
+  }
+  if (const Raw& r = get("clock-events-count-window-size"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a whole number of milliseconds");
+    }
+    if (*v < 1) return InvalidArgument(r.origin + ": " + r.last() + " must be at least 1");
+    o.clock_events_count_window_ms = *v;
   }
   if (const Raw& r = get("devices"); r.set) o.devices_text = r.last();
   {

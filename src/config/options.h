@@ -51,6 +51,9 @@ struct Options {
   // -x / --xid-count-window-size / DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE: the window of
   // DCGM_EXP_XID_ERRORS_COUNT in milliseconds, >= 1
   int64_t xid_count_window_ms = 300000;
+  // --clock-events-count-window-size / DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE: the window
+  // of DCGM_EXP_CLOCK_EVENTS_COUNT in milliseconds, >= 1
+  int64_t clock_events_count_window_ms = 300000;
   // --debug / DCGM_EXPORTER_DEBUG
   bool debug = false;
   // --log-format / DCGM_EXPORTER_LOG_FORMAT: text | json

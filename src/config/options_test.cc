@@ -247,6 +247,23 @@ TEST(Options, BadInterval) {
   EXPECT_EQ(min->collect_interval_ms, 100);
 }
 
+TEST(Options, ClockEventsCountWindow) {
+  Result<Options> def = Parse({});
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->clock_events_count_window_ms, 300000);
+  Result<Options> flag = Parse({"--clock-events-count-window-size", "60000"});
+  ASSERT_TRUE(flag.ok()) << flag.status().message();
+  EXPECT_EQ(flag->clock_events_count_window_ms, 60000);
+  Result<Options> env = Parse({}, {{"DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE", "1000"}});
+  ASSERT_TRUE(env.ok()) << env.status().message();
+  EXPECT_EQ(env->clock_events_count_window_ms, 1000);
+  EXPECT_EQ(Error({"--clock-events-count-window-size", "0"}),
+            "--clock-events-count-window-size: 0 must be at least 1");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE", "5m"}}),
+            "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE: \"5m\" is not a whole number of "
+            "milliseconds");
+}
+
 TEST(Options, XidCountWindow) {
   Result<Options> def = Parse({});
   ASSERT_TRUE(def.ok());

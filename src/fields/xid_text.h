@@ -1,8 +1,9 @@
 // Short descriptions of NVIDIA Xid error codes, for the err_msg label of DCGM_FI_DEV_XID_ERRORS.
 //
 // The texts are NVIDIA's published Xid descriptions (docs.nvidia.com/deploy/xid-errors), spelled
-// as dcgm-exporter prints them so that dashboards and alerts matching on err_msg keep working.
-// Only the commonly seen codes are listed; any other code is "Unknown Error".
+// as dcgm-exporter prints them (its collector/xid_errors.go) so that dashboards and alerts
+// matching on err_msg keep working. Every code 0..172 has a text (gaps in the catalog read
+// "Unused" or "Reserved"); any other code is "Unknown Error".
 //
 // Thread-safety: a pure function over constant data.
 #ifndef NVML_EXPORTER_FIELDS_XID_TEXT_H_

@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "collect/clock_events.h"
 #include "fields/xid_text.h"
 
 namespace nvmlx::render {
@@ -104,8 +105,9 @@ std::string BuildDevicePrefix(const collect::DeviceIdentity& id, const Prometheu
   return p;
 }
 
-constexpr int kXidErrorsField = 230;  // DCGM_FI_DEV_XID_ERRORS
-constexpr int kXidCountField = 9001;  // DCGM_EXP_XID_ERRORS_COUNT
+constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
+constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
+constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
 
 // The device prefix without its closing "} ", to which family-specific labels are appended.
 std::string_view OpenPrefix(const std::string& prefix) {
@@ -152,6 +154,32 @@ void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
   };
   if (dev.xid_counts.empty()) series(nullptr);
   for (const collect::XidCount& c : dev.xid_counts) series(&c);
+}
+
+// DCGM_EXP_CLOCK_EVENTS_COUNT: one series per reason seen in the window, labels clock_event then
+// window_size_in_ms (byte-wise sorted with the CSV label fields, as dcgm-exporter's label map).
+// As dcgm-exporter: a GPU with samples in the window but no reason active gets no series at all;
+// one with no sample (every read failed) gets one series valued 0 without clock_event.
+void AppendClockEventCounts(const collect::DeviceSnapshot& dev, std::string_view name,
+                            const std::string& prefix, int64_t window_ms, std::string* out) {
+  if (!dev.clock_events_watched) return;
+  auto series = [&](std::string_view event, int64_t count) {
+    out->append(name);
+    out->append(OpenPrefix(prefix));
+    if (!event.empty()) AppendLabel("clock_event", event, false, out);
+    out->append(",window_size_in_ms=\"");
+    AppendInt(window_ms, out);
+    out->append("\"} ");
+    AppendInt(count, out);
+    out->push_back('\n');
+  };
+  if (!dev.clock_events_sampled) {
+    series("", 0);
+    return;
+  }
+  for (const collect::ClockEventCount& c : dev.clock_event_counts) {
+    series(collect::ClockEventName(c.reason), c.count);
+  }
 }
 
 const fields::Value* FindSample(const std::vector<fields::Sample>& samples, int field_id) {
@@ -314,6 +342,10 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     for (const LiveDevice& d : live) {
       if (f->field->id == kXidCountField) {
         AppendXidCounts(*d.dev, f->name, d.prefix, snapshot.xid_window_ms, out);
+        continue;
+      }
+      if (f->field->id == kClockEventsCountField) {
+        AppendClockEventCounts(*d.dev, f->name, d.prefix, snapshot.clock_events_window_ms, out);
         continue;
       }
       const fields::Value* v = FindSample(d.dev->samples, f->field->id);

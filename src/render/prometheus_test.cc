@@ -579,6 +579,42 @@ TEST(RenderPrometheusTest, XidFamiliesLabelsAndOrder) {
   EXPECT_EQ(out.find("XID_ERRORS_COUNT{gpu=\"2\""), std::string::npos) << out;
 }
 
+// DCGM_EXP_CLOCK_EVENTS_COUNT: one series per reason (ascending bit), clock_event before
+// window_size_in_ms; sampled but no reason: no series; never sampled: one 0 without clock_event.
+TEST(RenderPrometheusTest, ClockEventCountsLabelsAndQuirks) {
+  Fixture f;
+  f.AddEntry(9002, "DCGM_EXP_CLOCK_EVENTS_COUNT", MetricType::kCounter, "Clock events.");
+  f.AddEntry(1, "DCGM_FI_DRIVER_VERSION", MetricType::kLabel, "Driver.", ValueKind::kString);
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1), MakeIdentity(2), MakeIdentity(3)});
+  f.snapshot.clock_events_window_ms = 300000;
+  f.snapshot.devices[0].clock_events_watched = true;
+  f.snapshot.devices[0].clock_events_sampled = true;
+  f.snapshot.devices[0].clock_event_counts = {{0x1, 3}, {0x4, 10}};
+  f.snapshot.devices[1].clock_events_watched = true;
+  f.snapshot.devices[1].clock_events_sampled = true;  // read, nothing active
+  f.snapshot.devices[2].clock_events_watched = true;  // no good read in the window
+  // device 3: not watched (e.g. a MIG instance): nothing
+  const std::string out = f.Render();
+  const std::string p0 =
+      "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00."
+      "0\",device=\"nvidia0\",modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"";
+  const std::string expected =
+      "# HELP DCGM_EXP_CLOCK_EVENTS_COUNT Clock events.\n"
+      "# TYPE DCGM_EXP_CLOCK_EVENTS_COUNT counter\n"
+      "DCGM_EXP_CLOCK_EVENTS_COUNT" +
+      p0 +
+      ",clock_event=\"gpu_idle\",window_size_in_ms=\"300000\"} 3\n"
+      "DCGM_EXP_CLOCK_EVENTS_COUNT" +
+      p0 + ",clock_event=\"power_cap\",window_size_in_ms=\"300000\"} 10\n";
+  EXPECT_NE(out.find(expected), std::string::npos) << out;
+  EXPECT_EQ(out.find("CLOCK_EVENTS_COUNT{gpu=\"1\""), std::string::npos) << out;
+  EXPECT_NE(out.find("DCGM_FI_DRIVER_VERSION=\"580.159.04\",window_size_in_ms=\"300000\"} 0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("CLOCK_EVENTS_COUNT{gpu=\"2\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("CLOCK_EVENTS_COUNT{gpu=\"3\""), std::string::npos) << out;
+}
+
 TEST(XidDescriptionTest, KnownAndUnknown) {
   EXPECT_EQ(fields::XidDescription(0), "No Error");
   EXPECT_EQ(fields::XidDescription(13), "Graphics Engine Exception");

@@ -31,4 +31,32 @@ assert sorted(l["gpu"] for l in power) == ["0", "1", "2"], power
 assert all("nvmlDeviceGetPowerUsage" in l["err"] for l in power), power
 print(f"ok: {len(lines)} JSON log lines; loss logged once; failing field logged once per GPU")
 PY
+
+# Xid 79 (fallen off the bus) on GPU 1 at 0.5 s marks it lost as GPU_IS_LOST does, although the
+# simulated GPU goes on answering calls: series stop, gpu_up 0, /health says so, logged once.
+: >"$WORK/exporter.log"
+port=$(free_port)
+start_exporter "$port" -c 200 --log-format json -f "$SOURCE_DIR/etc/default-counters.csv" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/xid_lost.yaml"
+for _ in $(seq 1 40); do
+  body=$(curl -sS "http://127.0.0.1:$port/health")
+  [ "$body" = "OK: 1 of 3 GPU(s) lost" ] && break
+  sleep 0.1
+done
+[ "$body" = "OK: 1 of 3 GPU(s) lost" ] || fail "health after Xid 79: $body"
+sleep 0.5
+curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/xid79.txt"
+grep -q '^nvml_exporter_gpu_up{gpu="1",[^}]*} 0$' "$WORK/xid79.txt" || fail "gpu_up after Xid 79 must be 0"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/xid79.txt" && fail "series of the GPU with Xid 79 must stop"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*} 10$' "$WORK/xid79.txt" || fail "GPU 0 must still be collected"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="2",.*} 30$' "$WORK/xid79.txt" || fail "GPU 2 must still be collected"
+kill "${PIDS[1]}"; wait "${PIDS[1]}" || true
+python3 - "$WORK/exporter.log" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lost = [l for l in lines if "GPU is lost" in l["msg"]]
+assert len(lost) == 1 and lost[0]["gpu"] == "1" and "Xid 79" in lost[0]["err"], lost
+print("ok: Xid 79 marked GPU 1 lost, logged once")
+PY
+pass "Xid 79 isolates the GPU like GPU_IS_LOST"
 echo "faults_test: all passed"
