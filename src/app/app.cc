@@ -99,9 +99,16 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
   return kept;
 }
 
+// GPUs only: a MIG instance is up exactly when its GPU is, and /health speaks of GPUs.
+int CountGpus(const collect::Snapshot& s) {
+  int n = 0;
+  for (const auto& d : s.devices) n += (d.identity != nullptr && !d.identity->mig) ? 1 : 0;
+  return n;
+}
+
 int CountUp(const collect::Snapshot& s) {
   int up = 0;
-  for (const auto& d : s.devices) up += d.up ? 1 : 0;
+  for (const auto& d : s.devices) up += (d.up && d.identity != nullptr && !d.identity->mig) ? 1 : 0;
   return up;
 }
 
@@ -178,9 +185,13 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "nvml-exporter: %s\n", collector.status().ToString().c_str());
     return 1;
   }
-  log::Info("collecting", {{"gpus", std::to_string((*collector)->identities().size())},
-                           {"interval_ms", std::to_string(opts.collect_interval_ms)},
-                           {"fields", std::to_string(entries.size())}});
+  size_t gpus = 0;
+  for (const auto& id : (*collector)->identities()) gpus += id.mig ? 0 : 1;
+  log::Info("collecting",
+            {{"gpus", std::to_string(gpus)},
+             {"mig_instances", std::to_string((*collector)->identities().size() - gpus)},
+             {"interval_ms", std::to_string(opts.collect_interval_ms)},
+             {"fields", std::to_string(entries.size())}});
 
   render::PrometheusOptions ropts;
   ropts.entries = entries;
@@ -215,7 +226,7 @@ int Run(int argc, char** argv) {
     auto page = std::make_shared<serve::Page>();
     render::RenderPrometheus(*snap, ropts, &page->body);
     page->gzip_body = render::GzipCompress(page->body);
-    store.Publish(std::move(page), static_cast<int>(snap->devices.size()), CountUp(*snap));
+    store.Publish(std::move(page), CountGpus(*snap), CountUp(*snap));
   });
   if (Status st = server.Start(); !st.ok()) {
     std::fprintf(stderr, "nvml-exporter: %s\n", st.message().c_str());

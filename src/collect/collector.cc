@@ -57,6 +57,15 @@ std::vector<const fields::FieldDef*> GpmFields(const std::vector<config::Collect
   return out;
 }
 
+std::vector<const fields::FieldDef*> OfScope(const std::vector<const fields::FieldDef*>& all,
+                                             FieldScope scope) {
+  std::vector<const fields::FieldDef*> out;
+  for (const fields::FieldDef* f : all) {
+    if (ScopeOf(*f) == scope) out.push_back(f);
+  }
+  return out;
+}
+
 void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sample>& more) {
   into->insert(into->end(), more.begin(), more.end());
   std::stable_sort(
@@ -80,7 +89,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   Result<unsigned> count = lib.DeviceCount();
   if (!count.ok()) return count.status();
   const config::DeviceSelector& sel = c->options_.devices;
-  if (!sel.all) {
+  if (!sel.all && sel.kind == config::DeviceSelector::Kind::kGpus) {
     for (unsigned id : sel.ids) {
       if (id >= *count) {
         return InvalidArgument("device selector names GPU " + std::to_string(id) + " but only " +
@@ -91,6 +100,13 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   const auto fast_fields = MetricFields(c->options_.entries, fields::Cost::kFast);
   const auto slow_fields = MetricFields(c->options_.entries, fields::Cost::kSlow);
   const auto gpm_fields = GpmFields(c->options_.entries);
+  const EntityFields all_fields{fast_fields, slow_fields, gpm_fields};
+  const EntityFields gpu_fields{OfScope(fast_fields, FieldScope::kGpu),
+                                OfScope(slow_fields, FieldScope::kGpu),
+                                OfScope(gpm_fields, FieldScope::kGpu)};
+  const EntityFields instance_fields{OfScope(fast_fields, FieldScope::kInstance),
+                                     OfScope(slow_fields, FieldScope::kInstance),
+                                     OfScope(gpm_fields, FieldScope::kInstance)};
   std::vector<const fields::FieldDef*> label_fields;
   bool clock_events_enabled = false;
   for (const auto& row : c->options_.entries) {
@@ -104,8 +120,9 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   }
 
   auto identities = std::make_shared<std::vector<DeviceIdentity>>();
+  unsigned instance_count = 0;  // MIG instances seen so far on the host
   for (unsigned i = 0; i < *count; ++i) {
-    if (!sel.SelectsGpu(i)) continue;
+    if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) continue;
     Result<nvml::Device> handle = lib.DeviceByIndex(i);
     if (!handle.ok()) {
       // Counted but not reachable (NO_PERMISSION, GPU_IS_LOST at start): skip it, loudly.
@@ -140,28 +157,60 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       }
       id.label_values.emplace_back(f->id, std::move(text));
     }
-    auto dev = std::make_unique<Device>();
-    dev->handle = *handle;
-    dev->fast = std::make_unique<fields::DeviceReader>(lib, *handle, fast_fields);
-    dev->slow = std::make_unique<fields::DeviceReader>(lib, *handle, slow_fields);
-    // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
-    // first collection (and --once) already has them. Errors surface on the real reads.
-    std::vector<fields::Sample> ignored_samples;
-    std::vector<fields::FieldError> ignored_errors;
-    dev->fast->Read(&ignored_samples, &ignored_errors);
-    // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
-    dev->gpm = GpmReader::Create(lib, *handle, i, gpm_fields);
-    if (clock_events_enabled) {
-      dev->clock_events = std::make_unique<ClockEventWindow>(c->options_.clock_events_window);
+    // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
+    bool mig_on = false;
+    std::vector<MigInstance> instances;
+    if (sel.kind != config::DeviceSelector::Kind::kGpus) {
+      if (Result<bool> m = lib.MigEnabled(*handle); !m.ok()) {
+        log::Warn("cannot read the MIG mode; collecting the GPU as a whole",
+                  {{"gpu", std::to_string(i)}, {"err", m.status().ToString()}});
+      } else if (*m) {
+        mig_on = true;
+        instances = DiscoverMig(lib, *handle, i);
+      }
     }
-    c->devices_.push_back(std::move(dev));
-    identities->push_back(std::move(id));
+    std::vector<const MigInstance*> chosen;
+    for (const MigInstance& inst : instances) {
+      // `i:<ids>` numbers the MIG instances of the host from 0, GPU by GPU in slot order.
+      const unsigned ordinal = instance_count++;
+      if (sel.kind == config::DeviceSelector::Kind::kFlex || sel.all ||
+          std::binary_search(sel.ids.begin(), sel.ids.end(), ordinal)) {
+        chosen.push_back(&inst);
+      }
+    }
+    if (sel.kind == config::DeviceSelector::Kind::kInstances && chosen.empty()) continue;
+    const size_t gpu_position = c->devices_.size();
+    DeviceIdentity parent_identity = id;
+    c->AddEntity(lib, *handle, std::move(id), mig_on ? gpu_fields : all_fields, *handle,
+                 std::nullopt, std::nullopt, clock_events_enabled, identities.get());
+    for (const MigInstance* inst : chosen) {
+      DeviceIdentity inst_id = parent_identity;
+      inst_id.mig = inst->mig;
+      c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
+                   inst->mig.gpu_instance_id, gpu_position, false, identities.get());
+    }
+    if (mig_on) {
+      log::Info("MIG enabled", {{"gpu", std::to_string(i)},
+                                {"instances", std::to_string(instances.size())},
+                                {"collected", std::to_string(chosen.size())}});
+    }
+  }
+  if (sel.kind == config::DeviceSelector::Kind::kInstances && !sel.all) {
+    for (unsigned id : sel.ids) {
+      if (id >= instance_count) {
+        return InvalidArgument("device selector names MIG instance " + std::to_string(id) +
+                               " but only " + std::to_string(instance_count) +
+                               " MIG instance(s) exist");
+      }
+    }
   }
   c->identities_ = std::move(identities);
   c->slow_latest_.resize(c->devices_.size());
   if (c->xid_last_enabled_ || c->xid_counts_enabled_) {
     std::vector<XidWatcher::Gpu> gpus;
     for (size_t i = 0; i < c->devices_.size(); ++i) {
+      if (c->devices_[i]->parent) continue;  // Xids are reported for the GPU
+      c->devices_[i]->xid_slot = gpus.size();
       gpus.push_back({c->devices_[i]->handle, (*c->identities_)[i].index});
     }
     c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window);
@@ -188,7 +237,36 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
   }
 }
 
+void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle, DeviceIdentity identity,
+                          const EntityFields& f, nvml::Device gpm_device,
+                          std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
+                          bool clock_events, std::vector<DeviceIdentity>* identities) {
+  auto dev = std::make_unique<Device>();
+  dev->handle = handle;
+  dev->parent = parent;
+  dev->fast = std::make_unique<fields::DeviceReader>(lib, handle, f.fast);
+  dev->slow = std::make_unique<fields::DeviceReader>(lib, handle, f.slow);
+  // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
+  // first collection (and --once) already has them. Errors surface on the real reads.
+  std::vector<fields::Sample> ignored_samples;
+  std::vector<fields::FieldError> ignored_errors;
+  dev->fast->Read(&ignored_samples, &ignored_errors);
+  // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
+  dev->gpm = GpmReader::Create(lib, gpm_device, identity.index, f.gpm, gpm_gpu_instance);
+  if (clock_events) {
+    dev->clock_events = std::make_unique<ClockEventWindow>(options_.clock_events_window);
+  }
+  devices_.push_back(std::move(dev));
+  identities->push_back(std::move(identity));
+}
+
+bool Collector::Lost(size_t device) const {
+  const Device& d = *devices_[device];
+  return d.lost.load() || (d.parent && devices_[*d.parent]->lost.load());
+}
+
 void Collector::MarkLost(size_t device, const Status& why) {
+  if (devices_[device]->parent) device = *devices_[device]->parent;
   if (devices_[device]->lost.exchange(true)) return;
   log::Error("GPU is lost (fell off the bus?); its series stop, other GPUs continue",
              {{"gpu", std::to_string((*identities_)[device].index)},
@@ -225,7 +303,7 @@ void Collector::ReadClockEvents(size_t device, DeviceSnapshot* out) {
 
 void Collector::ReadSlow() {
   for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i]->lost.load()) continue;
+    if (Lost(i)) continue;
     std::vector<fields::Sample> samples;
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
@@ -245,17 +323,18 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
   for (size_t i = 0; i < devices_.size(); ++i) {
     DeviceSnapshot& ds = snap->devices[i];
     ds.identity = &(*identities_)[i];
-    if (xids_ != nullptr && xids_->FellOffBus(i)) {
+    const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
+    if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
       MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
     }
-    if (devices_[i]->lost.load()) {
+    if (Lost(i)) {
       ds.up = false;
       continue;
     }
     std::vector<fields::FieldError> errors;
     devices_[i]->fast->Read(&ds.samples, &errors);
     NoteErrors(i, errors);
-    if (devices_[i]->gpm != nullptr && !devices_[i]->lost.load()) {
+    if (devices_[i]->gpm != nullptr && !Lost(i)) {
       std::vector<fields::Sample> prof;
       std::vector<fields::FieldError> prof_errors;
       Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
@@ -263,20 +342,20 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
       if (!st.ok()) NoteGpmFailure(i, st);
       MergeSorted(&ds.samples, prof);
     }
-    if (devices_[i]->clock_events != nullptr && !devices_[i]->lost.load()) {
+    if (devices_[i]->clock_events != nullptr && !Lost(i)) {
       ReadClockEvents(i, &ds);
     }
-    if (devices_[i]->lost.load()) {
+    if (Lost(i)) {
       ds.up = false;
       ds.samples.clear();
       ds.clock_events_watched = false;
       ds.clock_event_counts.clear();
       continue;
     }
-    if (xids_ != nullptr) {
+    if (xids_ != nullptr && xid_slot) {
       int64_t last = 0;
       std::vector<XidCount> counts;
-      if (xids_->Read(i, &last, &counts)) {
+      if (xids_->Read(*xid_slot, &last, &counts)) {
         if (xid_last_enabled_) MergeSorted(&ds.samples, {fields::Sample{kXidErrorsField, last}});
         if (xid_counts_enabled_) {
           ds.xid_watched = true;
@@ -286,6 +365,15 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     }
     std::lock_guard<std::mutex> lock(slow_mu_);
     MergeSorted(&ds.samples, slow_latest_[i]);
+  }
+  // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
+  // sibling read before) must not claim to be up in this very snapshot.
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    DeviceSnapshot& ds = snap->devices[i];
+    if (!ds.up || !Lost(i)) continue;
+    ds = DeviceSnapshot{};
+    ds.identity = &(*identities_)[i];
+    ds.up = false;
   }
   snap->xid_window_ms = options_.xid_window.count();
   snap->clock_events_window_ms = options_.clock_events_window.count();

@@ -14,7 +14,10 @@
 // Xid fields come from an XidWatcher (its own thread, NVML events). DCGM_EXP_CLOCK_EVENTS_COUNT
 // comes from one reasons-bitmask read per GPU per fast collection, counted over its window
 // (ClockEventWindow).
-// Device handles, UUIDs, names and PCI ids are read once, in Create().
+// Device handles, UUIDs, names and PCI ids are read once, in Create(), and so is the MIG layout:
+// on a MIG-enabled GPU the selector's entities are the GPU (GPU-wide fields) and its MIG
+// instances (per-instance fields), as collect/mig.h describes. MIG configuration is only read,
+// never changed; a reconfiguration needs a restart (as with dcgm-exporter).
 //
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
 // and logged once per (GPU, field). A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off
@@ -32,6 +35,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -39,6 +43,7 @@
 
 #include "collect/clock_events.h"
 #include "collect/gpm_reader.h"
+#include "collect/mig.h"
 #include "collect/snapshot.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
@@ -87,6 +92,7 @@ class Collector {
   void Start(PublishFn publish);
   void Stop();
 
+  // Every collected entity: GPUs, and MIG instances (identity.mig set) after their GPU.
   const std::vector<DeviceIdentity>& identities() const { return *identities_; }
   std::chrono::milliseconds interval() const { return options_.interval; }
 
@@ -99,6 +105,14 @@ class Collector {
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
     std::atomic<bool> lost{false};
+    // A MIG instance: the position of its GPU in devices_ (lost together with it).
+    std::optional<size_t> parent;
+    // A GPU watched by the XidWatcher: its position there.
+    std::optional<size_t> xid_slot;
+  };
+  // What one entity reads (mig.h decides the split on MIG-enabled GPUs).
+  struct EntityFields {
+    std::vector<const fields::FieldDef*> fast, slow, gpm;
   };
 
   Collector(const nvml::Library& lib, CollectorOptions options);
@@ -109,7 +123,14 @@ class Collector {
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
   void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
   // Marks the device lost (logged once, with `why`); its series stop from this collection on.
+  // A MIG instance marks its GPU: the instance cannot be lost on its own.
   void MarkLost(size_t device, const Status& why);
+  bool Lost(size_t device) const;
+  // Adds one entity (GPU or MIG instance) with its readers; takes the priming reads.
+  void AddEntity(const nvml::Library& lib, nvml::Device handle, DeviceIdentity identity,
+                 const EntityFields& fields, nvml::Device gpm_device,
+                 std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
+                 bool clock_events, std::vector<DeviceIdentity>* identities);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
   void NoteGpmFailure(size_t device, const Status& status);
 

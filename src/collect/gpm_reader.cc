@@ -10,7 +10,8 @@ namespace nvmlx::collect {
 
 std::unique_ptr<GpmReader> GpmReader::Create(const nvml::Library& lib, nvml::Device device,
                                              unsigned gpu,
-                                             const std::vector<const fields::FieldDef*>& fields) {
+                                             const std::vector<const fields::FieldDef*>& fields,
+                                             std::optional<unsigned> gpu_instance_id) {
   std::vector<const fields::FieldDef*> gpm;
   for (const fields::FieldDef* f : fields) {
     if (f->gpm_metric_id > 0 && std::find(gpm.begin(), gpm.end(), f) == gpm.end()) {
@@ -21,7 +22,7 @@ std::unique_ptr<GpmReader> GpmReader::Create(const nvml::Library& lib, nvml::Dev
   std::sort(gpm.begin(), gpm.end(),
             [](const fields::FieldDef* a, const fields::FieldDef* b) { return a->id < b->id; });
 
-  std::unique_ptr<GpmReader> r(new GpmReader(lib, device));
+  std::unique_ptr<GpmReader> r(new GpmReader(lib, device, gpu_instance_id));
   Status why = Status::Ok();
   if (Result<bool> supported = lib.GpmSupported(device); !supported.ok()) {
     why = supported.status();
@@ -40,6 +41,14 @@ std::unique_ptr<GpmReader> GpmReader::Create(const nvml::Library& lib, nvml::Dev
     // DCGM says "metric not enabled" for profiling fields a GPU cannot give; so do we, once per
     // field and GPU, and the series are simply absent.
     for (const fields::FieldDef* f : gpm) {
+      if (gpu_instance_id) {
+        log::Warn("profiling field unavailable on this MIG instance: metric not enabled",
+                  {{"gpu", std::to_string(gpu)},
+                   {"GPU_I_ID", std::to_string(*gpu_instance_id)},
+                   {"field", std::string(f->name)},
+                   {"err", why.ToString()}});
+        continue;
+      }
       log::Warn(
           "profiling field unavailable on this GPU: metric not enabled",
           {{"gpu", std::to_string(gpu)}, {"field", std::string(f->name)}, {"err", why.ToString()}});
@@ -74,7 +83,7 @@ Status GpmReader::Read(std::vector<fields::Sample>* samples,
     return Status::Ok();
   }
   const int next = has_previous_ ? 1 - current_ : current_;
-  if (Status st = lib_.GpmSampleGet(device_, samples_[next]); !st.ok()) return st;
+  if (Status st = TakeSample(samples_[next]); !st.ok()) return st;
   last_sample_time_ = now;
   if (!has_previous_) {
     has_previous_ = true;
@@ -113,6 +122,11 @@ Status GpmReader::Read(std::vector<fields::Sample>* samples,
   }
   samples->insert(samples->end(), last_values_.begin(), last_values_.end());
   return Status::Ok();
+}
+
+Status GpmReader::TakeSample(const nvml::GpmSample& sample) const {
+  if (gpu_instance_id_) return lib_.GpmMigSampleGet(device_, *gpu_instance_id_, sample);
+  return lib_.GpmSampleGet(device_, sample);
 }
 
 }  // namespace nvmlx::collect

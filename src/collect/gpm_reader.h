@@ -35,9 +35,12 @@ class GpmReader {
   // are none, or, after one warning per field ("metric not enabled", as DCGM logs it), when the
   // device does not support GPM or its sample buffers cannot be allocated. `gpu` is the NVML
   // index, for the log lines only.
+  // With `gpu_instance_id`, `device` is the parent GPU of a MIG instance and the samples are
+  // taken for that GPU instance (nvmlGpmMigSampleGet: DCGM's GPU_I entity level).
   static std::unique_ptr<GpmReader> Create(const nvml::Library& lib, nvml::Device device,
                                            unsigned gpu,
-                                           const std::vector<const fields::FieldDef*>& fields);
+                                           const std::vector<const fields::FieldDef*>& fields,
+                                           std::optional<unsigned> gpu_instance_id = std::nullopt);
 
   // Takes one sample and appends the fields computed from the previous one (ascending field
   // id); a field whose metric failed becomes a FieldError. The first successful sample only
@@ -50,10 +53,13 @@ class GpmReader {
   const std::vector<const fields::FieldDef*>& fields() const { return fields_; }
 
  private:
-  GpmReader(const nvml::Library& lib, nvml::Device device) : lib_(lib), device_(device) {}
+  GpmReader(const nvml::Library& lib, nvml::Device device, std::optional<unsigned> gi)
+      : lib_(lib), device_(device), gpu_instance_id_(gi) {}
+  Status TakeSample(const nvml::GpmSample& sample) const;
 
   const nvml::Library& lib_;
   nvml::Device device_;
+  std::optional<unsigned> gpu_instance_id_;
   std::vector<const fields::FieldDef*> fields_;  // ascending id, gpm_metric_id > 0
   // Distinct GPM metric ids, ascending, and for each field its index in metric_ids_.
   std::vector<unsigned> metric_ids_;

@@ -1,5 +1,7 @@
 // dcgm-exporter's device selector (-d / DCGM_EXPORTER_DEVICES_STR): "f", "g", "g:0,1", "g:0-3",
-// "i", "i:0,2-4". Pure value type: thread-safe.
+// "i", "i:0,2-4". `f`: every GPU, a MIG-enabled one as its MIG instances; `g`: GPUs (by NVML
+// index); `i`: MIG instances (numbered from 0 across the host, GPU by GPU in MIG slot order). The
+// collector applies it (collect/mig.h). Pure value type: thread-safe.
 #ifndef NVML_EXPORTER_CONFIG_DEVICE_SELECTOR_H_
 #define NVML_EXPORTER_CONFIG_DEVICE_SELECTOR_H_
 

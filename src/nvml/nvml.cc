@@ -400,6 +400,55 @@ Result<int> Library::VgpuLicenseStatus(Device d) const {
   return 0;
 }
 
+Result<bool> Library::MigEnabled(Device d) const {
+  unsigned current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
+  Status st = Call("nvmlDeviceGetMigMode", api_.nvmlDeviceGetMigMode, d, &current, &pending);
+  // Pre-Ampere GPUs, consumer boards and old drivers have no MIG: that is "off", not a failure.
+  if (st.code() == StatusCode::kNotSupported) return false;
+  if (!st.ok()) return st;
+  return current == NVML_DEVICE_MIG_ENABLE;
+}
+
+Result<unsigned> Library::MaxMigDeviceCount(Device d) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetMaxMigDeviceCount", api_.nvmlDeviceGetMaxMigDeviceCount,
+                              d);
+}
+
+Result<std::optional<Device>> Library::MigDeviceByIndex(Device parent, unsigned index) const {
+  if (api_.nvmlDeviceGetMigDeviceHandleByIndex == nullptr) {
+    return NotSupported("nvmlDeviceGetMigDeviceHandleByIndex: symbol not present in " + path_);
+  }
+  Device mig = nullptr;
+  const nvmlReturn_t rc = api_.nvmlDeviceGetMigDeviceHandleByIndex(parent, index, &mig);
+  if (rc == NVML_ERROR_NOT_FOUND) return std::optional<Device>();  // empty slot
+  Status st = FromNvmlReturn(rc, "nvmlDeviceGetMigDeviceHandleByIndex", api_.nvmlErrorString);
+  if (!st.ok()) return st;
+  return std::optional<Device>(mig);
+}
+
+Result<unsigned> Library::GpuInstanceId(Device mig) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetGpuInstanceId", api_.nvmlDeviceGetGpuInstanceId, mig);
+}
+
+Result<unsigned> Library::ComputeInstanceId(Device mig) const {
+  return ReadScalar<unsigned>("nvmlDeviceGetComputeInstanceId", api_.nvmlDeviceGetComputeInstanceId,
+                              mig);
+}
+
+Result<nvmlDeviceAttributes_t> Library::Attributes(Device d) const {
+  return ReadScalar<nvmlDeviceAttributes_t>("nvmlDeviceGetAttributes_v2",
+                                            api_.nvmlDeviceGetAttributes_v2, d);
+}
+
+Result<nvmlGpuInstanceProfileInfo_t> Library::GpuInstanceProfileInfo(Device parent,
+                                                                     unsigned profile) const {
+  nvmlGpuInstanceProfileInfo_t info{};
+  Status st = Call("nvmlDeviceGetGpuInstanceProfileInfo", api_.nvmlDeviceGetGpuInstanceProfileInfo,
+                   parent, profile, &info);
+  if (!st.ok()) return st;
+  return info;
+}
+
 Result<bool> Library::GpmSupported(Device d) const {
   nvmlGpmSupport_t support{};
   support.version = NVML_GPM_SUPPORT_VERSION;  // raw 1, not NVMLX_STRUCT_VERSION (go-nvml#168)
@@ -459,6 +508,13 @@ Result<GpmSample> Library::GpmSampleAlloc() const {
 Status Library::GpmSampleGet(Device d, const GpmSample& sample) const {
   if (!sample) return InvalidArgument("nvmlGpmSampleGet: no sample buffer");
   return Call("nvmlGpmSampleGet", api_.nvmlGpmSampleGet, d, sample.get());
+}
+
+Status Library::GpmMigSampleGet(Device parent, unsigned gpu_instance_id,
+                                const GpmSample& sample) const {
+  if (!sample) return InvalidArgument("nvmlGpmMigSampleGet: no sample buffer");
+  return Call("nvmlGpmMigSampleGet", api_.nvmlGpmMigSampleGet, parent, gpu_instance_id,
+              sample.get());
 }
 
 Result<std::vector<Result<double>>> Library::GpmMetricsGet(const GpmSample& sample1,

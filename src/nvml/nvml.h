@@ -211,11 +211,29 @@ class Library {
   // happened" outcome, not an error: it is an empty optional.
   Result<std::optional<Event>> WaitEvent(const EventSet& set, unsigned timeout_ms) const;
 
+  // --- MIG (nvml-mapping.md §4). Read-only: nothing here changes a GPU's MIG configuration. --
+  // The current MIG mode is ENABLE. A GPU without MIG support (NOT_SUPPORTED, or the symbol
+  // absent) answers false rather than an error.
+  Result<bool> MigEnabled(Device d) const;
+  Result<unsigned> MaxMigDeviceCount(Device d) const;
+  // The MIG device in slot `index` of `parent`; nullopt for an empty slot (NVML's NOT_FOUND).
+  Result<std::optional<Device>> MigDeviceByIndex(Device parent, unsigned index) const;
+  Result<unsigned> GpuInstanceId(Device mig) const;
+  Result<unsigned> ComputeInstanceId(Device mig) const;
+  // nvmlDeviceGetAttributes_v2: slice counts and memory size of a MIG device; no root needed.
+  Result<nvmlDeviceAttributes_t> Attributes(Device d) const;
+  // One GPU-instance profile of `parent` by profile index. NOT_SUPPORTED: this GPU lacks that
+  // profile; INVALID_ARGUMENT: past the last index.
+  Result<nvmlGpuInstanceProfileInfo_t> GpuInstanceProfileInfo(Device parent,
+                                                              unsigned profile) const;
+
   // --- GPM (Hopper+; nvml-mapping.md §2) ----------------------------------------------------
   // isSupportedDevice of nvmlGpmQueryDeviceSupport (version: the raw 1).
   Result<bool> GpmSupported(Device d) const;
   Result<GpmSample> GpmSampleAlloc() const;
   Status GpmSampleGet(Device d, const GpmSample& sample) const;
+  // A GPU-instance-level sample (DCGM's GPU_I entity): `parent` is the GPU, not the MIG handle.
+  Status GpmMigSampleGet(Device parent, unsigned gpu_instance_id, const GpmSample& sample) const;
   // The metrics `ids` computed from sample1 -> sample2, one Result per id (in order), from each
   // element's own nvmlReturn. At most kGpmMaxMetricsPerCall ids (INVALID_ARGUMENT otherwise).
   // A failure of the whole call is the returned Status.

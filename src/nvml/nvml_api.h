@@ -275,6 +275,36 @@ typedef struct {
   nvmlGpmMetric_t metrics[NVMLX_GPM_METRIC_MAX];
 } nvmlGpmMetricsGet_t;
 
+// MIG (nvml-mapping.md §4). Mode values of nvmlDeviceGetMigMode.
+enum : unsigned { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
+// nvmlDeviceGetAttributes_v2 (works on a MIG device handle without root).
+typedef struct {
+  unsigned multiprocessorCount;
+  unsigned sharedCopyEngineCount;
+  unsigned sharedDecoderCount;
+  unsigned sharedEncoderCount;
+  unsigned sharedJpegCount;
+  unsigned sharedOfaCount;
+  unsigned gpuInstanceSliceCount;
+  unsigned computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+// nvmlDeviceGetGpuInstanceProfileInfo (the v1 struct; profile indexes 0 = 1 slice, 1 = 2, 2 = 3,
+// 3 = 4, 4 = 7, 5 = 8, 6 = 6, 7 = 1 slice rev1, 8 = 2 slice rev1, 9 = 1 slice rev2, ...).
+typedef struct {
+  unsigned id;
+  unsigned isP2pSupported;
+  unsigned sliceCount;
+  unsigned instanceCount;
+  unsigned multiprocessorCount;
+  unsigned copyEngineCount;
+  unsigned decoderCount;
+  unsigned encoderCount;
+  unsigned jpegCount;
+  unsigned ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
 // --- Functions. Each is resolved with dlsym by this exact (versioned) name. -------------------
 const char* nvmlErrorString(nvmlReturn_t result);
 nvmlReturn_t nvmlInit_v2(void);
@@ -354,6 +384,16 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample);
 nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned gpuInstanceId,
                                  nvmlGpmSample_t gpmSample);
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned* currentMode,
+                                  unsigned* pendingMode);
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned* count);
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned index,
+                                                 nvmlDevice_t* migDevice);
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned* id);
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned* id);
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes);
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned profile,
+                                                 nvmlGpuInstanceProfileInfo_t* info);
 
 }  // extern "C"
 
@@ -381,7 +421,11 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet);
   X(nvmlDeviceGetCurrentClocksEventReasons) X(nvmlDeviceGetCurrentClocksThrottleReasons)        \
   X(nvmlDeviceGetGridLicensableFeatures_v4) X(nvmlEventSetCreate) X(nvmlDeviceRegisterEvents)   \
   X(nvmlEventSetWait_v2) X(nvmlEventSetFree) X(nvmlGpmQueryDeviceSupport) X(nvmlGpmSampleAlloc) \
-  X(nvmlGpmSampleFree) X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)
+  X(nvmlGpmSampleFree) X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)       \
+  X(nvmlDeviceGetMigMode) X(nvmlDeviceGetMaxMigDeviceCount)                                     \
+  X(nvmlDeviceGetMigDeviceHandleByIndex) X(nvmlDeviceGetGpuInstanceId)                          \
+  X(nvmlDeviceGetComputeInstanceId) X(nvmlDeviceGetAttributes_v2)                               \
+  X(nvmlDeviceGetGpuInstanceProfileInfo)
 // clang-format on
 
 // Layouts the driver writes into (x86_64, nvml-mapping.md §6).
@@ -399,5 +443,11 @@ static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlGpmMetric_t) == 40);
 static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 40 * 333);
+static_assert(sizeof(nvmlDeviceAttributes_t) == 40);
+static_assert(offsetof(nvmlDeviceAttributes_t, gpuInstanceSliceCount) == 24);
+static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32);
+static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48);
+static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8);
+static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
 
 #endif  // NVML_EXPORTER_NVML_NVML_API_H_

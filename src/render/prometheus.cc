@@ -91,6 +91,13 @@ std::string BuildDevicePrefix(const collect::DeviceIdentity& id, const Prometheu
   AppendUnsigned(id.index, &p);
   p.push_back('"');
   AppendLabel("modelName", id.model_name, false, &p);
+  if (id.mig) {
+    // A MIG instance (DCGM's FE_GPU_I): the parent's labels above, then its profile and GI id.
+    AppendLabel("GPU_I_PROFILE", id.mig->profile, false, &p);
+    p.append(",GPU_I_ID=\"");
+    AppendUnsigned(id.mig->gpu_instance_id, &p);
+    p.push_back('"');
+  }
   if (!options.hostname.empty()) AppendLabel(options.hostname_label, options.hostname, false, &p);
   // label_rows is sorted by name and free of duplicate names.
   for (const CollectorEntry* row : label_rows) {
@@ -237,7 +244,8 @@ void AppendSelfMetrics(const collect::Snapshot& snapshot, const PrometheusOption
                  "gauge", out);
   const std::string_view uuid_label = options.use_old_namespace ? "uuid" : "UUID";
   for (const collect::DeviceSnapshot& dev : snapshot.devices) {
-    if (dev.identity == nullptr) continue;
+    // One per physical GPU: a MIG instance is up exactly when its GPU is.
+    if (dev.identity == nullptr || dev.identity->mig) continue;
     out->append("nvml_exporter_gpu_up{gpu=\"");
     AppendUnsigned(dev.identity->index, out);
     out->push_back('"');

@@ -4,7 +4,8 @@
 //
 // Layout: one "# HELP"/"# TYPE" pair per family; families in ascending DCGM field id (CSV order
 // for equal ids); series in device order; label order exactly dcgm-exporter's:
-//   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, Hostname, then the CSV's label
+//   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID for a MIG
+//   instance, whose first five labels are its parent GPU's], Hostname, then the CSV's label
 //   fields sorted by name (DCGM_FI_DRIVER_VERSION, ...).
 // DCGM_FI_DEV_XID_ERRORS adds err_code and err_msg after those (dcgm-exporter's attributes);
 // DCGM_EXP_XID_ERRORS_COUNT (id 9001, so after every DCGM_FI_* family) adds window_size_in_ms

@@ -615,6 +615,32 @@ TEST(RenderPrometheusTest, ClockEventCountsLabelsAndQuirks) {
   EXPECT_EQ(out.find("CLOCK_EVENTS_COUNT{gpu=\"3\""), std::string::npos) << out;
 }
 
+// A MIG instance: the parent's gpu/UUID/pci_bus_id/device/modelName, then GPU_I_PROFILE and
+// GPU_I_ID, then Hostname and the label fields. nvml_exporter_gpu_up stays one per GPU.
+TEST(RenderPrometheusTest, MigInstanceLabelsAfterParentLabels) {
+  Fixture f;
+  f.AddEntry(252, "DCGM_FI_DEV_FB_USED", MetricType::kGauge, "FB used.");
+  f.AddEntry(1, "DCGM_FI_DRIVER_VERSION", MetricType::kLabel, "Driver.", ValueKind::kString);
+  DeviceIdentity inst = MakeIdentity(0);
+  inst.mig = DeviceIdentity::Mig{7, 0, "1g.18gb", "MIG-11111111-2222-3333-4444-555555555555"};
+  f.SetIdentities({MakeIdentity(0), inst});
+  f.options.hostname = "node1";
+  f.snapshot.devices[1].samples = {{252, int64_t{1000}}};
+  const std::string out = f.Render();
+  EXPECT_NE(out.find("DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-"
+                     "7c8d9e0f0000\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+                     "modelName=\"NVIDIA H200\",GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\","
+                     "Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"} 1000\n"),
+            std::string::npos)
+      << out;
+  size_t up_lines = 0;
+  for (size_t at = out.find("\nnvml_exporter_gpu_up{"); at != std::string::npos;
+       at = out.find("\nnvml_exporter_gpu_up{", at + 1)) {
+    ++up_lines;
+  }
+  EXPECT_EQ(up_lines, 1u) << out;
+}
+
 TEST(XidDescriptionTest, KnownAndUnknown) {
   EXPECT_EQ(fields::XidDescription(0), "No Error");
   EXPECT_EQ(fields::XidDescription(13), "Graphics Engine Exception");

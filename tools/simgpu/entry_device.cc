@@ -35,10 +35,15 @@ nvmlReturn_t ReadString(const char* fn, nvmlDevice_t d, char* buf, unsigned leng
   });
 }
 
+// Utilization (GPU, memory, encoder, decoder) is not available on a MIG-enabled GPU nor on a MIG
+// device (nvml-mapping.md §4).
+bool NoUtilization(const Ctx& c) { return c.spec().mig_enabled || c.dev->mig != nullptr; }
+
 nvmlReturn_t Utilization(const char* fn, nvmlDevice_t d, unsigned* util, unsigned* period,
                          ValueKey key) {
   return OnDevice(fn, d, [&](const Ctx& c) -> nvmlReturn_t {
     if (util == nullptr || period == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (NoUtilization(c)) return NVML_ERROR_NOT_SUPPORTED;
     *util = c.U32(key);
     *period = 167000;  // µs: the 1/6 s sample period the H200 reports
     return NVML_SUCCESS;
@@ -270,6 +275,7 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned* maxLin
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   return OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
     if (utilization == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (NoUtilization(c)) return NVML_ERROR_NOT_SUPPORTED;
     utilization->gpu = c.U32(ValueKey::kGpuUtil);
     utilization->memory = c.U32(ValueKey::kMemUtil);
     return NVML_SUCCESS;

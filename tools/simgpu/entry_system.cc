@@ -19,7 +19,8 @@ struct GpmSample {
   static constexpr unsigned kMagic = 0x47504D53;  // "GPMS"
   unsigned magic = kMagic;
   std::shared_ptr<const nvmlx::simgpu::World> world;  // null until nvmlGpmSampleGet filled it
-  unsigned gpu = 0;
+  unsigned gpu = 0;                                   // for the GPU's fault rules
+  const nvmlx::simgpu::GpuSpec* spec = nullptr;       // whose values: the GPU's or a MIG device's
   double t = 0;
 };
 
@@ -271,15 +272,28 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) {
     if (!c.spec().gpm) return NVML_ERROR_NOT_SUPPORTED;
     s->world = c.world;
     s->gpu = c.dev->index;
+    s->spec = &c.spec();  // on a MIG handle: that compute instance's values
     s->t = c.t;
     return NVML_SUCCESS;
   });
 }
 
-nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned, nvmlGpmSample_t) {
-  // No MIG simulation: there are no GPU instances to sample.
-  return nvmlx::simgpu::OnDevice(
-      __func__, device, [&](const Ctx&) -> nvmlReturn_t { return NVML_ERROR_NOT_SUPPORTED; });
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned gpuInstanceId,
+                                 nvmlGpmSample_t gpmSample) {
+  // A GPU-instance-level sample through the parent GPU: the values of the GI's (first) MIG
+  // device.
+  return nvmlx::simgpu::OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
+    GpmSample* s = FromHandle(gpmSample);
+    if (s == nullptr || c.dev->mig != nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!c.spec().gpm || !c.spec().mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
+    const nvmlx::simgpu::Device* mig = c.world->MigByGpuInstance(c.dev->index, gpuInstanceId);
+    if (mig == nullptr) return NVML_ERROR_NOT_FOUND;
+    s->world = c.world;
+    s->gpu = c.dev->index;
+    s->spec = mig->spec;
+    s->t = c.t;
+    return NVML_SUCCESS;
+  });
 }
 
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) {
@@ -291,7 +305,8 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) {
     const GpmSample* s1 = FromHandle(metricsGet->sample1);
     const GpmSample* s2 = FromHandle(metricsGet->sample2);
     if (s1 == nullptr || s2 == nullptr || !s1->world || s1->world != s2->world ||
-        s1->gpu != s2->gpu || metricsGet->numMetrics > NVMLX_GPM_METRIC_MAX) {
+        s1->gpu != s2->gpu || s1->spec != s2->spec ||
+        metricsGet->numMetrics > NVMLX_GPM_METRIC_MAX) {
       return NVML_ERROR_INVALID_ARGUMENT;
     }
     // The samples name the GPU: its fault rules (and lost_after_s) apply to this call too.
@@ -300,7 +315,7 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) {
         rc != NVML_SUCCESS) {
       return rc;
     }
-    const nvmlx::simgpu::GpuSpec& spec = ctx.spec();
+    const nvmlx::simgpu::GpuSpec& spec = *s1->spec;
     const double t1 = std::min(s1->t, s2->t), t2 = std::max(s1->t, s2->t);
     for (unsigned i = 0; i < metricsGet->numMetrics; ++i) {
       nvmlGpmMetric_t& m = metricsGet->metrics[i];

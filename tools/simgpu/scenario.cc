@@ -300,12 +300,130 @@ void ParsePciBusId(const YAML::Node& n, const std::string& where, GpuSpec* gpu) 
   gpu->pci_device = device;
 }
 
+// Chosen so that DCGM's naming ("<slices>g.<ceil(MiB / 1024)>gb") gives NVIDIA's H200 profile
+// names (1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 4g.71gb, 7g.141gb); the MiB figures are not measured.
+const MigProfileSpec kDefaultMigProfiles[] = {
+    {0, 1, 17920},  {1, 2, 35840}, {2, 3, 72192}, {3, 4, 72192},
+    {4, 7, 144384}, {7, 1, 17920}, {9, 1, 35840},
+};
+
+void ParseValues(const YAML::Node& values, const std::string& at, GpuSpec* gpu) {
+  RequireMap(values, at);
+  for (const auto& kv : values) {
+    const std::string key = kv.first.Scalar();
+    std::optional<ValueKey> k = ValueKeyFromName(key);
+    if (!k) Fail(kv.first, at + ": unknown value key '" + key + "' (see SCENARIO.md)");
+    gpu->values[static_cast<int>(*k)] = ParseValue(kv.second, at + "." + key);
+  }
+}
+
+// `mig:` of GPU `index`: its profile table and its MIG devices (appended to *devices).
+void ParseMig(const YAML::Node& n, const std::string& where, unsigned index, GpuSpec* gpu,
+              std::vector<MigDeviceSpec>* devices) {
+  RequireMap(n, where);
+  CheckKeys(n, where, {"profiles", "instances"});
+  gpu->mig_enabled = true;
+  if (auto list = n["profiles"]) {
+    if (!list.IsSequence()) Fail(list, where + ".profiles: expected a list");
+    unsigned i = 0;
+    for (const auto& p : list) {
+      const std::string at = where + ".profiles[" + std::to_string(i++) + "]";
+      RequireMap(p, at);
+      CheckKeys(p, at, {"index", "slices", "memory_mib"});
+      MigProfileSpec prof;
+      prof.index = static_cast<unsigned>(Unsigned(Required(p, "index", at), at + ".index", 63));
+      prof.slices = static_cast<unsigned>(Unsigned(Required(p, "slices", at), at + ".slices", 8));
+      prof.memory_mib = Positive(Required(p, "memory_mib", at), at + ".memory_mib");
+      for (const auto& other : gpu->mig_profiles) {
+        if (other.index == prof.index) Fail(p, at + ".index: duplicate profile index");
+      }
+      gpu->mig_profiles.push_back(prof);
+    }
+  } else {
+    gpu->mig_profiles.assign(std::begin(kDefaultMigProfiles), std::end(kDefaultMigProfiles));
+  }
+  std::sort(gpu->mig_profiles.begin(), gpu->mig_profiles.end(),
+            [](const MigProfileSpec& a, const MigProfileSpec& b) { return a.index < b.index; });
+  YAML::Node list = n["instances"];
+  if (!list) return;
+  if (!list.IsSequence()) Fail(list, where + ".instances: expected a list");
+  std::vector<bool> used_slots(kMaxMigDevices, false);
+  const size_t first = devices->size();
+  unsigned i = 0;
+  for (const auto& m : list) {
+    const std::string at = where + ".instances[" + std::to_string(i) + "]";
+    RequireMap(m, at);
+    CheckKeys(m, at,
+              {"profile", "gpu_instance_id", "compute_instance_id", "slot", "uuid", "memory_mib",
+               "values"});
+    MigDeviceSpec d;
+    d.gpu = index;
+    d.profile = static_cast<unsigned>(Unsigned(Required(m, "profile", at), at + ".profile", 63));
+    const MigProfileSpec* prof = nullptr;
+    for (const auto& p : gpu->mig_profiles) {
+      if (p.index == d.profile) prof = &p;
+    }
+    if (prof == nullptr) {
+      Fail(m["profile"],
+           at + ".profile: " + std::to_string(d.profile) + " is not a profile index of this GPU");
+    }
+    d.slices = prof->slices;
+    d.memory_mib = prof->memory_mib;
+    if (auto v = m["memory_mib"]) d.memory_mib = Positive(v, at + ".memory_mib");
+    d.gpu_instance_id = static_cast<unsigned>(
+        Unsigned(Required(m, "gpu_instance_id", at), at + ".gpu_instance_id", 0xFFFFFFFEull));
+    if (auto v = m["compute_instance_id"]) {
+      d.compute_instance_id =
+          static_cast<unsigned>(Unsigned(v, at + ".compute_instance_id", 0xFFFFFFFEull));
+    }
+    for (size_t j = first; j < devices->size(); ++j) {
+      const MigDeviceSpec& o = (*devices)[j];
+      if (o.gpu_instance_id == d.gpu_instance_id &&
+          o.compute_instance_id == d.compute_instance_id) {
+        Fail(m, at + ": duplicate gpu_instance_id/compute_instance_id");
+      }
+    }
+    unsigned slot = 0;
+    if (auto v = m["slot"]) {
+      slot = static_cast<unsigned>(Unsigned(v, at + ".slot"));
+      if (slot >= kMaxMigDevices) Fail(v, at + ".slot: expected 0 to 6");
+      if (used_slots[slot]) Fail(v, at + ".slot: " + std::to_string(slot) + " is taken");
+    } else {
+      while (slot < kMaxMigDevices && used_slots[slot]) ++slot;
+      if (slot == kMaxMigDevices) Fail(m, at + ": more than 7 MIG devices");
+    }
+    used_slots[slot] = true;
+    d.slot = slot;
+    // The MIG handle answers with the parent's identity and the instance's own memory/values.
+    d.spec = *gpu;
+    d.spec.mig_enabled = false;
+    d.spec.mig_profiles.clear();
+    d.spec.memory_total_mib = d.memory_mib;
+    for (int k = 0; k < kNumValueKeys; ++k) {
+      d.spec.values[k] = ValueFn::Constant(kValueKeys[k].default_value);
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "MIG-%08X-0000-0000-0000-%04X%04X%04X", index,
+                  d.gpu_instance_id & 0xFFFF, d.compute_instance_id & 0xFFFF, slot);
+    d.spec.uuid = buf;
+    if (auto v = m["uuid"]) d.spec.uuid = String(v, at + ".uuid");
+    std::snprintf(buf, sizeof(buf), " MIG %ug.%llugb", d.slices,
+                  static_cast<unsigned long long>((d.memory_mib + 1023) / 1024));
+    d.spec.name = gpu->name + buf;
+    if (auto v = m["values"]) ParseValues(v, at + ".values", &d.spec);
+    devices->push_back(std::move(d));
+    ++i;
+  }
+  std::sort(devices->begin() + static_cast<std::ptrdiff_t>(first), devices->end(),
+            [](const MigDeviceSpec& a, const MigDeviceSpec& b) { return a.slot < b.slot; });
+}
+
 GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   const std::string where = "gpus[" + std::to_string(index) + "]";
   RequireMap(n, where);
   CheckKeys(n, where,
             {"name", "uuid", "pci_bus_id", "pci_device_id", "pci_subsystem_id", "serial", "vbios",
-             "brand", "minor_number", "memory_total_mib", "inforom", "gpm", "values"});
+             "brand", "minor_number", "memory_total_mib", "inforom", "gpm", "values", "mig"});
   GpuSpec gpu;
   for (int k = 0; k < kNumValueKeys; ++k) {
     gpu.values[k] = ValueFn::Constant(kValueKeys[k].default_value);
@@ -348,16 +466,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
     if (auto v = inf["power"]) gpu.inforom_power = String(v, at + ".power");
     if (auto v = inf["image"]) gpu.inforom_image = String(v, at + ".image");
   }
-  if (auto values = n["values"]) {
-    const std::string at = where + ".values";
-    RequireMap(values, at);
-    for (const auto& kv : values) {
-      const std::string key = kv.first.Scalar();
-      std::optional<ValueKey> k = ValueKeyFromName(key);
-      if (!k) Fail(kv.first, at + ": unknown value key '" + key + "' (see SCENARIO.md)");
-      gpu.values[static_cast<int>(*k)] = ParseValue(kv.second, at + "." + key);
-    }
-  }
+  if (auto values = n["values"]) ParseValues(values, where + ".values", &gpu);
   return gpu;
 }
 
@@ -460,12 +569,23 @@ Scenario ParseRoot(const YAML::Node& root) {
     s.cuda_driver_version = static_cast<int>(Unsigned(v, "cuda_driver_version", 0x7FFFFFFF));
   }
   s.gpus = ParseList<GpuSpec>(Required(root, "gpus", "scenario"), "gpus", ParseGpu);
+  // MIG devices after their GPU is complete (they copy its identity and values).
+  for (unsigned i = 0; i < s.gpus.size(); ++i) {
+    if (auto mig = root["gpus"][i]["mig"]) {
+      ParseMig(mig, "gpus[" + std::to_string(i) + "].mig", i, &s.gpus[i], &s.mig_devices);
+    }
+  }
   // Duplicate identities would make the exporter's per-UUID bookkeeping lie.
   std::set<std::string> uuids, buses;
   YAML::Node gpus = root["gpus"];
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     if (!uuids.insert(s.gpus[i].uuid).second) {
       Fail(gpus[i], "gpus[" + std::to_string(i) + "].uuid: duplicate " + s.gpus[i].uuid);
+    }
+    for (const MigDeviceSpec& m : s.mig_devices) {
+      if (m.gpu == i && !uuids.insert(m.spec.uuid).second) {
+        Fail(gpus[i]["mig"], "gpus[" + std::to_string(i) + "].mig: duplicate uuid " + m.spec.uuid);
+      }
     }
     if (!buses.insert(s.gpus[i].pci_bus_id).second) {
       Fail(gpus[i],

@@ -115,6 +115,13 @@ struct ValueKeyInfo {
 extern const std::array<ValueKeyInfo, kNumValueKeys> kValueKeys;
 std::optional<ValueKey> ValueKeyFromName(std::string_view name);
 
+// One GPU-instance profile of a GPU (nvmlDeviceGetGpuInstanceProfileInfo by profile index).
+struct MigProfileSpec {
+  unsigned index = 0;  // NVML_GPU_INSTANCE_PROFILE_* index
+  unsigned slices = 0;
+  double memory_mib = 0;
+};
+
 struct GpuSpec {
   std::string name = "NVIDIA H200";
   std::string uuid;        // default: derived from the index
@@ -129,7 +136,9 @@ struct GpuSpec {
   double memory_total_mib = 143771;
   std::string inforom_oem = "2.1", inforom_ecc = "7.16", inforom_power = "1.0";
   std::string inforom_image = "G525.0225.00.03";
-  bool gpm = false;  // nvmlGpmQueryDeviceSupport's isSupportedDevice (Hopper+: true)
+  bool gpm = false;          // nvmlGpmQueryDeviceSupport's isSupportedDevice (Hopper+: true)
+  bool mig_enabled = false;  // a `mig:` map is present
+  std::vector<MigProfileSpec> mig_profiles;   // ascending index; default: H200-like table
   std::array<ValueFn, kNumValueKeys> values;  // every key set, defaults included
 
   const ValueFn& value(ValueKey k) const { return values[static_cast<int>(k)]; }
@@ -149,6 +158,23 @@ struct Fault {
   int line = 0;  // 1-based line in the scenario, for messages
 };
 
+// One MIG device (a compute instance) of a MIG-enabled GPU. Its `spec` answers the per-device
+// calls made on the MIG handle: the parent's identity, with the instance's UUID, name, memory
+// and value functions (every key at its default unless the instance sets it).
+struct MigDeviceSpec {
+  unsigned gpu = 0;   // parent GPU index
+  unsigned slot = 0;  // nvmlDeviceGetMigDeviceHandleByIndex index
+  unsigned gpu_instance_id = 0;
+  unsigned compute_instance_id = 0;
+  unsigned profile = 0;  // MigProfileSpec::index
+  unsigned slices = 0;
+  double memory_mib = 0;  // nvmlDeviceGetAttributes_v2 memorySizeMB and the memory total
+  GpuSpec spec;
+};
+
+// nvmlDeviceGetMaxMigDeviceCount of a MIG-enabled GPU (7 slices: at most 7 MIG devices).
+inline constexpr unsigned kMaxMigDevices = 7;
+
 struct XidEvent {
   unsigned gpu = 0;
   double at_s = 0;
@@ -161,6 +187,7 @@ struct Scenario {
   std::string nvml_version = "13.580.159.04";
   int cuda_driver_version = 13000;
   std::vector<GpuSpec> gpus;
+  std::vector<MigDeviceSpec> mig_devices;  // by GPU, then slot
   std::vector<Fault> faults;
   std::vector<XidEvent> xids;  // sorted by at_s
 };

@@ -107,11 +107,16 @@ TEST(ScenarioTest, ParsesFaultsAndSortsXids) {
 }
 
 TEST(ScenarioTest, FixturesForGoldenFilesAreConstant) {
-  for (const char* name : {"one_gpu.yaml", "eight_gpus.yaml"}) {
+  for (const char* name : {"one_gpu.yaml", "eight_gpus.yaml", "mig.yaml"}) {
     ParseResult r = LoadScenarioFile(kDir + name);
     ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << std::get<std::string>(r);
     for (const GpuSpec& g : std::get<Scenario>(r).gpus) {
       for (const ValueFn& v : g.values) EXPECT_EQ(v.kind(), ValueFn::Kind::kConstant) << name;
+    }
+    for (const MigDeviceSpec& m : std::get<Scenario>(r).mig_devices) {
+      for (const ValueFn& v : m.spec.values) {
+        EXPECT_EQ(v.kind(), ValueFn::Kind::kConstant) << name;
+      }
     }
   }
   ParseResult eight = LoadScenarioFile(kDir + "eight_gpus.yaml");
@@ -234,6 +239,59 @@ TEST(FaultSetTest, WindowsGpusAndFields) {
   EXPECT_FALSE(f.IsLost(2, 29.9));
   EXPECT_TRUE(f.IsLost(2, 30));
   EXPECT_FALSE(f.IsLost(1, 100));
+}
+
+}  // namespace
+}  // namespace nvmlx::simgpu
+
+namespace nvmlx::simgpu {
+namespace {
+
+TEST(ScenarioMigTest, LayoutDefaultsAndSlots) {
+  Scenario s = MustParse(R"(
+gpus:
+  - name: "NVIDIA H200"
+    mig:
+      instances:
+        - {profile: 2, gpu_instance_id: 1}
+        - {profile: 0, gpu_instance_id: 7, slot: 5, values: {fb_used_mib: 10}}
+        - {profile: 0, gpu_instance_id: 8}
+  - name: "NVIDIA H200"
+)");
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_TRUE(s.gpus[0].mig_enabled);
+  EXPECT_FALSE(s.gpus[1].mig_enabled);
+  EXPECT_EQ(s.gpus[0].mig_profiles.size(), 7u) << "the default H200-like table";
+  ASSERT_EQ(s.mig_devices.size(), 3u);
+  // Sorted by slot: the explicit slot 5 comes last, the others take 0 and 1.
+  EXPECT_EQ(s.mig_devices[0].gpu_instance_id, 1u);
+  EXPECT_EQ(s.mig_devices[0].slot, 0u);
+  EXPECT_EQ(s.mig_devices[0].slices, 3u);
+  EXPECT_EQ(s.mig_devices[0].memory_mib, 72192);
+  EXPECT_EQ(s.mig_devices[1].gpu_instance_id, 8u);
+  EXPECT_EQ(s.mig_devices[1].slot, 1u);
+  EXPECT_EQ(s.mig_devices[2].slot, 5u);
+  EXPECT_EQ(s.mig_devices[2].spec.value(ValueKey::kFbUsedMib).At(0), 10);
+  EXPECT_EQ(s.mig_devices[2].spec.memory_total_mib, 17920);
+  EXPECT_THAT(s.mig_devices[0].spec.uuid, StartsWith("MIG-"));
+  EXPECT_EQ(s.mig_devices[0].spec.name, "NVIDIA H200 MIG 3g.71gb");
+}
+
+TEST(ScenarioMigTest, BadLayouts) {
+  EXPECT_THAT(MustFail("gpus:\n  - mig: {instances: [{gpu_instance_id: 1}]}\n"),
+              HasSubstr("gpus[0].mig.instances[0]: missing 'profile'"));
+  EXPECT_THAT(MustFail("gpus:\n  - mig: {instances: [{profile: 5, gpu_instance_id: 1}]}\n"),
+              HasSubstr("gpus[0].mig.instances[0].profile: 5 is not a profile index of this GPU"));
+  EXPECT_THAT(MustFail("gpus:\n  - mig: {instances: [{profile: 0, gpu_instance_id: 1},\n"
+                       "                      {profile: 0, gpu_instance_id: 1}]}\n"),
+              HasSubstr("gpus[0].mig.instances[1]: duplicate gpu_instance_id/compute_instance_id"));
+  EXPECT_THAT(
+      MustFail("gpus:\n  - mig: {instances: [{profile: 0, gpu_instance_id: 1, slot: 7}]}\n"),
+      HasSubstr("gpus[0].mig.instances[0].slot: expected 0 to 6"));
+  EXPECT_THAT(MustFail("gpus:\n  - mig: {instance: []}\n"),
+              HasSubstr("gpus[0].mig: unknown key 'instance'"));
+  EXPECT_THAT(MustFail("gpus:\n  - mig: {profiles: [{index: 0, slices: 1}]}\n"),
+              HasSubstr("gpus[0].mig.profiles[0]: missing 'memory_mib'"));
 }
 
 }  // namespace

@@ -39,7 +39,10 @@ std::shared_ptr<const World> World::Build(std::string* error) {
   w->scenario_ = std::move(std::get<Scenario>(parsed));
   w->faults_ = FaultSet(w->scenario_.faults);
   for (unsigned i = 0; i < w->scenario_.gpus.size(); ++i) {
-    w->devices_.push_back(std::make_unique<Device>(Device{i, &w->scenario_.gpus[i]}));
+    w->devices_.push_back(std::make_unique<Device>(Device{i, &w->scenario_.gpus[i], nullptr}));
+  }
+  for (const MigDeviceSpec& m : w->scenario_.mig_devices) {
+    w->mig_devices_.push_back(std::make_unique<Device>(Device{m.gpu, &m.spec, &m}));
   }
   w->origin_ = std::chrono::steady_clock::now();
   w->origin_epoch_us_ = w->frozen_s_ ? kFrozenOriginEpochUs
@@ -57,6 +60,23 @@ const Device* World::Find(nvmlDevice_t handle) const {
   // Compare addresses only: a stale or bogus handle is never dereferenced.
   for (const auto& d : devices_) {
     if (reinterpret_cast<nvmlDevice_t>(d.get()) == handle) return d.get();
+  }
+  for (const auto& d : mig_devices_) {
+    if (reinterpret_cast<nvmlDevice_t>(d.get()) == handle) return d.get();
+  }
+  return nullptr;
+}
+
+const Device* World::MigBySlot(unsigned gpu, unsigned slot) const {
+  for (const auto& d : mig_devices_) {
+    if (d->index == gpu && d->mig->slot == slot) return d.get();
+  }
+  return nullptr;
+}
+
+const Device* World::MigByGpuInstance(unsigned gpu, unsigned gpu_instance_id) const {
+  for (const auto& d : mig_devices_) {
+    if (d->index == gpu && d->mig->gpu_instance_id == gpu_instance_id) return d.get();
   }
   return nullptr;
 }

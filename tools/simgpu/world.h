@@ -25,8 +25,9 @@ class EventSet;
 
 // One simulated GPU; nvmlDevice_t handles point at these. Immutable.
 struct Device {
-  unsigned index = 0;
-  const GpuSpec* spec = nullptr;  // owned by the World's scenario
+  unsigned index = 0;                  // the GPU's index (a MIG device's: its parent's)
+  const GpuSpec* spec = nullptr;       // owned by the World's scenario
+  const MigDeviceSpec* mig = nullptr;  // set on a MIG device handle only
 };
 
 // Everything one init session simulates. Immutable after Build(); read from any thread.
@@ -40,8 +41,13 @@ class World {
   const FaultSet& faults() const { return faults_; }
   size_t device_count() const { return devices_.size(); }
   nvmlDevice_t handle(unsigned index) const;
-  // The device behind a handle, or null when the handle is not one of this World's.
+  // The device behind a handle (a GPU or a MIG device), or null when the handle is not one of
+  // this World's.
   const Device* Find(nvmlDevice_t handle) const;
+  // The MIG device of GPU `gpu` in `slot`, or null (an empty slot).
+  const Device* MigBySlot(unsigned gpu, unsigned slot) const;
+  // The first MIG device of GPU `gpu` in GPU instance `gpu_instance_id`, or null.
+  const Device* MigByGpuInstance(unsigned gpu, unsigned gpu_instance_id) const;
 
   // Simulation time in seconds: the frozen time, or the time since this World was built.
   double Now() const;
@@ -58,6 +64,7 @@ class World {
   Scenario scenario_;
   FaultSet faults_;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<Device>> mig_devices_;  // by GPU, then slot
   std::chrono::steady_clock::time_point origin_;
   long long origin_epoch_us_ = 0;
   std::optional<double> frozen_s_;
