@@ -229,10 +229,17 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
     std::lock_guard<std::mutex> lock(log_mu_);
     if (logged_.emplace(device, e.field_id).second) {
       const fields::FieldDef* f = fields::FindById(e.field_id);
+      const std::string field = f != nullptr ? std::string(f->name) : std::to_string(e.field_id);
+      if (const auto& mig = (*identities_)[device].mig) {
+        log::Warn("field read failed; series omitted (logged once per MIG instance and field)",
+                  {{"gpu", gpu},
+                   {"GPU_I_ID", std::to_string(mig->gpu_instance_id)},
+                   {"field", field},
+                   {"err", e.status.ToString()}});
+        continue;
+      }
       log::Warn("field read failed; series omitted (logged once per GPU and field)",
-                {{"gpu", gpu},
-                 {"field", f != nullptr ? std::string(f->name) : std::to_string(e.field_id)},
-                 {"err", e.status.ToString()}});
+                {{"gpu", gpu}, {"field", field}, {"err", e.status.ToString()}});
     }
   }
 }

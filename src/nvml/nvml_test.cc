@@ -526,5 +526,66 @@ TEST_F(SimTest, FreeingASetWakesItsWaiter) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+// MIG wrappers on testdata/scenarios/mig.yaml: GPU 0 has MIG devices in slots 0, 2 and 3.
+TEST_F(SimTest, MigEnumerationAndIds) {
+  const Library* lib = Load("mig.yaml", 100);
+  ASSERT_NE(lib, nullptr);
+  Result<bool> on = lib->MigEnabled(Dev(0));
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(*on);
+  Result<unsigned> max = lib->MaxMigDeviceCount(Dev(0));
+  ASSERT_TRUE(max.ok());
+  EXPECT_EQ(*max, 7u);
+  Result<std::optional<Device>> slot0 = lib->MigDeviceByIndex(Dev(0), 0);
+  ASSERT_TRUE(slot0.ok() && slot0->has_value()) << slot0.status().ToString();
+  Result<std::optional<Device>> slot1 = lib->MigDeviceByIndex(Dev(0), 1);
+  ASSERT_TRUE(slot1.ok()) << "NOT_FOUND is an empty slot, not an error";
+  EXPECT_FALSE(slot1->has_value());
+  EXPECT_FALSE(lib->MigDeviceByIndex(Dev(0), 7).ok()) << "past the last slot";
+  const Device mig = **slot0;
+  EXPECT_EQ(*lib->GpuInstanceId(mig), 1u);
+  EXPECT_EQ(*lib->ComputeInstanceId(mig), 0u);
+  EXPECT_EQ(lib->Uuid(mig)->rfind("MIG-", 0), 0u);
+  Result<nvmlDeviceAttributes_t> attrs = lib->Attributes(mig);
+  ASSERT_TRUE(attrs.ok());
+  EXPECT_EQ(attrs->gpuInstanceSliceCount, 3u);
+  EXPECT_EQ(attrs->memorySizeMB, 72192u);
+  Result<MemoryInfo> mem = lib->Memory(mig);
+  ASSERT_TRUE(mem.ok());
+  EXPECT_EQ(mem->total, 72192ull << 20);
+  EXPECT_EQ(mem->used, 20000ull << 20);
+  // The profile table: index 2 is 3 slices, 5 is absent (NOT_SUPPORTED), past 0x11 is the end.
+  Result<nvmlGpuInstanceProfileInfo_t> p2 = lib->GpuInstanceProfileInfo(Dev(0), 2);
+  ASSERT_TRUE(p2.ok());
+  EXPECT_EQ(p2->sliceCount, 3u);
+  EXPECT_EQ(lib->GpuInstanceProfileInfo(Dev(0), 5).status().code(), StatusCode::kNotSupported);
+  EXPECT_EQ(lib->GpuInstanceProfileInfo(Dev(0), 0x12).status().code(),
+            StatusCode::kInvalidArgument);
+  // GPU-instance GPM through the parent; an unknown GI is NOT_FOUND.
+  Result<GpmSample> s = lib->GpmSampleAlloc();
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(lib->GpmMigSampleGet(Dev(0), 1, *s).ok());
+  EXPECT_EQ(lib->GpmMigSampleGet(Dev(0), 5, *s).code(), StatusCode::kNotFound);
+  // GPU 1 has MIG off; utilization is NOT_SUPPORTED on the MIG-enabled GPU only.
+  Result<bool> off = lib->MigEnabled(Dev(1));
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(*off);
+  EXPECT_EQ(*lib->MaxMigDeviceCount(Dev(1)), 0u);
+  EXPECT_EQ(lib->UtilizationRates(Dev(0)).status().code(), StatusCode::kNotSupported);
+  EXPECT_TRUE(lib->UtilizationRates(Dev(1)).ok());
+}
+
+TEST_F(SimTest, MigModeNotSupportedMeansOff) {
+  const std::string path = WriteScenario(
+      "mig_unsupported.yaml",
+      "gpus: [{}]\nfaults:\n  - {call: nvmlDeviceGetMigMode, error: NOT_SUPPORTED}\n");
+  ASSERT_FALSE(path.empty());
+  const Library* lib = Load(path.c_str());
+  ASSERT_NE(lib, nullptr);
+  Result<bool> on = lib->MigEnabled(Dev(0));
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_FALSE(*on);
+}
+
 }  // namespace
 }  // namespace nvmlx::nvml
