@@ -73,6 +73,41 @@ void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sa
       [](const fields::Sample& a, const fields::Sample& b) { return a.field_id < b.field_id; });
 }
 
+// The identity of GPU `index`, read once: UUID, name, PCI bus id, minor number and the values of
+// the CSV's label rows (a failing label is omitted with one warning).
+DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle, unsigned index,
+                            bool replace_blanks,
+                            const std::vector<const fields::FieldDef*>& label_fields) {
+  DeviceIdentity id;
+  id.index = index;
+  if (auto r = lib.Uuid(handle); r.ok()) id.uuid = *r;
+  if (auto r = lib.Name(handle); r.ok()) id.model_name = *r;
+  if (replace_blanks) id.model_name = ReplaceBlanks(id.model_name);
+  if (auto r = lib.Pci(handle); r.ok()) id.pci_bus_id = r->bus_id;
+  if (auto r = lib.MinorNumber(handle); r.ok()) id.minor_number = *r;
+  fields::ReadContext ctx{lib, handle, {}, {}, {}};
+  for (const fields::FieldDef* f : label_fields) {
+    if (f->read == nullptr) continue;
+    Result<fields::Value> v = f->read(ctx);
+    if (!v.ok()) {
+      log::Warn("label field unavailable; label omitted", {{"gpu", std::to_string(index)},
+                                                           {"field", std::string(f->name)},
+                                                           {"err", v.status().ToString()}});
+      continue;
+    }
+    std::string text;
+    if (const auto* s = std::get_if<std::string>(&*v)) {
+      text = *s;
+    } else if (const auto* n = std::get_if<int64_t>(&*v)) {
+      text = std::to_string(*n);
+    } else {
+      text = std::to_string(std::get<double>(*v));
+    }
+    id.label_values.emplace_back(f->id, std::move(text));
+  }
+  return id;
+}
+
 }  // namespace
 
 Collector::Collector(const nvml::Library& lib, CollectorOptions options)
@@ -130,33 +165,8 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
                  {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
       continue;
     }
-    DeviceIdentity id;
-    id.index = i;
-    if (auto r = lib.Uuid(*handle); r.ok()) id.uuid = *r;
-    if (auto r = lib.Name(*handle); r.ok()) id.model_name = *r;
-    if (c->options_.replace_blanks_in_model_name) id.model_name = ReplaceBlanks(id.model_name);
-    if (auto r = lib.Pci(*handle); r.ok()) id.pci_bus_id = r->bus_id;
-    if (auto r = lib.MinorNumber(*handle); r.ok()) id.minor_number = *r;
-    fields::ReadContext ctx{lib, *handle, {}, {}, {}};
-    for (const fields::FieldDef* f : label_fields) {
-      if (f->read == nullptr) continue;
-      Result<fields::Value> v = f->read(ctx);
-      if (!v.ok()) {
-        log::Warn("label field unavailable; label omitted", {{"gpu", std::to_string(i)},
-                                                             {"field", std::string(f->name)},
-                                                             {"err", v.status().ToString()}});
-        continue;
-      }
-      std::string text;
-      if (const auto* s = std::get_if<std::string>(&*v)) {
-        text = *s;
-      } else if (const auto* n = std::get_if<int64_t>(&*v)) {
-        text = std::to_string(*n);
-      } else {
-        text = std::to_string(std::get<double>(*v));
-      }
-      id.label_values.emplace_back(f->id, std::move(text));
-    }
+    DeviceIdentity id =
+        ReadIdentity(lib, *handle, i, c->options_.replace_blanks_in_model_name, label_fields);
     // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
     bool mig_on = false;
     std::vector<MigInstance> instances;
