@@ -86,6 +86,18 @@ std::string_view EmfUnitFor(std::string_view u) {
 void AppendJsonString(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   for (size_t i = 0; i < s.size();) {
+    // Runs of plain ASCII (almost every label and name) are appended at once.
+    size_t run = i;
+    while (run < s.size()) {
+      const unsigned char r = static_cast<unsigned char>(s[run]);
+      if (r < 0x20 || r >= 0x80 || r == '"' || r == '\\') break;
+      ++run;
+    }
+    if (run > i) {
+      out->append(s.data() + i, run - i);
+      i = run;
+      continue;
+    }
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
@@ -209,7 +221,8 @@ void EmfRenderer::RenderGroups(const std::vector<SeriesGroup>& groups,
     if (metrics.empty()) continue;
     names.clear();
     for (const Metric& m : metrics) names.push_back(m.name);
-    std::vector<EmfDirective> directives = MatchRules(rules_, labels, names, &UsableDimension);
+    std::vector<EmfDirective> directives =
+        MatchRules(rules_, labels, names, &UsableDimension, &name_matches_);
     if (directives.empty()) continue;
     EmitLabelSet(labels, metrics, directives, ts, docs);
   }

@@ -115,6 +115,7 @@ class EmfRenderer {
   EmfOptions options_;
   std::vector<SeriesGroup> groups_;  // reused across renders
   std::unordered_map<std::string, CounterState> counters_;
+  NameMatchCache name_matches_;
   std::chrono::system_clock::time_point last_prune_;
   uint64_t oversize_dropped_ = 0;
 };

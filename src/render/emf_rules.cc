@@ -357,12 +357,27 @@ bool RulesReferenceDimension(const EmfRules& rules, std::string_view key) {
   return false;
 }
 
+bool NameMatchCache::Matches(const EmfRules& rules, size_t declaration, std::string_view name) {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) {
+    std::vector<char> m(rules.declarations.size());
+    for (size_t d = 0; d < m.size(); ++d) m[d] = rules.declarations[d].MatchesName(name) ? 1 : 0;
+    it = by_name_.emplace(std::string(name), std::move(m)).first;
+  }
+  return it->second[declaration] != 0;
+}
+
 std::vector<EmfDirective> MatchRules(const EmfRules& rules, const Labels& labels,
                                      const std::vector<std::string_view>& metric_names,
-                                     bool (*usable_dimension)(const Labels&, std::string_view)) {
+                                     bool (*usable_dimension)(const Labels&, std::string_view),
+                                     NameMatchCache* cache) {
   std::vector<const MetricDeclaration*> matched;
-  for (const MetricDeclaration& d : rules.declarations) {
-    if (d.MatchesLabels(labels)) matched.push_back(&d);
+  std::vector<size_t> matched_index;  // into rules.declarations
+  for (size_t i = 0; i < rules.declarations.size(); ++i) {
+    if (rules.declarations[i].MatchesLabels(labels)) {
+      matched.push_back(&rules.declarations[i]);
+      matched_index.push_back(i);
+    }
   }
   std::vector<EmfDirective> out;
   if (matched.empty()) return out;
@@ -373,7 +388,9 @@ std::vector<EmfDirective> MatchRules(const EmfRules& rules, const Labels& labels
   for (size_t m = 0; m < metric_names.size(); ++m) {
     std::vector<size_t> key;
     for (size_t i = 0; i < matched.size(); ++i) {
-      if (matched[i]->MatchesName(metric_names[m])) key.push_back(i);
+      const bool hit = cache != nullptr ? cache->Matches(rules, matched_index[i], metric_names[m])
+                                        : matched[i]->MatchesName(metric_names[m]);
+      if (hit) key.push_back(i);
     }
     if (key.empty()) continue;
     auto it = std::find(keys.begin(), keys.end(), key);

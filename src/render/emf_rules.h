@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,21 @@ struct EmfRules {
   const std::string* UnitFor(std::string_view metric_name) const;
 };
 
+// Memo of MetricDeclaration::MatchesName per (metric name, declaration index): the names repeat
+// every collection, and the selectors are most of the matching cost. Bound to one EmfRules.
+// Not thread-safe (owned by one renderer).
+class NameMatchCache {
+ public:
+  bool Matches(const EmfRules& rules, size_t declaration, std::string_view name);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, std::vector<char>, Hash, std::equal_to<>> by_name_;
+};
+
 // One EMF directive for a label set: its dimension sets and the metrics (indices into the
 // caller's list) it covers.
 struct EmfDirective {
@@ -74,7 +90,8 @@ struct EmfDirective {
 // CloudWatch would reject: blank, non-ASCII, too long). Directives in first-metric order.
 std::vector<EmfDirective> MatchRules(const EmfRules& rules, const Labels& labels,
                                      const std::vector<std::string_view>& metric_names,
-                                     bool (*usable_dimension)(const Labels&, std::string_view));
+                                     bool (*usable_dimension)(const Labels&, std::string_view),
+                                     NameMatchCache* cache = nullptr);
 
 // Parses a rules file. Errors: INVALID_ARGUMENT "<source>:<line>: <what was expected>".
 // `warnings` (may be null) receives "<source>:<line>: ..." for skipped declarations.
