@@ -107,7 +107,10 @@ class Parser {
       const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       std::string list;
-      for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      for (std::string_view a : allowed) {
+        if (!list.empty()) list += ", ";
+        list += a;
+      }
       return Error(it->first, "unknown key \"" + key + "\" in " + std::string(what) +
                                   " (expected one of " + list + ")");
     }

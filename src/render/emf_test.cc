@@ -75,7 +75,7 @@ struct World {
       snapshot.devices.push_back(std::move(d));
     }
   }
-  void Set(unsigned gpu, int field_id, fields::Value v) {
+  void Set(unsigned gpu, int field_id, const fields::Value& v) {
     for (auto& s : snapshot.devices[gpu].samples) {
       if (s.field_id == field_id) s.value = v;
     }
@@ -140,8 +140,8 @@ void ExpectDefaultDocuments(unsigned gpus) {
   // Per GPU: the plain label set and the XID one (err_code/err_msg).
   ASSERT_EQ(docs.size(), 2u * gpus);
   for (unsigned g = 0; g < gpus; ++g) {
-    const json& plain = docs[2 * g];
-    const json& xid = docs[2 * g + 1];
+    const json& plain = docs[2 * size_t{g}];
+    const json& xid = docs[2 * size_t{g} + 1];
     EXPECT_EQ(plain["gpu"], std::to_string(g));
     EXPECT_EQ(plain["_aws"]["Timestamp"], kTimeMs);
     EXPECT_EQ(plain["_aws"]["LogGroupName"], "/aws/containerinsights/c1/prometheus");
@@ -414,7 +414,7 @@ TEST(EmfJsonTest, EscapesAndRepairsStrings) {
   EXPECT_EQ(out,
             "a\\\"b\\\\c\\n\\u001f\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\\ufffd\\ufffd\\ufffd"
             "\\ufffd");
-  EXPECT_NO_THROW(json::parse("\"" + out + "\""));
+  EXPECT_EQ(json::parse("\"" + out + "\"").get<std::string>().substr(0, 3), "a\"b");
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "sinks/sink.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <charconv>
+#include <csignal>
 #include <utility>
 
 #include "util/log.h"
@@ -93,7 +96,7 @@ size_t Sink::queued() const {
   return queue_.size();
 }
 
-void Sink::Stop() {
+void Sink::RequestStop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_) {
@@ -102,10 +105,21 @@ void Sink::Stop() {
     }
   }
   cv_.notify_all();
+}
+
+void Sink::Stop() {
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 
 void Sink::Loop() {
+  // A reader that closed stdout (or a FIFO) must fail this sink's writes with EPIPE, not kill
+  // the daemon: SIGPIPE is blocked on this thread only (a write's SIGPIPE goes to the thread
+  // that wrote; sockets use MSG_NOSIGNAL anyway).
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   std::chrono::milliseconds backoff = options_.backoff_initial;
   bool failing = false;  // log the first failure and the recovery, not every retry
   while (true) {

@@ -9,8 +9,8 @@
 // exponential backoff (the document stays at the head of the queue); documents that can never
 // be sent (a datagram over 65507 bytes) are dropped and counted.
 //
-// Thread-safety: Offer(), sent(), dropped() and queued() may be called from any thread; Stop()
-// once, from the owner.
+// Thread-safety: Offer(), sent(), dropped() and queued() may be called from any thread;
+// RequestStop()/Stop() from the owner.
 #ifndef NVML_EXPORTER_SINKS_SINK_H_
 #define NVML_EXPORTER_SINKS_SINK_H_
 
@@ -80,6 +80,8 @@ class Sink {
   void Offer(const std::vector<std::shared_ptr<const std::string>>& documents);
   // Sends what is queued for up to drain_timeout, then stops the thread; the rest is dropped.
   void Stop();
+  // Starts that drain without waiting (Stop() then joins): several sinks drain in parallel.
+  void RequestStop();
 
   const std::string& name() const { return spec_.text; }
   uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }

@@ -57,6 +57,7 @@ void SinkSet::AppendMetrics(std::string* out) const {
 }
 
 void SinkSet::Stop() {
+  for (const auto& sink : sinks_) sink->RequestStop();  // all drain at once
   for (const auto& sink : sinks_) sink->Stop();
 }
 

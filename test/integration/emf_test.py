@@ -4,7 +4,8 @@ listener, a real UDP listener and a file at once. Every document received is che
 test suite's EMF validator (build/test/emf/emf_validate). The TCP listener is killed mid-run and
 restarted on the same port: /metrics keeps answering during the outage, drops are counted there,
 and the daemon reconnects and delivers again. A bad --emf-config makes the daemon refuse to start
-with file:line, not crash.
+with file:line, not crash. A reader that closes stdout early does not kill the daemon (one
+simulated GPU, one_gpu.yaml): the stdout output's drops are counted instead.
 
 usage: emf_test.py EXPORTER EMF_VALIDATE SOURCE_DIR
 """
@@ -159,7 +160,37 @@ if r.returncode != 2 or "tcp://nohost" not in r.stderr:
     fail(f"bad --emf-output: rc={r.returncode} stderr={r.stderr!r}")
 print("ok: bad EMF flags and files refused with exit 2 and a clear message")
 
-# 2. The daemon with three outputs at once.
+# 2. A reader that closes stdout early: the stdout output fails (drops counted), the daemon
+# lives on and keeps serving.
+port = free_port()
+p = subprocess.Popen([exporter, "--fake-gpus-scenario", f"{src}/testdata/scenarios/one_gpu.yaml",
+                      "-f", f"{src}/etc/dcp-metrics-included.csv", "-c", "200",
+                      "-a", f"127.0.0.1:{port}", "--emf-output", "stdout", "--emf-queue-size", "5"],
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+procs.append(p)
+first = p.stdout.readline()
+if not first.startswith(b'{"_aws":'):
+    fail(f"stdout output: {first[:200]!r}")
+check_valid([first.rstrip(b"\n")], "stdout-one-gpu")
+if json.loads(first)["gpu"] != "0":
+    fail("one_gpu.yaml: expected GPU 0")
+p.stdout.close()
+
+
+def stdout_dropped():
+    try:
+        return (counter(scrape(port), "nvml_exporter_emf_dropped_total", "stdout") or 0) > 0
+    except OSError:
+        return False
+wait_for("drops on a closed stdout", stdout_dropped)
+if p.poll() is not None:
+    fail(f"the daemon died when stdout closed (rc={p.returncode})")
+p.terminate()
+p.wait(timeout=15)
+procs.remove(p)
+print("ok: closed stdout: the daemon lives, drops counted")
+
+# 3. The daemon with three outputs at once.
 tcp_port, udp_port, http_port = free_port(), free_port(socket.SOCK_DGRAM), free_port()
 tcp, udp = TcpListener(tcp_port), UdpListener(udp_port)
 tcp_sink, udp_sink = f"tcp://127.0.0.1:{tcp_port}", f"udp://127.0.0.1:{udp_port}"
@@ -177,7 +208,7 @@ wait_for("sent_total of the TCP sink in /metrics",
          lambda: (counter(scrape(http_port), "nvml_exporter_emf_sent_total", tcp_sink) or 0) > 0)
 print(f"ok: TCP and UDP receive documents ({tcp.count()}, {udp.count()})")
 
-# 3. Kill the TCP receiver: /metrics keeps answering, drops are counted.
+# 4. Kill the TCP receiver: /metrics keeps answering, drops are counted.
 before_outage = tcp.count()
 tcp.kill()
 dropped = 0
@@ -197,7 +228,7 @@ udp_during = udp.count()
 wait_for("UDP keeps receiving during the TCP outage", lambda: udp.count() > udp_during + 8)
 print(f"ok: TCP receiver down: /metrics answers, dropped_total={dropped}, UDP unaffected")
 
-# 4. Restart it on the same port: the daemon reconnects.
+# 5. Restart it on the same port: the daemon reconnects.
 sent_in_outage = counter(scrape(http_port), "nvml_exporter_emf_sent_total", tcp_sink)
 tcp = TcpListener(tcp_port)
 wait_for("documents on the restarted TCP listener", lambda: tcp.count() >= 16, secs=30)
@@ -209,7 +240,7 @@ print(f"ok: reconnected; sent_total {sent_in_outage} -> "
 procs[0].terminate()
 procs[0].wait(timeout=15)
 
-# 5. Everything received is valid EMF; the content is what the rules select.
+# 6. Everything received is valid EMF; the content is what the rules select.
 check_valid(tcp.lines, "tcp")
 with udp.lock:
     datagrams = list(udp.datagrams)
