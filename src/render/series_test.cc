@@ -2,9 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "fields/catalog.h"
+#include "render/prometheus.h"
 
 namespace nvmlx::render {
 namespace {
@@ -133,6 +139,116 @@ TEST(BuildSeriesTest, SharedGpuGetsOneCopyPerPodAndStringsAreSkipped) {
   f.snapshot.devices[0].up = false;
   BuildSeries(f.snapshot, f.options, &groups);
   EXPECT_TRUE(groups.empty());
+}
+
+// The two renderers must agree on what a series is: every sample line of the Prometheus page
+// (families of the default CSV, with XID families and counts) is a series of BuildSeries with
+// the same name, the same labels in the same order, and the same value, and nothing more. When
+// pod or MIG labels are added to one renderer, this fails until the other has them too.
+struct Line {
+  std::string name;
+  Labels labels;
+  double value = 0;
+};
+
+std::vector<Line> ParsePage(const std::string& page) {
+  std::vector<Line> out;
+  std::istringstream in(page);
+  std::string l;
+  while (std::getline(in, l)) {
+    if (l.empty() || l[0] == '#' || l.rfind("nvml_exporter_", 0) == 0) continue;
+    Line line;
+    const size_t brace = l.find('{');
+    const size_t close = l.rfind('}');
+    line.name = l.substr(0, brace);
+    std::string body = l.substr(brace + 1, close - brace - 1);
+    size_t at = 0;
+    while (at < body.size()) {
+      const size_t eq = body.find("=\"", at);
+      const size_t end = body.find('"', eq + 2);  // the fixture has no escaped quotes
+      line.labels.emplace_back(body.substr(at, eq - at), body.substr(eq + 2, end - eq - 2));
+      at = end + 2;  // past `",`
+    }
+    line.value = std::stod(l.substr(close + 2));
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
+  SeriesFixture f;
+  auto rows = config::LoadCollectorsCsv(NVMLX_SOURCE_DIR "/etc/default-counters.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  f.options.entries = *rows;
+  CollectorEntry counts;  // commented out in the default CSV; its series have their own labels
+  counts.field = fields::FindByName("DCGM_EXP_XID_ERRORS_COUNT");
+  ASSERT_NE(counts.field, nullptr);
+  counts.name = "DCGM_EXP_XID_ERRORS_COUNT";
+  f.options.entries.push_back(counts);
+  for (unsigned g = 0; g < 3; ++g) {
+    DeviceIdentity id;
+    id.index = g;
+    id.uuid = "GPU-" + std::to_string(g);
+    id.pci_bus_id = "00000000:1" + std::to_string(g) + ":00.0";
+    id.model_name = "NVIDIA H200";
+    id.label_values = {{1, "580.159.04"}};
+    f.ids->push_back(id);
+  }
+  f.snapshot.identities = f.ids;
+  f.snapshot.xid_window_ms = 300000;
+  for (unsigned g = 0; g < 3; ++g) {
+    DeviceSnapshot d;
+    d.identity = &(*f.ids)[g];
+    for (const auto& row : f.options.entries) {
+      if (row.type == MetricType::kLabel || row.field->id == 9001) continue;
+      if (row.field->kind == fields::ValueKind::kDouble) {
+        d.samples.push_back({row.field->id, 1.5 + g});
+      } else {
+        d.samples.push_back({row.field->id, int64_t{row.field->id % 97 + g}});
+      }
+    }
+    std::sort(d.samples.begin(), d.samples.end(),
+              [](const auto& a, const auto& b) { return a.field_id < b.field_id; });
+    d.xid_watched = g != 1;
+    if (g == 2) d.xid_counts = {{13, 4}, {79, 1}};
+    f.snapshot.devices.push_back(std::move(d));
+  }
+  for (bool old_namespace : {false, true}) {
+    for (const char* hostname : {"node1", ""}) {
+      f.options.use_old_namespace = old_namespace;
+      f.options.hostname = hostname;
+      PrometheusOptions p;
+      p.entries = f.options.entries;
+      p.hostname = f.options.hostname;
+      p.use_old_namespace = old_namespace;
+      std::string page;
+      RenderPrometheus(f.snapshot, p, &page);
+      std::vector<Line> lines = ParsePage(page);
+      std::vector<SeriesGroup> groups;
+      BuildSeries(f.snapshot, f.options, &groups);
+      std::vector<Line> series;
+      for (const SeriesGroup& g : groups) {
+        for (const SeriesValue& v : g.values) series.push_back({v.entry->name, g.labels, v.value});
+      }
+      auto key = [](const Line& l) {
+        std::string k = l.name;
+        for (const auto& [n, v] : l.labels) k += "|" + n + "=" + v;
+        return k;
+      };
+      std::map<std::string, double> a, b;
+      for (const Line& l : lines) a[key(l)] = l.value;
+      for (const Line& l : series) b[key(l)] = l.value;
+      ASSERT_GT(a.size(), 50u);
+      EXPECT_EQ(lines.size(), a.size());  // no duplicates
+      EXPECT_EQ(series.size(), b.size());
+      for (const auto& [k, v] : a) {
+        auto it = b.find(k);
+        ASSERT_NE(it, b.end()) << "only on the Prometheus page: " << k;
+        EXPECT_NEAR(it->second, v, 1e-6) << k;
+      }
+      for (const auto& [k, v] : b) EXPECT_TRUE(a.count(k)) << "only in BuildSeries: " << k;
+    }
+  }
 }
 
 }  // namespace
