@@ -186,6 +186,9 @@ int Run(int argc, char** argv) {
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
 
   if (opts.once) {
+    if (!opts.emf.outputs.empty()) {
+      log::Warn("--once prints the Prometheus page only; --emf-output is ignored");
+    }
     std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
     std::string body;
     render::RenderPrometheus(*snap, ropts, &body);

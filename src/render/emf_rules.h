@@ -12,8 +12,9 @@
 //   - a declaration without source_labels or without metric_selectors is skipped (the agent does
 //     this silently; we warn at load).
 // Dimension keys within a set are deduplicated and sorted, sets deduplicated (as the agent).
-// Sets of more than 30 keys (the EMF limit) are an error. label_separator is honoured (the
-// legacy agent did; the OTel-based agent always uses ";").
+// Sets of more than 30 keys (the EMF limit; the agent version read drops sets over 10) are an
+// error. label_separator is honoured (the legacy agent did; the OTel-based agent always uses
+// ";"). metric_declaration_dedup is accepted and has no effect (sets are always deduplicated).
 //
 // The file (--emf-config) is YAML or JSON (parsed by yaml-cpp, JSON being YAML flow syntax).
 // Its root is one of: the emf_processor object itself; {emf_processor: {...}}; or a whole agent

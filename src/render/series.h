@@ -15,6 +15,10 @@
 // CSV order for equal ids; a repeated name keeps its first row). Down devices, string values and
 // absent samples give no series; groups without values are omitted.
 //
+// The Prometheus renderer keeps its own per-device prefix fast path; series_test checks that both
+// give the same series with the same labels in the same order, so adding a label to one without
+// the other fails the tests.
+//
 // Pure function of its inputs: thread-safe.
 #ifndef NVML_EXPORTER_RENDER_SERIES_H_
 #define NVML_EXPORTER_RENDER_SERIES_H_
