@@ -80,7 +80,10 @@ std::string_view EmfUnitFor(std::string_view u) {
   if (u == "MB/s") return "Megabytes/Second";
   if (u == "MiB") return "Megabytes";
   if (u == "count") return "Count";
-  return "None";
+  if (u == "s") return "Seconds";
+  if (u == "ms") return "Milliseconds";
+  if (u == "us") return "Microseconds";
+  return "None";  // ratio, MHz, C, W, mJ, ns (CloudWatch has no nanoseconds), bitmask, none
 }
 
 void AppendJsonString(std::string_view s, std::string* out) {

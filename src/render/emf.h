@@ -62,7 +62,9 @@ struct EmfOptions {
 
 // The CloudWatch unit for a DCGM unit string of the field catalog: "%" Percent, "B" Bytes,
 // "B/s" Bytes/Second, "KB/s" Kilobytes/Second, "MB/s" Megabytes/Second, "MiB" Megabytes,
-// "count" Count; everything else (ratio, MHz, C, W, mJ, ns, bitmask, "") None.
+// "count" Count, "s" Seconds, "ms" Milliseconds, "us" Microseconds; everything else (ratio, MHz,
+// C, W, mJ, ns, bitmask, "") None. CloudWatch units are labels, not conversions: values are sent
+// in the DCGM unit, as on /metrics.
 std::string_view EmfUnitFor(std::string_view dcgm_unit);
 
 // JSON string body (no quotes): escapes " \ and control characters; invalid UTF-8 bytes become

@@ -406,6 +406,9 @@ TEST(EmfUnitTest, CatalogUnitsMapToCloudWatchUnits) {
   EXPECT_EQ(EmfUnitFor("MiB"), "Megabytes");
   EXPECT_EQ(EmfUnitFor("count"), "Count");
   EXPECT_EQ(EmfUnitFor("W"), "None");
+  EXPECT_EQ(EmfUnitFor("ns"), "None");
+  EXPECT_EQ(EmfUnitFor("ms"), "Milliseconds");
+  EXPECT_EQ(EmfUnitFor("B/s"), "Bytes/Second");
 }
 
 TEST(EmfJsonTest, EscapesAndRepairsStrings) {
