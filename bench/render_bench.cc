@@ -1,6 +1,8 @@
 // Rendering cost per series (Google Benchmark). Baseline in the same binary: a naive renderer
 // of the same series through std::ostringstream with a per-series label rebuild — the shape of
-// dcgm-exporter's text/template path. bench/run.sh reports the ratio.
+// dcgm-exporter's text/template path. bench/run.sh reports the ratio. The EMF renderer is
+// measured on the same snapshots (every metric selected, and the built-in selection), next to
+// the Prometheus renderer, per series and per document.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -11,7 +13,9 @@
 #include "collect/snapshot.h"
 #include "config/collectors_csv.h"
 #include "fields/catalog.h"
+#include "render/emf.h"
 #include "render/prometheus.h"
+#include "render/series.h"
 
 namespace {
 
@@ -83,6 +87,77 @@ void BM_RenderPrometheus(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(out.size());
 }
 BENCHMARK(BM_RenderPrometheus)->Arg(1)->Arg(8)->Arg(64);
+
+nvmlx::render::SeriesOptions SeriesFor(const Fixture& fx) {
+  nvmlx::render::SeriesOptions s;
+  s.entries = fx.options.entries;
+  s.hostname = fx.options.hostname;
+  return s;
+}
+
+nvmlx::render::EmfOptions EmfBenchOptions() {
+  nvmlx::render::EmfOptions o;
+  o.log_group_name = "/aws/containerinsights/bench/prometheus";
+  o.counters_as_delta = false;
+  o.extra_labels = {{"ClusterName", "bench"},
+                    {"NodeName", "gpu-node-17"},
+                    {"Service", "nvidia-dcgm-exporter"},
+                    {"job", "kubernetes-pod-dcgm-exporter"}};
+  return o;
+}
+
+// Every metric selected: the same series as the Prometheus page, one directive per label set.
+nvmlx::render::EmfRules SelectAll() {
+  auto rules = nvmlx::render::ParseEmfRules(
+      "metric_declaration: [{source_labels: [gpu], dimensions: [[ClusterName, NodeName, gpu]], "
+      "metric_selectors: ['.*']}]",
+      "bench", nullptr);
+  if (!rules.ok()) std::abort();
+  return *rules;
+}
+
+void RunEmf(benchmark::State& state, nvmlx::render::EmfRules rules) {
+  Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
+  nvmlx::render::EmfRenderer r(std::move(rules), SeriesFor(fx), EmfBenchOptions());
+  std::vector<std::string> docs;
+  size_t bytes = 0, metrics = 0;
+  for (auto _ : state) {
+    docs.clear();
+    r.Render(fx.snapshot, &docs);
+    benchmark::DoNotOptimize(docs.data());
+  }
+  for (const auto& d : docs) {
+    bytes += d.size();
+    for (size_t at = d.find("{\"Name\":"); at != std::string::npos;
+         at = d.find("{\"Name\":", at + 1)) {
+      ++metrics;
+    }
+  }
+  state.counters["series"] = static_cast<double>(metrics);  // metrics sent per render
+  state.counters["documents"] = static_cast<double>(docs.size());
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
+void BM_RenderEmfAll(benchmark::State& state) { RunEmf(state, SelectAll()); }
+BENCHMARK(BM_RenderEmfAll)->Arg(1)->Arg(8)->Arg(64);
+
+void BM_RenderEmfDefaultRules(benchmark::State& state) {
+  RunEmf(state, nvmlx::render::DefaultEmfRules(true));
+}
+BENCHMARK(BM_RenderEmfDefaultRules)->Arg(1)->Arg(8)->Arg(64);
+
+// The shared series step alone (part of every EMF render).
+void BM_BuildSeries(benchmark::State& state) {
+  Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
+  nvmlx::render::SeriesOptions so = SeriesFor(fx);
+  std::vector<nvmlx::render::SeriesGroup> groups;
+  for (auto _ : state) {
+    nvmlx::render::BuildSeries(fx.snapshot, so, &groups);
+    benchmark::DoNotOptimize(groups.data());
+  }
+  state.counters["series"] = static_cast<double>(fx.series);
+}
+BENCHMARK(BM_BuildSeries)->Arg(1)->Arg(8)->Arg(64);
 
 void BM_NaiveOstreamRender(benchmark::State& state) {
   Fixture fx = MakeFixture(static_cast<int>(state.range(0)));

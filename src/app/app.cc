@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/emf_pipeline.h"
 #include "app/page_store.h"
 #include "app/version.h"
 #include "collect/collector.h"
@@ -200,6 +201,9 @@ int Run(int argc, char** argv) {
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
 
   if (opts.once) {
+    if (!opts.emf.outputs.empty()) {
+      log::Warn("--once prints the Prometheus page only; --emf-output is ignored");
+    }
     std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
     std::string body;
     render::RenderPrometheus(*snap, ropts, &body);
@@ -208,6 +212,17 @@ int Run(int argc, char** argv) {
     // stop): a reader such as `| grep -q` must get the whole page before it goes away.
     std::fflush(stdout);
     return 0;
+  }
+
+  std::unique_ptr<EmfPipeline> emf;
+  if (!opts.emf.outputs.empty()) {
+    Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts, entries, ropts.hostname);
+    if (!p.ok()) {
+      std::fprintf(stderr, "nvml-exporter: %s\n", p.status().message().c_str());
+      log::Error("cannot start EMF output", {{"err", p.status().message()}});
+      return 2;
+    }
+    emf = std::move(*p);
   }
 
   PageStore store(std::chrono::milliseconds(opts.collect_interval_ms));
@@ -222,9 +237,13 @@ int Run(int argc, char** argv) {
   serve::HttpServer server(
       sopts, [&store] { return store.Latest(); }, [&store] { return store.Health(); });
 
-  (*collector)->Start([&store, &ropts](const std::shared_ptr<const collect::Snapshot>& snap) {
+  (*collector)->Start([&store, &ropts, &emf](const std::shared_ptr<const collect::Snapshot>& snap) {
     auto page = std::make_shared<serve::Page>();
     render::RenderPrometheus(*snap, ropts, &page->body);
+    if (emf) {  // render here, send on the sinks' threads; then its counters for /metrics
+      emf->OnSnapshot(*snap);
+      emf->AppendMetrics(&page->body);
+    }
     page->gzip_body = render::GzipCompress(page->body);
     store.Publish(std::move(page), CountGpus(*snap), CountUp(*snap));
   });
@@ -232,6 +251,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "nvml-exporter: %s\n", st.message().c_str());
     log::Error("cannot start HTTP server", {{"err", st.message()}});
     (*collector)->Stop();
+    if (emf) emf->Stop();
     return 1;
   }
   log::Info("serving", {{"address", opts.address}, {"port", std::to_string(server.port())}});
@@ -241,6 +261,7 @@ int Run(int argc, char** argv) {
   log::Info("shutting down", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
   server.Stop();
   (*collector)->Stop();
+  if (emf) emf->Stop();
   return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/device_selector.h"
 #include "util/go_duration.h"
@@ -71,6 +72,24 @@ struct Options {
   // DCGM_EXPORTER_WEB_WRITE_TIMEOUT: Go durations ("10s", "500ms", "1m"), at least 1ms
   std::chrono::milliseconds web_read_timeout{10000};
   std::chrono::milliseconds web_write_timeout{30000};
+
+  // CloudWatch EMF output (--emf-*, NVML_EXPORTER_EMF_*): on when `outputs` is non-empty.
+  struct Emf {
+    std::vector<std::string> outputs;  // --emf-output, repeatable or comma-separated
+    std::string config_file;           // --emf-config: rules file; empty: built-in rules
+    std::string cluster_name;          // --emf-cluster-name: the ClusterName label
+    std::string metric_namespace;      // --emf-namespace: overrides the rules' namespace
+    std::string log_group;             // --emf-log-group: _aws.LogGroupName
+    std::string log_stream;            // --emf-log-stream: _aws.LogStreamName
+    bool counters_delta = true;        // --emf-counters delta|raw
+    bool high_resolution = false;      // --emf-storage-resolution 1 (else 60)
+    std::string service = "nvidia-dcgm-exporter";      // --emf-service: the Service label
+    std::string job = "kubernetes-pod-dcgm-exporter";  // --emf-job: the job label
+    uint64_t file_max_bytes = 104857600;  // --emf-file-max-bytes: rotation size of file: sinks
+    int file_keep = 5;                    // --emf-file-keep: rotated files kept
+    int queue_size = 10000;               // --emf-queue-size: documents queued per sink
+  };
+  Emf emf;
 
   // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint (0);
   // the other fields are then defaults and must not be used.

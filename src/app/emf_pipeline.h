@@ -1,0 +1,56 @@
+// EmfPipeline: the daemon's CloudWatch EMF path, wired from the flags: rules (--emf-config or
+// the built-in set), the EMF renderer, and the sinks (--emf-output). The collector's publish
+// callback hands it each Snapshot: it renders there (bounded work, once per collection) and
+// queues the documents on the sinks, whose own threads send them, so a dead receiver never
+// slows collection or scrapes.
+//
+// The CloudWatch labels it adds (render/emf.h): ClusterName (--emf-cluster-name, when set),
+// NodeName ($NODE_NAME, else the host name), Service (--emf-service, "nvidia-dcgm-exporter": the
+// GPU Operator's Service name, so the article's label_matcher ".*dcgm.*" matches), job
+// (--emf-job, "kubernetes-pod-dcgm-exporter": the article's scrape job name), and Namespace
+// (the workload's namespace, from the pod attribution).
+//
+// Thread-safety: OnSnapshot() from one thread at a time (the collector's); AppendMetrics() from
+// any thread; Stop() once.
+#ifndef NVML_EXPORTER_APP_EMF_PIPELINE_H_
+#define NVML_EXPORTER_APP_EMF_PIPELINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collect/snapshot.h"
+#include "config/collectors_csv.h"
+#include "config/options.h"
+#include "render/emf.h"
+#include "sinks/sink_set.h"
+#include "util/status.h"
+
+namespace nvmlx::app {
+
+class EmfPipeline {
+ public:
+  // `hostname`: the Hostname label value of the series (empty with -n). Errors (bad rules file,
+  // bad --emf-output, bad --emf-namespace) are INVALID_ARGUMENT/NOT_FOUND with the file, line
+  // and what was expected.
+  static Result<std::unique_ptr<EmfPipeline>> Create(
+      const config::Options& options, const std::vector<config::CollectorEntry>& entries,
+      const std::string& hostname);
+
+  EmfPipeline(render::EmfRenderer renderer, std::unique_ptr<sinks::SinkSet> sinks)
+      : renderer_(std::move(renderer)), sinks_(std::move(sinks)) {}
+
+  void OnSnapshot(const collect::Snapshot& snapshot);
+  void AppendMetrics(std::string* out) const { sinks_->AppendMetrics(out); }
+  void Stop() { sinks_->Stop(); }
+
+ private:
+  render::EmfRenderer renderer_;
+  std::unique_ptr<sinks::SinkSet> sinks_;
+  std::vector<std::string> documents_;
+  uint64_t oversize_logged_ = 0;
+};
+
+}  // namespace nvmlx::app
+
+#endif  // NVML_EXPORTER_APP_EMF_PIPELINE_H_

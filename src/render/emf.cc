@@ -1,0 +1,348 @@
+#include "render/emf.h"
+
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+namespace nvmlx::render {
+namespace {
+
+constexpr auto kCounterTtl = std::chrono::minutes(5);  // the agent's delta cache TTL
+
+// CloudWatch's MetricDatum range (cloudwatch-prometheus.md §1.2).
+bool Sendable(double v) {
+  if (!std::isfinite(v)) return false;
+  const double a = std::fabs(v);
+  return a == 0 || (a >= 8.5e-109 && a <= 1.17e108);
+}
+
+std::string IntText(int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, end);
+}
+
+std::string DoubleText(double v) {
+  char buf[32];  // shortest round-trip of a double is at most 24 characters
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  if (ec != std::errc()) return "0";
+  return std::string(buf, end);
+}
+
+// CloudWatch dimension constraints: name 1..250 and not starting with ':', value 1..1024 ASCII
+// characters with at least one non-blank.
+bool UsableDimension(const Labels& labels, std::string_view key) {
+  if (key.empty() || key.size() > 250 || key.front() == ':') return false;
+  const std::string* v = FindLabel(labels, key);
+  if (v == nullptr || v->empty() || v->size() > 1024) return false;
+  bool non_blank = false;
+  for (unsigned char c : *v) {
+    if (c >= 0x80 || c < 0x20) return false;
+    if (c != ' ') non_blank = true;
+  }
+  return non_blank;
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(1) >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
+    if (c == 0xF4 && b(1) >= 0x90) return 0;  // beyond U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+void AppendQuoted(std::string_view s, std::string* out) {
+  out->push_back('"');
+  AppendJsonString(s, out);
+  out->push_back('"');
+}
+
+}  // namespace
+
+std::string_view EmfUnitFor(std::string_view u) {
+  if (u == "%") return "Percent";
+  if (u == "B") return "Bytes";
+  if (u == "B/s") return "Bytes/Second";
+  if (u == "KB/s") return "Kilobytes/Second";
+  if (u == "MB/s") return "Megabytes/Second";
+  if (u == "MiB") return "Megabytes";
+  if (u == "count") return "Count";
+  if (u == "s") return "Seconds";
+  if (u == "ms") return "Milliseconds";
+  if (u == "us") return "Microseconds";
+  return "None";  // ratio, MHz, C, W, mJ, ns (CloudWatch has no nanoseconds), bitmask, none
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < s.size();) {
+    // Runs of plain ASCII (almost every label and name) are appended at once.
+    size_t run = i;
+    while (run < s.size()) {
+      const unsigned char r = static_cast<unsigned char>(s[run]);
+      if (r < 0x20 || r >= 0x80 || r == '"' || r == '\\') break;
+      ++run;
+    }
+    if (run > i) {
+      out->append(s.data() + i, run - i);
+      i = run;
+      continue;
+    }
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out->append("\\\"");
+          break;
+        case '\\':
+          out->append("\\\\");
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        default:
+          if (c < 0x20) {
+            out->append("\\u00");
+            out->push_back(kHex[c >> 4]);
+            out->push_back(kHex[c & 0xF]);
+          } else {
+            out->push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      out->append("\\ufffd");
+      ++i;
+    } else {
+      out->append(s.substr(i, n));
+      i += n;
+    }
+  }
+}
+
+EmfRenderer::EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions options)
+    : rules_(std::move(rules)), series_options_(std::move(series)), options_(std::move(options)) {
+  if (options_.max_metrics_per_document == 0 || options_.max_metrics_per_document > 100) {
+    options_.max_metrics_per_document = 100;
+  }
+}
+
+void EmfRenderer::Render(const collect::Snapshot& snapshot, std::vector<std::string>* docs) {
+  BuildSeries(snapshot, series_options_, &groups_);
+  RenderGroups(groups_, snapshot.time, docs);
+}
+
+void EmfRenderer::AddValue(const std::string& series_key, const SeriesValue& v,
+                           std::chrono::system_clock::time_point time,
+                           std::vector<Metric>* metrics) {
+  const std::string_view name = v.entry->name;
+  std::string_view unit = EmfUnitFor(v.entry->field->unit);
+  if (const std::string* u = rules_.UnitFor(name)) unit = *u;
+  if (!options_.counters_as_delta || !v.counter()) {
+    if (!v.is_integer && !Sendable(v.value)) return;
+    metrics->push_back({name, unit, v.is_integer ? IntText(v.int_value) : DoubleText(v.value)});
+    return;
+  }
+  std::string key = series_key;
+  key.push_back('\x1f');
+  key.append(name);
+  if (!v.is_integer && !std::isfinite(v.value)) {
+    counters_.erase(key);  // as the agent: a non-finite sample clears the previous value
+    return;
+  }
+  auto [it, inserted] = counters_.try_emplace(std::move(key));
+  CounterState prev = it->second;
+  it->second = {v.value, v.int_value, time};
+  if (inserted || time - prev.seen > kCounterTtl) return;  // first sample: held back
+  if (v.is_integer) {
+    const int64_t delta = v.int_value < prev.int_value ? v.int_value : v.int_value - prev.int_value;
+    metrics->push_back({name, unit, IntText(delta)});
+  } else {
+    const double delta = v.value < prev.value ? v.value : v.value - prev.value;
+    if (Sendable(delta)) metrics->push_back({name, unit, DoubleText(delta)});
+  }
+}
+
+void EmfRenderer::RenderGroups(const std::vector<SeriesGroup>& groups,
+                               std::chrono::system_clock::time_point time,
+                               std::vector<std::string>* docs) {
+  const int64_t ts =
+      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  std::vector<Metric> metrics;
+  std::vector<std::string_view> names;
+  for (const SeriesGroup& g : groups) {
+    Labels labels;
+    labels.reserve(g.labels.size() + options_.extra_labels.size() + 1);
+    for (const auto& l : g.labels) {
+      if (l.first != "_aws") labels.push_back(l);
+    }
+    for (const auto& extra : options_.extra_labels) {
+      if (FindLabel(labels, extra.first) == nullptr) labels.push_back(extra);
+    }
+    // The agent path's relabel gives "Namespace"; ours is the workload's namespace.
+    if (const std::string* ns = FindLabel(labels, "namespace");
+        ns != nullptr && FindLabel(labels, "Namespace") == nullptr) {
+      labels.emplace_back("Namespace", *ns);
+    }
+
+    std::string series_key;
+    if (options_.counters_as_delta) {
+      for (const auto& [k, v] : g.labels) {
+        series_key.append(k);
+        series_key.push_back('=');
+        series_key.append(v);
+        series_key.push_back('\x1e');
+      }
+    }
+    metrics.clear();
+    for (const SeriesValue& v : g.values) {
+      if (FindLabel(labels, v.entry->name) != nullptr) continue;  // would shadow a label member
+      AddValue(series_key, v, time, &metrics);
+    }
+    if (metrics.empty()) continue;
+    names.clear();
+    for (const Metric& m : metrics) names.push_back(m.name);
+    std::vector<EmfDirective> directives =
+        MatchRules(rules_, labels, names, &UsableDimension, &name_matches_);
+    if (directives.empty()) continue;
+    EmitLabelSet(labels, metrics, directives, ts, docs);
+  }
+  if (time - last_prune_ > std::chrono::minutes(1)) {
+    last_prune_ = time;
+    std::erase_if(counters_, [&](const auto& kv) { return time - kv.second.seen > kCounterTtl; });
+  }
+}
+
+void EmfRenderer::EmitLabelSet(const Labels& labels, const std::vector<Metric>& metrics,
+                               const std::vector<EmfDirective>& directives, int64_t timestamp_ms,
+                               std::vector<std::string>* docs) {
+  std::vector<char> selected(metrics.size(), 0);
+  for (const EmfDirective& d : directives) {
+    for (size_t m : d.metrics) selected[m] = 1;
+  }
+  std::vector<size_t> chunk;
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    if (!selected[m]) continue;
+    chunk.push_back(m);
+    if (chunk.size() == options_.max_metrics_per_document) {
+      Split(labels, metrics, directives, std::move(chunk), timestamp_ms, docs);
+      chunk.clear();
+    }
+  }
+  if (!chunk.empty()) Split(labels, metrics, directives, std::move(chunk), timestamp_ms, docs);
+}
+
+void EmfRenderer::Split(const Labels& labels, const std::vector<Metric>& metrics,
+                        const std::vector<EmfDirective>& directives, std::vector<size_t> chosen,
+                        int64_t timestamp_ms, std::vector<std::string>* docs) {
+  std::string doc = WriteDocument(labels, metrics, directives, chosen, timestamp_ms);
+  if (doc.empty()) return;
+  if (doc.size() <= options_.max_document_bytes) {
+    docs->push_back(std::move(doc));
+    return;
+  }
+  if (chosen.size() == 1) {
+    ++oversize_dropped_;  // the labels alone do not fit
+    return;
+  }
+  const size_t half = chosen.size() / 2;
+  std::vector<size_t> second(chosen.begin() + static_cast<std::ptrdiff_t>(half), chosen.end());
+  chosen.resize(half);
+  Split(labels, metrics, directives, std::move(chosen), timestamp_ms, docs);
+  Split(labels, metrics, directives, std::move(second), timestamp_ms, docs);
+}
+
+std::string EmfRenderer::WriteDocument(const Labels& labels, const std::vector<Metric>& metrics,
+                                       const std::vector<EmfDirective>& directives,
+                                       const std::vector<size_t>& chosen,
+                                       int64_t timestamp_ms) const {
+  std::vector<char> in_doc(metrics.size(), 0);
+  for (size_t m : chosen) in_doc[m] = 1;
+  std::string out;
+  out.reserve(1024 + 64 * chosen.size());
+  out.append("{\"_aws\":{\"Timestamp\":");
+  out.append(IntText(timestamp_ms));
+  if (!options_.log_group_name.empty()) {
+    out.append(",\"LogGroupName\":");
+    AppendQuoted(options_.log_group_name, &out);
+  }
+  if (!options_.log_stream_name.empty()) {
+    out.append(",\"LogStreamName\":");
+    AppendQuoted(options_.log_stream_name, &out);
+  }
+  out.append(",\"CloudWatchMetrics\":[");
+  bool any_directive = false;
+  for (const EmfDirective& d : directives) {
+    bool any_metric = false;
+    for (size_t m : d.metrics) any_metric = any_metric || in_doc[m];
+    if (!any_metric) continue;
+    if (any_directive) out.push_back(',');
+    any_directive = true;
+    out.append("{\"Namespace\":");
+    AppendQuoted(rules_.metric_namespace, &out);
+    out.append(",\"Dimensions\":[");
+    for (size_t s = 0; s < d.dimensions.size(); ++s) {
+      if (s > 0) out.push_back(',');
+      out.push_back('[');
+      for (size_t k = 0; k < d.dimensions[s].size(); ++k) {
+        if (k > 0) out.push_back(',');
+        AppendQuoted(d.dimensions[s][k], &out);
+      }
+      out.push_back(']');
+    }
+    out.append("],\"Metrics\":[");
+    bool first = true;
+    for (size_t m : d.metrics) {
+      if (!in_doc[m]) continue;
+      if (!first) out.push_back(',');
+      first = false;
+      out.append("{\"Name\":");
+      AppendQuoted(metrics[m].name, &out);
+      out.append(",\"Unit\":");
+      AppendQuoted(metrics[m].unit, &out);
+      if (options_.high_resolution) out.append(",\"StorageResolution\":1");
+      out.push_back('}');
+    }
+    out.append("]}");
+  }
+  if (!any_directive) return "";
+  out.append("]}");
+  for (const auto& [k, v] : labels) {
+    out.push_back(',');
+    AppendQuoted(k, &out);
+    out.push_back(':');
+    AppendQuoted(v, &out);
+  }
+  for (size_t m : chosen) {
+    out.push_back(',');
+    AppendQuoted(metrics[m].name, &out);
+    out.push_back(':');
+    out.append(metrics[m].value);
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace nvmlx::render

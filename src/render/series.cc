@@ -1,0 +1,184 @@
+#include "render/series.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "fields/xid_text.h"
+
+namespace nvmlx::render {
+namespace {
+
+using config::CollectorEntry;
+using config::MetricType;
+
+constexpr int kXidErrorsField = 230;  // DCGM_FI_DEV_XID_ERRORS
+constexpr int kXidCountField = 9001;  // DCGM_EXP_XID_ERRORS_COUNT
+
+const fields::Value* FindSample(const std::vector<fields::Sample>& samples, int field_id) {
+  auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
+                             [](const fields::Sample& s, int id) { return s.field_id < id; });
+  if (it == samples.end() || it->field_id != field_id) return nullptr;
+  return &it->value;
+}
+
+bool ToSeriesValue(const CollectorEntry* entry, const fields::Value& v, SeriesValue* out) {
+  out->entry = entry;
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    out->is_integer = true;
+    out->int_value = *i;
+    out->value = static_cast<double>(*i);
+    return true;
+  }
+  if (const auto* d = std::get_if<double>(&v)) {
+    out->is_integer = false;
+    out->value = *d;
+    return true;
+  }
+  return false;  // a string in a numeric family
+}
+
+SeriesValue IntValue(const CollectorEntry* entry, int64_t v) {
+  SeriesValue s;
+  s.entry = entry;
+  s.is_integer = true;
+  s.int_value = v;
+  s.value = static_cast<double>(v);
+  return s;
+}
+
+bool ByName(const std::pair<std::string, std::string>& a,
+            const std::pair<std::string, std::string>& b) {
+  return a.first < b.first;
+}
+
+// Assembles fixed labels + sorted Labels + sorted Attributes, dcgm-exporter's order.
+Labels Assemble(const Labels& fixed, Labels sorted_labels, Labels attributes) {
+  std::stable_sort(sorted_labels.begin(), sorted_labels.end(), ByName);
+  std::stable_sort(attributes.begin(), attributes.end(), ByName);
+  Labels out;
+  out.reserve(fixed.size() + sorted_labels.size() + attributes.size());
+  out.insert(out.end(), fixed.begin(), fixed.end());
+  for (auto& l : sorted_labels) out.push_back(std::move(l));
+  for (auto& l : attributes) out.push_back(std::move(l));
+  return out;
+}
+
+}  // namespace
+
+const std::string* FindLabel(const Labels& labels, std::string_view name) {
+  for (const auto& [k, v] : labels) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options,
+                 std::vector<SeriesGroup>* out) {
+  out->clear();
+  std::vector<const CollectorEntry*> families;
+  std::vector<const CollectorEntry*> label_rows;
+  for (const CollectorEntry& e : options.entries) {
+    if (e.field == nullptr) continue;
+    (e.type == MetricType::kLabel ? label_rows : families).push_back(&e);
+  }
+  std::stable_sort(
+      families.begin(), families.end(),
+      [](const CollectorEntry* a, const CollectorEntry* b) { return a->field->id < b->field->id; });
+  // A repeated metric name would be two values under one name: keep the first row.
+  std::vector<const CollectorEntry*> unique_families;
+  for (const CollectorEntry* f : families) {
+    bool seen = std::any_of(unique_families.begin(), unique_families.end(),
+                            [f](const CollectorEntry* u) { return u->name == f->name; });
+    if (!seen) unique_families.push_back(f);
+  }
+
+  const std::vector<attribute::PodRef> kNoPods;
+  for (const collect::DeviceSnapshot& dev : snapshot.devices) {
+    if (!dev.up || dev.identity == nullptr) continue;
+    const collect::DeviceIdentity& id = *dev.identity;
+
+    Labels fixed;
+    fixed.emplace_back("gpu", std::to_string(id.index));
+    fixed.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id.uuid);
+    fixed.emplace_back("pci_bus_id", id.pci_bus_id);
+    fixed.emplace_back("device", "nvidia" + std::to_string(id.index));
+    fixed.emplace_back("modelName", id.model_name);
+    if (id.mig) {
+      fixed.emplace_back("GPU_I_PROFILE", id.mig->profile);
+      fixed.emplace_back("GPU_I_ID", std::to_string(id.mig->gpu_instance_id));
+    }
+    if (!options.hostname.empty()) fixed.emplace_back(options.hostname_label, options.hostname);
+
+    Labels csv_labels;
+    for (const CollectorEntry* row : label_rows) {
+      if (FindLabel(csv_labels, row->name) != nullptr) continue;  // duplicate label name
+      for (const auto& [field_id, value] : id.label_values) {
+        if (field_id == row->field->id) {
+          csv_labels.emplace_back(row->name, value);
+          break;
+        }
+      }
+    }
+
+    // Pods holding this device (attribute/attribution.h); none: one pass without pod labels.
+    const std::vector<attribute::PodRef>* pods = &kNoPods;
+    if (snapshot.attribution.devices != nullptr) {
+      const auto& by_device = snapshot.attribution.devices->pods_by_device;
+      if (auto it = by_device.find(id.DeviceKey()); it != by_device.end()) pods = &it->second;
+    }
+    const size_t passes = pods->empty() ? 1 : pods->size();
+    for (size_t p = 0; p < passes; ++p) {
+      Labels attributes;
+      if (!pods->empty()) {
+        const attribute::PodRef& pod = (*pods)[p];
+        attributes.emplace_back("container", pod.container);
+        attributes.emplace_back("namespace", pod.namespace_name);
+        attributes.emplace_back("pod", pod.pod);
+      }
+      SeriesGroup plain;
+      plain.device = &dev;
+      plain.labels = Assemble(fixed, csv_labels, attributes);
+      std::vector<SeriesGroup> extra;  // XID groups, after the plain one
+      for (const CollectorEntry* f : unique_families) {
+        const int field_id = f->field->id;
+        if (field_id == kXidCountField) {
+          if (!dev.xid_watched) continue;
+          auto count_group = [&](const collect::XidCount* c) {
+            Labels labels = csv_labels;
+            labels.emplace_back("window_size_in_ms", std::to_string(snapshot.xid_window_ms));
+            if (c != nullptr) labels.emplace_back("xid", std::to_string(c->xid));
+            SeriesGroup g;
+            g.device = &dev;
+            g.labels = Assemble(fixed, std::move(labels), attributes);
+            g.values.push_back(IntValue(f, c != nullptr ? c->count : 0));
+            extra.push_back(std::move(g));
+          };
+          if (dev.xid_counts.empty()) count_group(nullptr);
+          for (const collect::XidCount& c : dev.xid_counts) count_group(&c);
+          continue;
+        }
+        const fields::Value* v = FindSample(dev.samples, field_id);
+        if (v == nullptr) continue;
+        SeriesValue sv;
+        if (!ToSeriesValue(f, *v, &sv)) continue;
+        if (field_id == kXidErrorsField) {
+          const int64_t xid = sv.is_integer ? sv.int_value : static_cast<int64_t>(sv.value);
+          Labels attrs = attributes;
+          attrs.emplace_back("err_code", std::to_string(xid));
+          attrs.emplace_back("err_msg", std::string(fields::XidDescription(xid)));
+          SeriesGroup g;
+          g.device = &dev;
+          g.labels = Assemble(fixed, csv_labels, std::move(attrs));
+          g.values.push_back(sv);
+          extra.push_back(std::move(g));  // families ascend: before the XID counts (9001)
+          continue;
+        }
+        plain.values.push_back(sv);
+      }
+      if (!plain.values.empty()) out->push_back(std::move(plain));
+      for (auto& g : extra) out->push_back(std::move(g));
+    }
+  }
+}
+
+}  // namespace nvmlx::render

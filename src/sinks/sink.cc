@@ -1,0 +1,170 @@
+#include "sinks/sink.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <utility>
+
+#include "util/log.h"
+
+namespace nvmlx::sinks {
+namespace {
+
+Status BadSpec(std::string_view text, const std::string& why) {
+  return InvalidArgument("--emf-output \"" + std::string(text) + "\": " + why +
+                         " (expected stdout, file:PATH, tcp://HOST:PORT or udp://HOST:PORT)");
+}
+
+}  // namespace
+
+Result<SinkSpec> ParseSinkSpec(std::string_view text) {
+  SinkSpec spec;
+  spec.text = std::string(text);
+  if (text == "stdout") {
+    spec.kind = SinkSpec::Kind::kStdout;
+    return spec;
+  }
+  if (text.rfind("file:", 0) == 0) {
+    spec.kind = SinkSpec::Kind::kFile;
+    spec.path = std::string(text.substr(5));
+    if (spec.path.empty()) return BadSpec(text, "no file path after file:");
+    return spec;
+  }
+  std::string_view rest;
+  if (text.rfind("tcp://", 0) == 0) {
+    spec.kind = SinkSpec::Kind::kTcp;
+    rest = text.substr(6);
+  } else if (text.rfind("udp://", 0) == 0) {
+    spec.kind = SinkSpec::Kind::kUdp;
+    rest = text.substr(6);
+  } else {
+    return BadSpec(text, "unknown kind of output");
+  }
+  std::string_view host, port;
+  if (!rest.empty() && rest.front() == '[') {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos || close + 1 >= rest.size() || rest[close + 1] != ':') {
+      return BadSpec(text, "an IPv6 host must be written [ADDR]:PORT");
+    }
+    host = rest.substr(1, close - 1);
+    port = rest.substr(close + 2);
+  } else {
+    const size_t colon = rest.rfind(':');
+    if (colon == std::string_view::npos) return BadSpec(text, "no :PORT");
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  if (host.empty()) return BadSpec(text, "no host");
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || value == 0 ||
+      value > 65535) {
+    return BadSpec(text, "the port must be a number from 1 to 65535");
+  }
+  spec.host = std::string(host);
+  spec.port = static_cast<uint16_t>(value);
+  return spec;
+}
+
+Sink::Sink(SinkSpec spec, SinkOptions options, std::unique_ptr<Transport> transport)
+    : spec_(std::move(spec)), options_(options), transport_(std::move(transport)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Sink::~Sink() { Stop(); }
+
+void Sink::Offer(const std::vector<std::shared_ptr<const std::string>>& documents) {
+  uint64_t dropped = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& d : documents) {
+      if (stopping_ || queue_.size() >= options_.queue_capacity) {
+        ++dropped;
+      } else {
+        queue_.push_back(d);
+      }
+    }
+  }
+  if (dropped > 0) dropped_.fetch_add(dropped, std::memory_order_relaxed);
+  cv_.notify_one();
+}
+
+size_t Sink::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
+void Sink::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      stopping_ = true;
+      drain_deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
+    }
+  }
+  cv_.notify_all();
+}
+
+void Sink::Stop() {
+  RequestStop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Sink::Loop() {
+  // A reader that closed stdout (or a FIFO) must fail this sink's writes with EPIPE, not kill
+  // the daemon: SIGPIPE is blocked on this thread only (a write's SIGPIPE goes to the thread
+  // that wrote; sockets use MSG_NOSIGNAL anyway).
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+  std::chrono::milliseconds backoff = options_.backoff_initial;
+  bool failing = false;  // log the first failure and the recovery, not every retry
+  while (true) {
+    std::shared_ptr<const std::string> doc;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty() || (stopping_ && std::chrono::steady_clock::now() >= drain_deadline_)) {
+        dropped_.fetch_add(queue_.size(), std::memory_order_relaxed);
+        queue_.clear();
+        if (stopping_) break;
+        continue;
+      }
+      doc = queue_.front();
+    }
+    Status st = transport_->Send(*doc);
+    if (st.ok() || st.code() != StatusCode::kUnavailable) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!queue_.empty() && queue_.front() == doc) queue_.pop_front();
+      }
+      if (st.ok()) {
+        sent_.fetch_add(1, std::memory_order_relaxed);
+        if (failing) log::Info("EMF output recovered", {{"sink", spec_.text}});
+        failing = false;
+        backoff = options_.backoff_initial;
+      } else {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        log::Warn("EMF document dropped", {{"sink", spec_.text}, {"err", st.message()}});
+      }
+      continue;
+    }
+    transport_->Reset();
+    if (!failing) {
+      log::Warn("EMF output failing; retrying with backoff (documents queue, then drop)",
+                {{"sink", spec_.text}, {"err", st.message()}});
+      failing = true;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto until = std::chrono::steady_clock::now() + backoff;
+    // Wakes early on Stop(); while draining, waits at most until the drain deadline.
+    cv_.wait_until(lock, until, [this] { return stopping_; });
+    if (stopping_) cv_.wait_until(lock, std::min(until, drain_deadline_));
+    backoff = std::min(backoff * 2, options_.backoff_max);
+  }
+}
+
+}  // namespace nvmlx::sinks
