@@ -5,7 +5,8 @@
 #      ostringstream renderer of the same series in the same binary (the baseline);
 #   2. /metrics latency and throughput under wrk, 8 simulated GPUs, against Debian's
 #      prometheus-node-exporter (a typical Go exporter) serving its own /metrics;
-#   3. resident memory (VmRSS) of both after the load.
+#   3. resident memory (VmRSS) of both after the load;
+#   4. the Kubernetes attribution section (bench/kubelet.sh: -k against the fake kubelet).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -101,3 +102,5 @@ with open(out, "w") as f:
             "H200 (docs/validation/h200.md).\n")
 print(open(out).read())
 PY
+# The Kubernetes attribution section (its own script, so that it can be rerun alone).
+bash "$src/bench/kubelet.sh" "$build" --write
