@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -86,13 +87,15 @@ bool PodMatcher::AcceptsResource(std::string_view name) const {
 
 const std::string* PodMatcher::Resolve(std::string_view device_id) const {
   auto key_of = [this](std::string_view dcgm_id) -> const std::string* {
-    auto it = key_by_dcgm_id_.find(std::string(dcgm_id));
+    auto it = key_by_dcgm_id_.find(dcgm_id);
     return it == key_by_dcgm_id_.end() ? nullptr : &it->second;
   };
-  std::optional<std::string> derived;
+  // The id dcgm-exporter derives from the device id, if any; the raw id is tried last.
+  std::string_view derived;
+  std::optional<std::string> gke;
   if (device_id.starts_with(kMigPrefix)) {
     std::string_view mig = device_id.substr(0, device_id.find(kReplicaSeparator));
-    if (auto it = dcgm_id_by_mig_uuid_.find(std::string(mig)); it != dcgm_id_by_mig_uuid_.end()) {
+    if (auto it = dcgm_id_by_mig_uuid_.find(mig); it != dcgm_id_by_mig_uuid_.end()) {
       derived = it->second;
     } else if (mig.starts_with(kOldMigPrefix)) {
       // "MIG-GPU-<uuid>/<gi>/<ci>": the parent is "GPU-<uuid>".
@@ -100,19 +103,19 @@ const std::string* PodMatcher::Resolve(std::string_view device_id) const {
       size_t slash = rest.find('/');
       size_t ci_slash = rest.rfind('/');
       if (slash != std::string_view::npos && ci_slash > slash) {
-        auto it = dcgm_id_by_parent_gi_.find(std::string(rest.substr(0, ci_slash)));
+        auto it = dcgm_id_by_parent_gi_.find(rest.substr(0, ci_slash));
         if (it != dcgm_id_by_parent_gi_.end()) derived = it->second;
       }
     }
-  } else if (std::optional<std::string> gke = GkeMigId(device_id)) {
-    derived = std::move(gke);
+  } else if ((gke = GkeMigId(device_id))) {
+    derived = *gke;
   } else if (size_t at = device_id.find(kGkeReplicaSeparator); at != std::string_view::npos) {
-    derived = std::string(device_id.substr(0, at));
+    derived = device_id.substr(0, at);
   } else if (size_t at2 = device_id.find(kReplicaSeparator); at2 != std::string_view::npos) {
-    derived = std::string(device_id.substr(0, at2));
+    derived = device_id.substr(0, at2);
   }
-  if (derived) {
-    if (const std::string* key = key_of(*derived)) return key;
+  if (!derived.empty()) {
+    if (const std::string* key = key_of(derived)) return key;
   }
   return key_of(device_id);
 }
@@ -135,9 +138,7 @@ std::shared_ptr<const DeviceAttribution> PodMatcher::Match(
           PodRef ref{pod.namespace_(), pod.name(), container.name(),
                      options_.virtual_gpus ? std::string(SharedReplica(device_id)) : ""};
           std::vector<PodRef>& refs = out->pods_by_device[*key];
-          if (options_.virtual_gpus) {
-            refs.push_back(std::move(ref));
-          } else if (refs.empty()) {
+          if (options_.virtual_gpus || refs.empty()) {
             refs.push_back(std::move(ref));
           } else if (OrderKey(ref) < OrderKey(refs.front())) {
             refs.front() = std::move(ref);

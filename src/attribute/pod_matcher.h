@@ -30,6 +30,7 @@
 #ifndef NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_
 #define NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,11 +74,19 @@ class PodMatcher {
   // The device key the kubelet id names, or nullptr.
   const std::string* Resolve(std::string_view device_id) const;
 
+  // Lookups by string_view without building a std::string per device id (a refresh resolves
+  // every GPU id of every pod on the node).
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using StringMap = std::unordered_map<std::string, std::string, StringHash, std::equal_to<>>;
+
   MatchOptions options_;
-  std::unordered_map<std::string, std::string> key_by_dcgm_id_;
-  std::unordered_map<std::string, std::string> dcgm_id_by_mig_uuid_;
+  StringMap key_by_dcgm_id_;
+  StringMap dcgm_id_by_mig_uuid_;
   // "<parent GPU uuid>/<gi>" -> dcgm id, for the old "MIG-GPU-<uuid>/<gi>/<ci>" form.
-  std::unordered_map<std::string, std::string> dcgm_id_by_parent_gi_;
+  StringMap dcgm_id_by_parent_gi_;
 };
 
 }  // namespace nvmlx::attribute

@@ -682,6 +682,26 @@ TEST(RenderPrometheusTest, HpcJobsTimesPods) {
       << out;
 }
 
+// A MIG instance is attributed by its MIG UUID (DeviceKey), not by its parent GPU's UUID.
+TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
+  Fixture f = AttributionFixture();
+  DeviceIdentity parent = MakeIdentity(0);
+  DeviceIdentity mig = parent;
+  mig.mig = DeviceIdentity::Mig{2, 0, "1g.18gb", "MIG-0f0f0f0f-0000-1111-2222-333333333333"};
+  f.SetIdentities({parent, mig});
+  for (DeviceSnapshot& d : f.snapshot.devices) d.samples = {{203, int64_t{5}}};
+  f.snapshot.attribution.devices = PodsOn(mig.mig->uuid, {{"ns", "on-mig", "c", ""}});
+  const std::string out = f.Render();
+  size_t first = out.find("DCGM_FI_DEV_GPU_UTIL{");
+  size_t second = out.find("DCGM_FI_DEV_GPU_UTIL{", first + 1);
+  ASSERT_NE(second, std::string::npos) << out;
+  EXPECT_EQ(out.substr(first, second - first).find("pod="), std::string::npos) << out;
+  EXPECT_NE(out.substr(second, out.find('\n', second) - second)
+                .find(",container=\"c\",namespace=\"ns\",pod=\"on-mig\"} 5"),
+            std::string::npos)
+      << out;
+}
+
 TEST(RenderPrometheusTest, AttributionErrorsFamily) {
   Fixture f = AttributionFixture();
   EXPECT_EQ(f.Render().find("nvml_exporter_attribution_errors_total"), std::string::npos);
