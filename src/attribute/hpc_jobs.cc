@@ -55,8 +55,31 @@ std::string_view Trim(std::string_view s) {
   return s.substr(b, s.find_last_not_of(kBlank) - b + 1);
 }
 
+// A label value must be UTF-8 (or Prometheus rejects the whole page) and a job id has no use for
+// control characters. Blanks inside are kept: dcgm-exporter takes the whole line as the id.
 bool ValidJobId(std::string_view id) {
-  return std::none_of(id.begin(), id.end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; });
+  for (size_t i = 0; i < id.size();) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (c < 0x80) {
+      if (c < ' ' || c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    size_t len = 0;  // of the sequence c starts; 0: not a valid lead byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+    }
+    if (len == 0 || i + len > id.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(id[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
 }
 
 }  // namespace
@@ -96,8 +119,8 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
       if (id.empty()) continue;
       if (!ValidJobId(id)) {
         result.problems.push_back(path.string() + ":" + std::to_string(number) +
-                                  ": job id must be one word without blanks or control "
-                                  "characters; line skipped");
+                                  ": job id must be UTF-8 text without control characters; "
+                                  "line skipped");
         continue;
       }
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);

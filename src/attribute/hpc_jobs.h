@@ -6,12 +6,13 @@
 // Differences from dcgm-exporter, which re-reads the directory inside every scrape and fails the
 // whole scrape (HTTP 500) on an unreadable file:
 //  - the directory is read on a background timer (HpcJobRefresher), never in a scrape;
-//  - a bad line (a job id with blanks or control characters inside) is skipped and logged once
-//    with file:line; an unreadable file or directory keeps the last good mapping, counts a
-//    source="hpc" error and is logged once per failure streak.
+//  - a bad line (not UTF-8, or with control characters: it would break the exposition) is
+//    skipped and logged once with file:line; an unreadable file or directory keeps the last good
+//    mapping, counts a source="hpc" error and is logged once per failure streak.
 // Names that are not "<n>" or "<n>.<m>" are ignored, as dcgm-exporter's ^\d+(\.\d+)?$ does; a
-// file naming a GPU we do not collect is ignored too. Blank lines are skipped, surrounding
-// blanks trimmed, repeated ids within a file kept once (file order otherwise).
+// file naming a GPU we do not collect is ignored too. As in dcgm-exporter the whole line is the
+// job id (blanks inside included); unlike it, blank lines are skipped (it labels them
+// hpc_job=""), surrounding blanks and a CR trimmed, repeated ids within a file kept once.
 //
 // Thread-safety: ReadHpcJobDir is a pure function of the directory; HpcJobRefresher as
 // PodResourcesRefresher (Latest() from any thread).

@@ -65,12 +65,14 @@ TEST_F(HpcJobsTest, FilesNameGpusAndMigInstances) {
 }
 
 TEST_F(HpcJobsTest, BadLinesAreSkippedWithFileAndLine) {
-  Write("1", "good\ntwo words\nalso-good\n");
+  Write("1", "good\nbad\xff\xfe\xfe\xfe\n123 alice\ntab\there\nj\xc3\xa9\n");
   Result<HpcReadResult> r = ReadHpcJobDir(dir_, Identities());
   ASSERT_TRUE(r.ok());
-  EXPECT_THAT(Jobs(*r->jobs, kGpu1), ElementsAre("good", "also-good"));
-  ASSERT_EQ(r->problems.size(), 1u);
-  EXPECT_THAT(r->problems[0], HasSubstr(dir_ + "/1:2: job id must be one word"));
+  // The whole line is the id, as in dcgm-exporter; UTF-8 is fine.
+  EXPECT_THAT(Jobs(*r->jobs, kGpu1), ElementsAre("good", "123 alice", "j\xc3\xa9"));
+  ASSERT_EQ(r->problems.size(), 2u);
+  EXPECT_THAT(r->problems[0], HasSubstr(dir_ + "/1:2: job id must be UTF-8 text"));
+  EXPECT_THAT(r->problems[1], HasSubstr(dir_ + "/1:4: job id must be UTF-8 text"));
 }
 
 TEST_F(HpcJobsTest, MissingDirectoryIsNotFound) {

@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 jobs="$WORK/jobs"
 mkdir -p "$jobs"
 printf 'slurm-101\nslurm-102\n' >"$jobs/0"
-printf 'bad job id\n' >"$jobs/1"
+printf 'bad\377id\n' >"$jobs/1"
 port=$(free_port)
 start_exporter "$port" -c 1000 --log-format json -f "$SOURCE_DIR/etc/default-counters.csv" \
   --hpc-job-mapping-dir "$jobs"
