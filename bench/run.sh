@@ -8,6 +8,7 @@
 #   3. resident memory (VmRSS) of both after the load;
 #   4. the EMF renderer on the same snapshots as the Prometheus renderer, in the same run
 #      (per series, per document, and the ratio to the Prometheus renderer).
+#   5. the Kubernetes attribution section (bench/kubelet.sh: -k against the fake kubelet).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -123,3 +124,5 @@ with open(out, "w") as f:
             "H200 (docs/validation/h200.md).\n")
 print(open(out).read())
 PY
+# The Kubernetes attribution section (its own script, so that it can be rerun alone).
+bash "$src/bench/kubelet.sh" "$build" --write

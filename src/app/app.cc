@@ -16,6 +16,9 @@
 #include "app/emf_pipeline.h"
 #include "app/page_store.h"
 #include "app/version.h"
+#include "attribute/hpc_jobs.h"
+#include "attribute/pod_resources_refresher.h"
+#include "attribute/source_errors.h"
 #include "collect/collector.h"
 #include "config/collectors_csv.h"
 #include "config/options.h"
@@ -180,6 +183,19 @@ int Run(int argc, char** argv) {
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
   copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
   copts.clock_events_window = std::chrono::milliseconds(opts.clock_events_count_window_ms);
+  // Attribution sources (created below, once the collector knows the devices; they outlive it,
+  // being declared first). The collector copies their latest parts into each snapshot.
+  std::shared_ptr<attribute::SourceErrors> attribution_errors;
+  std::unique_ptr<attribute::PodResourcesRefresher> kubelet;
+  std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs;
+  if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty()) {
+    copts.attribution = [&kubelet, &hpc_jobs] {
+      attribute::Attribution a;
+      if (kubelet) a.devices = kubelet->Latest();
+      if (hpc_jobs) a.hpc = hpc_jobs->Latest();
+      return a;
+    };
+  }
   Result<std::unique_ptr<collect::Collector>> collector =
       collect::Collector::Create(nvml, std::move(copts));
   if (!collector.ok()) {
@@ -194,11 +210,45 @@ int Run(int argc, char** argv) {
              {"interval_ms", std::to_string(opts.collect_interval_ms)},
              {"fields", std::to_string(entries.size())}});
 
+  // Refreshed on their own threads every collect interval (at least 1 s), never in a scrape.
+  const std::chrono::milliseconds attribution_period = std::max<std::chrono::milliseconds>(
+      std::chrono::milliseconds(opts.collect_interval_ms), std::chrono::seconds(1));
+  if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty()) {
+    attribution_errors = std::make_shared<attribute::SourceErrors>();
+  }
+  if (opts.kubernetes) {
+    attribute::MatchOptions mopts;
+    mopts.id_type = opts.kubernetes_gpu_id_type == config::KubernetesGpuIdType::kDeviceName
+                        ? attribute::GpuIdType::kDeviceName
+                        : attribute::GpuIdType::kUid;
+    mopts.extra_resource_names = opts.nvidia_resource_names;
+    mopts.virtual_gpus = opts.kubernetes_virtual_gpus;
+    attribute::KubeletClientOptions kopts;
+    kopts.socket_path = opts.pod_resources_socket;
+    kopts.deadline = attribute::KubeletDeadlineFor(attribution_period);
+    kubelet = std::make_unique<attribute::PodResourcesRefresher>(
+        kopts, attribute::PodMatcher((*collector)->identities(), std::move(mopts)),
+        attribution_period, attribution_errors);
+    log::Info("kubernetes pod attribution on",
+              {{"socket", kopts.socket_path},
+               {"refresh_ms", std::to_string(attribution_period.count())},
+               {"deadline_ms", std::to_string(kopts.deadline.count())},
+               {"virtual_gpus", opts.kubernetes_virtual_gpus ? "true" : "false"}});
+    kubelet->RefreshOnce();  // bounded by the deadline; the first page gets pod labels
+  }
+  if (!opts.hpc_job_mapping_dir.empty()) {
+    hpc_jobs = std::make_unique<attribute::HpcJobRefresher>(opts.hpc_job_mapping_dir,
+                                                            (*collector)->identities(),
+                                                            attribution_period, attribution_errors);
+    hpc_jobs->RefreshOnce();
+  }
+
   render::PrometheusOptions ropts;
   ropts.entries = entries;
   ropts.hostname = Hostname(opts);
   ropts.use_old_namespace = opts.use_old_namespace;
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
+  ropts.attribution_errors = attribution_errors;
 
   if (opts.once) {
     if (!opts.emf.outputs.empty()) {
@@ -237,6 +287,8 @@ int Run(int argc, char** argv) {
   serve::HttpServer server(
       sopts, [&store] { return store.Latest(); }, [&store] { return store.Health(); });
 
+  if (kubelet) kubelet->Start();
+  if (hpc_jobs) hpc_jobs->Start();
   (*collector)->Start([&store, &ropts, &emf](const std::shared_ptr<const collect::Snapshot>& snap) {
     auto page = std::make_shared<serve::Page>();
     render::RenderPrometheus(*snap, ropts, &page->body);
@@ -262,6 +314,8 @@ int Run(int argc, char** argv) {
   server.Stop();
   (*collector)->Stop();
   if (emf) emf->Stop();
+  if (kubelet) kubelet->Stop();
+  if (hpc_jobs) hpc_jobs->Stop();
   return 0;
 }
 

@@ -99,8 +99,22 @@ constexpr FlagSpec kFlags[] = {
   {"emf-queue-size", "", "NVML_EXPORTER_EMF_QUEUE_SIZE", Kind::kInt, "10000", true, "N",
    "EMF documents queued per output; beyond, new ones are dropped and counted."},
 
+  {"kubernetes", "k", "DCGM_EXPORTER_KUBERNETES", Kind::kBool, "false", true, "",
+   "Label GPU series with the pod, namespace and container holding the GPU (kubelet "
+   "pod-resources API)."},
+  {"kubernetes-gpu-id-type", "", "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", Kind::kString, "uid",
+   true, "TYPE", "How the device plugin names GPUs: uid (GPU UUID) or device-name (nvidia0; GKE)."},
+  {"pod-resources-kubelet-socket", "", "DCGM_POD_RESOURCES_KUBELET_SOCKET", Kind::kString,
+   "/var/lib/kubelet/pod-resources/kubelet.sock", true, "PATH",
+   "The kubelet's pod-resources socket."},
+  {"nvidia-resource-names", "", "NVIDIA_RESOURCE_NAMES", Kind::kList, "", true, "NAME,...",
+   "Extended resource names to attribute besides nvidia.com/gpu and nvidia.com/mig-*."},
+  {"kubernetes-virtual-gpus", "", "KUBERNETES_VIRTUAL_GPUS", Kind::kBool, "false", true, "",
+   "Shared GPUs (time-slicing, MPS): one series per sharing pod, with a vgpu label."},
+  {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", Kind::kString, "", true, "DIR",
+   "Directory of files named <gpu> or <gpu>.<gi> listing job ids: adds hpc_job labels."},
+
   // dcgm-exporter 4.8.2 flags we do not implement yet.
-  {"kubernetes", "k", "DCGM_EXPORTER_KUBERNETES", Kind::kBool, "false", false, "", "", false},
   {"cpu-devices", "p", "DCGM_EXPORTER_CPU_DEVICES_STR", Kind::kString, "f", false, "SEL", ""},
   {"configmap-data", "m", "DCGM_EXPORTER_CONFIGMAP_DATA", Kind::kString, "none", false, "NS:NAME",
    ""},
@@ -110,8 +124,6 @@ constexpr FlagSpec kFlags[] = {
    "false", false, "", ""},
   {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
    "false", false, "", ""},
-  {"kubernetes-gpu-id-type", "", "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", Kind::kString, "uid",
-   false, "TYPE", ""},
   {"kubernetes-pod-label-allowlist-regex", "",
    "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", Kind::kList, "", false, "RE,...", ""},
   {"switch-devices", "s", "DCGM_EXPORTER_OTHER_DEVICES_STR", Kind::kString, "f", false, "SEL",
@@ -125,11 +137,6 @@ constexpr FlagSpec kFlags[] = {
   {"enable-dcgm-log", "", "DCGM_EXPORTER_ENABLE_DCGM_LOG", Kind::kBool, "false", false, "", ""},
   {"dcgm-log-level", "", "DCGM_EXPORTER_DCGM_LOG_LEVEL", Kind::kString, "NONE", false, "LEVEL",
    ""},
-  {"pod-resources-kubelet-socket", "", "DCGM_POD_RESOURCES_KUBELET_SOCKET", Kind::kString,
-   "/var/lib/kubelet/pod-resources/kubelet.sock", false, "PATH", ""},
-  {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", Kind::kString, "", false, "DIR", ""},
-  {"nvidia-resource-names", "", "NVIDIA_RESOURCE_NAMES", Kind::kList, "", false, "NAME,...", ""},
-  {"kubernetes-virtual-gpus", "", "KUBERNETES_VIRTUAL_GPUS", Kind::kBool, "false", false, "", ""},
   {"dump-enabled", "", "DCGM_EXPORTER_DUMP_ENABLED", Kind::kBool, "false", false, "", ""},
   {"dump-directory", "", "DCGM_EXPORTER_DUMP_DIRECTORY", Kind::kString,
    "/tmp/dcgm-exporter-debug", false, "DIR", ""},
@@ -373,6 +380,26 @@ Status ToNonEmpty(const Raw& raw, std::string* out) {
   return Status::Ok();
 }
 
+// urfave's StringSliceFlag: every occurrence, each split at commas; blanks trimmed, empty
+// items dropped.
+void ToList(const Raw& raw, std::vector<std::string>* out) {
+  if (!raw.set) return;
+  out->clear();
+  for (const std::string& value : raw.values) {
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t comma = value.find(',', start);
+      if (comma == std::string::npos) comma = value.size();
+      std::string item = value.substr(start, comma - start);
+      const size_t b = item.find_first_not_of(" \t");
+      if (b != std::string::npos) {
+        out->push_back(item.substr(b, item.find_last_not_of(" \t") - b + 1));
+      }
+      start = comma + 1;
+    }
+  }
+}
+
 Status ToTimeout(const Raw& raw, std::chrono::milliseconds* out) {
   if (!raw.set) return Status::Ok();
   Result<std::chrono::nanoseconds> d = ParseGoDuration(raw.last());
@@ -594,6 +621,21 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
   NVMLX_RETURN_IF_ERROR(ToTimeout(get("web-read-timeout"), &o.web_read_timeout));
   NVMLX_RETURN_IF_ERROR(ToTimeout(get("web-write-timeout"), &o.web_write_timeout));
   NVMLX_RETURN_IF_ERROR(ParseEmf(get, &o.emf));
+  NVMLX_RETURN_IF_ERROR(ToBool(get("kubernetes"), &o.kubernetes));
+  if (const Raw& r = get("kubernetes-gpu-id-type"); r.set) {
+    if (r.last() == "uid") {
+      o.kubernetes_gpu_id_type = KubernetesGpuIdType::kUid;
+    } else if (r.last() == "device-name") {
+      o.kubernetes_gpu_id_type = KubernetesGpuIdType::kDeviceName;
+    } else {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a GPU id type (expected uid or device-name)");
+    }
+  }
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("pod-resources-kubelet-socket"), &o.pod_resources_socket));
+  ToList(get("nvidia-resource-names"), &o.nvidia_resource_names);
+  NVMLX_RETURN_IF_ERROR(ToBool(get("kubernetes-virtual-gpus"), &o.kubernetes_virtual_gpus));
+  if (const Raw& r = get("hpc-job-mapping-dir"); r.set) o.hpc_job_mapping_dir = r.last();
   if (std::optional<std::string> node = getenv("NODE_NAME"); node) o.node_name = *node;
   return o;
 }

@@ -7,7 +7,7 @@
 // but empty counts as unset. Booleans from env vars and from `--flag=value` follow Go's
 // strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False).
 //
-// dcgm-exporter flags we do not implement yet (-k, -p, -m, -r, -s, -x, --kubernetes-*, ...) are
+// dcgm-exporter flags we do not implement yet (-p, -m, -r, -s, --kubernetes-enable-*, ...) are
 // recognised, and setting one to a non-default value by flag or env var is an error
 // (`flag --kubernetes is not supported yet (planned)`), never silently ignored.
 //
@@ -30,6 +30,7 @@
 namespace nvmlx::config {
 
 enum class LogFormat { kText, kJson };
+enum class KubernetesGpuIdType { kUid, kDeviceName };
 
 struct Options {
   // -f / --collectors / DCGM_EXPORTER_COLLECTORS
@@ -72,6 +73,19 @@ struct Options {
   // DCGM_EXPORTER_WEB_WRITE_TIMEOUT: Go durations ("10s", "500ms", "1m"), at least 1ms
   std::chrono::milliseconds web_read_timeout{10000};
   std::chrono::milliseconds web_write_timeout{30000};
+  // -k / --kubernetes / DCGM_EXPORTER_KUBERNETES: pod, namespace and container labels from the
+  // kubelet pod-resources API
+  bool kubernetes = false;
+  // --kubernetes-gpu-id-type / DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE: uid | device-name
+  KubernetesGpuIdType kubernetes_gpu_id_type = KubernetesGpuIdType::kUid;
+  // --pod-resources-kubelet-socket / DCGM_POD_RESOURCES_KUBELET_SOCKET
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  // --nvidia-resource-names / NVIDIA_RESOURCE_NAMES: extra resource names, comma-separated
+  std::vector<std::string> nvidia_resource_names;
+  // --kubernetes-virtual-gpus / KUBERNETES_VIRTUAL_GPUS: one series per sharing pod
+  bool kubernetes_virtual_gpus = false;
+  // --hpc-job-mapping-dir / DCGM_HPC_JOB_MAPPING_DIR: empty means off
+  std::string hpc_job_mapping_dir;
 
   // CloudWatch EMF output (--emf-*, NVML_EXPORTER_EMF_*): on when `outputs` is non-empty.
   struct Emf {

@@ -11,6 +11,7 @@
 namespace nvmlx::config {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -328,31 +329,17 @@ TEST(Options, FakeGpus) {
 }
 
 TEST(Options, UnsupportedFlagsFail) {
-  EXPECT_EQ(Error({"--kubernetes"}), "flag --kubernetes is not supported yet (planned)");
-  EXPECT_EQ(Error({"-k"}), "flag --kubernetes is not supported yet (planned)");
-  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_KUBERNETES", "true"}}),
-            "flag --kubernetes is not supported yet (planned); it is set by "
-            "DCGM_EXPORTER_KUBERNETES=true");
   EXPECT_EQ(Error({"-p", "g"}), "flag --cpu-devices is not supported yet (planned)");
   EXPECT_EQ(Error({"-m", "ns:cm"}), "flag --configmap-data is not supported yet (planned)");
   EXPECT_EQ(Error({"-s", "g"}), "flag --switch-devices is not supported yet (planned)");
-  EXPECT_EQ(Error({"--kubernetes-gpu-id-type", "device-name"}),
-            "flag --kubernetes-gpu-id-type is not supported yet (planned)");
-  EXPECT_EQ(Error({"--kubernetes-virtual-gpus"}),
-            "flag --kubernetes-virtual-gpus is not supported yet (planned)");
   EXPECT_EQ(Error({"--web-config-file", "/web.yml"}),
             "flag --web-config-file is not supported yet (planned)");
   EXPECT_EQ(Error({"--gpu-bind-unbind-poll-interval", "5s"}),
             "flag --gpu-bind-unbind-poll-interval is not supported yet (planned)");
-  EXPECT_EQ(Error({"--nvidia-resource-names", "a,b"}),
-            "flag --nvidia-resource-names is not supported yet (planned)");
   EXPECT_EQ(Error({"--dump-compression=false"}),
             "flag --dump-compression is not supported yet (planned)");
   EXPECT_EQ(Error({"--max-concurrent-scrapes", "4"}),
             "flag --max-concurrent-scrapes is not supported yet (planned)");
-  EXPECT_EQ(Error({}, {{"DCGM_HPC_JOB_MAPPING_DIR", "/jobs"}}),
-            "flag --hpc-job-mapping-dir is not supported yet (planned); it is set by "
-            "DCGM_HPC_JOB_MAPPING_DIR=/jobs");
   // -r switches dcgm-exporter to a remote hostengine whenever it is set, even to its default.
   EXPECT_EQ(Error({"-r", "localhost:5555"}),
             "flag --remote-hostengine-info is not supported yet (planned)");
@@ -361,6 +348,49 @@ TEST(Options, UnsupportedFlagsFail) {
   EXPECT_EQ(Error({"--kubernetes=maybe"}),
             "--kubernetes: \"maybe\" is not a boolean (expected one of 1, t, T, TRUE, true, True, "
             "0, f, F, FALSE, false, False)");
+}
+
+TEST(Options, KubernetesAndHpcFlags) {
+  Result<Options> d = Parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->kubernetes);
+  EXPECT_EQ(d->kubernetes_gpu_id_type, KubernetesGpuIdType::kUid);
+  EXPECT_EQ(d->pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
+  EXPECT_TRUE(d->nvidia_resource_names.empty());
+  EXPECT_FALSE(d->kubernetes_virtual_gpus);
+  EXPECT_EQ(d->hpc_job_mapping_dir, "");
+
+  Result<Options> f =
+      Parse({"-k", "--kubernetes-gpu-id-type", "device-name",
+             "--pod-resources-kubelet-socket=/run/k.sock", "--nvidia-resource-names",
+             "a.com/gpu, b.com/gpu", "--nvidia-resource-names", "c.com/gpu",
+             "--kubernetes-virtual-gpus", "--hpc-job-mapping-dir", "/jobs"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_TRUE(f->kubernetes);
+  EXPECT_EQ(f->kubernetes_gpu_id_type, KubernetesGpuIdType::kDeviceName);
+  EXPECT_EQ(f->pod_resources_socket, "/run/k.sock");
+  EXPECT_THAT(f->nvidia_resource_names, ElementsAre("a.com/gpu", "b.com/gpu", "c.com/gpu"));
+  EXPECT_TRUE(f->kubernetes_virtual_gpus);
+  EXPECT_EQ(f->hpc_job_mapping_dir, "/jobs");
+
+  Result<Options> e = Parse({}, {{"DCGM_EXPORTER_KUBERNETES", "true"},
+                                 {"DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "uid"},
+                                 {"DCGM_POD_RESOURCES_KUBELET_SOCKET", "/e.sock"},
+                                 {"NVIDIA_RESOURCE_NAMES", "x.com/gpu,,y.com/gpu"},
+                                 {"KUBERNETES_VIRTUAL_GPUS", "1"},
+                                 {"DCGM_HPC_JOB_MAPPING_DIR", "/e-jobs"}});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_TRUE(e->kubernetes);
+  EXPECT_EQ(e->pod_resources_socket, "/e.sock");
+  EXPECT_THAT(e->nvidia_resource_names, ElementsAre("x.com/gpu", "y.com/gpu"));
+  EXPECT_TRUE(e->kubernetes_virtual_gpus);
+  EXPECT_EQ(e->hpc_job_mapping_dir, "/e-jobs");
+
+  EXPECT_EQ(Error({"--kubernetes-gpu-id-type", "index"}),
+            "--kubernetes-gpu-id-type: \"index\" is not a GPU id type (expected uid or "
+            "device-name)");
+  EXPECT_EQ(Error({"--pod-resources-kubelet-socket="}),
+            "--pod-resources-kubelet-socket: must not be empty");
 }
 
 TEST(Options, UnsupportedFlagsAtTheirDefaultAreAccepted) {

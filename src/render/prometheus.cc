@@ -75,9 +75,9 @@ void AppendHelpType(std::string_view name, std::string_view help, std::string_vi
   out->push_back('\n');
 }
 
-// The per-device label set, from '{' through "} ", built once per render and shared by every
-// series of the device: the label part is ~80% of each line.
-std::string BuildDevicePrefix(const collect::DeviceIdentity& id, const PrometheusOptions& options,
+// The per-device label set, from '{' through the last label (no closing brace), built once per
+// render and shared by every series of the device: the label part is ~80% of each line.
+std::string BuildDeviceLabels(const collect::DeviceIdentity& id, const PrometheusOptions& options,
                               const std::vector<const CollectorEntry*>& label_rows) {
   std::string p;
   p.reserve(192);
@@ -108,33 +108,78 @@ std::string BuildDevicePrefix(const collect::DeviceIdentity& id, const Prometheu
       }
     }
   }
-  p.append("} ");
   return p;
 }
 
 constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
 constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
 constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
+// One set of attributes of a device's series: a (pod, HPC job) pair, either possibly absent.
+// `tail` is the attributes rendered, from ',' through the closing "} ".
+struct AttributeSet {
+  std::vector<std::pair<std::string_view, std::string>> attrs;  // sorted by name
+  std::string tail;
+};
 
-// The device prefix without its closing "} ", to which family-specific labels are appended.
-std::string_view OpenPrefix(const std::string& prefix) {
-  return std::string_view(prefix).substr(0, prefix.size() - 2);
+// The attribute sets of one device: the cross product of the pods holding it and its HPC jobs,
+// or one empty set. Attributes sort byte-wise by name, as dcgm-exporter's template does.
+std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
+                                             const attribute::Attribution& attribution,
+                                             bool old_names) {
+  static const std::vector<attribute::PodRef> kNoPods;
+  static const std::vector<std::string> kNoJobs;
+  const std::string& key = id.DeviceKey();
+  const std::vector<attribute::PodRef>* pods = &kNoPods;
+  const std::vector<std::string>* jobs = &kNoJobs;
+  if (attribution.devices) {
+    auto it = attribution.devices->pods_by_device.find(key);
+    if (it != attribution.devices->pods_by_device.end()) pods = &it->second;
+  }
+  if (attribution.hpc) {
+    auto it = attribution.hpc->jobs_by_device.find(key);
+    if (it != attribution.hpc->jobs_by_device.end()) jobs = &it->second;
+  }
+  std::vector<AttributeSet> sets;
+  const size_t npods = std::max<size_t>(pods->size(), 1);
+  const size_t njobs = std::max<size_t>(jobs->size(), 1);
+  sets.reserve(npods * njobs);
+  for (size_t p = 0; p < npods; ++p) {
+    for (size_t j = 0; j < njobs; ++j) {
+      AttributeSet set;
+      if (p < pods->size()) {
+        const attribute::PodRef& pod = (*pods)[p];
+        set.attrs.emplace_back(old_names ? "container_name" : "container", pod.container);
+        set.attrs.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
+        set.attrs.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
+        if (!pod.vgpu.empty()) set.attrs.emplace_back("vgpu", pod.vgpu);
+      }
+      if (j < jobs->size()) set.attrs.emplace_back("hpc_job", (*jobs)[j]);
+      std::sort(set.attrs.begin(), set.attrs.end());
+      for (const auto& [name, value] : set.attrs) AppendLabel(name, value, false, &set.tail);
+      set.tail.append("} ");
+      sets.push_back(std::move(set));
+    }
+  }
+  return sets;
 }
 
+
 // DCGM_FI_DEV_XID_ERRORS carries dcgm-exporter's attributes err_code and err_msg; attributes
-// come after all labels, so after the CSV label fields.
-void AppendXidLastPrefix(const std::string& prefix, const fields::Value& v, std::string* out) {
+// come after all labels, so after the CSV label fields, sorted with the pod attributes.
+void AppendXidLastPrefix(const std::string& labels, const AttributeSet& set, const fields::Value& v,
+                         std::string* out) {
   int64_t xid = 0;
   if (const auto* i = std::get_if<int64_t>(&v)) {
     xid = *i;
   } else if (const auto* d = std::get_if<double>(&v)) {
     xid = static_cast<int64_t>(*d);
   }
-  out->append(OpenPrefix(prefix));
-  out->append(",err_code=\"");
-  AppendInt(xid, out);
-  out->push_back('"');
-  AppendLabel("err_msg", fields::XidDescription(xid), false, out);
+  std::vector<std::pair<std::string_view, std::string>> attrs = set.attrs;
+  attrs.emplace_back("err_code", std::to_string(xid));
+  attrs.emplace_back("err_msg", fields::XidDescription(xid));
+  std::sort(attrs.begin(), attrs.end());
+  out->append(labels);
+  for (const auto& [name, value] : attrs) AppendLabel(name, value, false, out);
   out->append("} ");
 }
 
@@ -142,11 +187,12 @@ void AppendXidLastPrefix(const std::string& prefix, const fields::Value& v, std:
 // then xid (sorted with the CSV label fields, byte-wise: upper-case DCGM_FI_* names first).
 // With no Xid in the window, one series valued 0 without an xid label, as dcgm-exporter does.
 void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
-                     const std::string& prefix, int64_t window_ms, std::string* out) {
+                     const std::string& labels, const std::string& tail, int64_t window_ms,
+                     std::string* out) {
   if (!dev.xid_watched) return;
   auto series = [&](const collect::XidCount* c) {
     out->append(name);
-    out->append(OpenPrefix(prefix));
+    out->append(labels);
     out->append(",window_size_in_ms=\"");
     AppendInt(window_ms, out);
     out->push_back('"');
@@ -155,7 +201,7 @@ void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
       AppendInt(c->xid, out);
       out->push_back('"');
     }
-    out->append("} ");
+    out->append(tail);
     AppendInt(c != nullptr ? c->count : 0, out);
     out->push_back('\n');
   };
@@ -168,15 +214,17 @@ void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
 // As dcgm-exporter: a GPU with samples in the window but no reason active gets no series at all;
 // one with no sample (every read failed) gets one series valued 0 without clock_event.
 void AppendClockEventCounts(const collect::DeviceSnapshot& dev, std::string_view name,
-                            const std::string& prefix, int64_t window_ms, std::string* out) {
+                            const std::string& labels, const std::string& tail, int64_t window_ms,
+                            std::string* out) {
   if (!dev.clock_events_watched) return;
   auto series = [&](std::string_view event, int64_t count) {
     out->append(name);
-    out->append(OpenPrefix(prefix));
+    out->append(labels);
     if (!event.empty()) AppendLabel("clock_event", event, false, out);
     out->append(",window_size_in_ms=\"");
     AppendInt(window_ms, out);
-    out->append("\"} ");
+    out->push_back('"');
+    out->append(tail);
     AppendInt(count, out);
     out->push_back('\n');
   };
@@ -262,6 +310,23 @@ void AppendSelfMetrics(const collect::Snapshot& snapshot, const PrometheusOption
   AppendLabel("nvml_library", options.build.nvml_library, false, out);
   AppendLabel("driver_version", options.build.driver_version, false, out);
   out->append("} 1\n");
+
+  if (options.attribution_errors) {
+    const auto counts = options.attribution_errors->Counts();
+    if (!counts.empty()) {
+      AppendHelpType("nvml_exporter_attribution_errors_total",
+                     "Failed refreshes of an attribution source (kubelet, cgroup, apiserver, "
+                     "hpc); the last good attribution stays in use.",
+                     "counter", out);
+      for (const auto& [source, count] : counts) {
+        out->append("nvml_exporter_attribution_errors_total{");
+        AppendLabel("source", source, true, out);
+        out->append("} ");
+        AppendUnsigned(count, out);
+        out->push_back('\n');
+      }
+    }
+  }
 }
 
 // Text format 0.0.4: label values escape \\, " and newline; HELP text only \\ and newline.
@@ -317,25 +382,33 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
                                }),
                    label_rows.end());
 
-  // Devices that get series, with their label prefix.
+  // Devices that get series, with their labels and attribute sets (one series per set).
   struct LiveDevice {
     const collect::DeviceSnapshot* dev;
-    std::string prefix;
+    std::string labels;
+    std::vector<AttributeSet> sets;
   };
   std::vector<LiveDevice> live;
   live.reserve(snapshot.devices.size());
+  size_t series_per_family = 0;
   for (const collect::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
-    live.push_back({&dev, BuildDevicePrefix(*dev.identity, options, label_rows)});
+    live.push_back(
+        {&dev, BuildDeviceLabels(*dev.identity, options, label_rows),
+         BuildAttributeSets(*dev.identity, snapshot.attribution, options.use_old_namespace)});
+    series_per_family += live.back().sets.size();
   }
 
-  // Size estimate: each series is name + prefix + ~16 value bytes; HELP/TYPE ~ 2 names + help.
+  // Size estimate: each series is name + labels + attributes + ~16 value bytes; HELP/TYPE ~ 2
+  // names + help.
   size_t estimate = 2048;
   size_t prefix_total = 0;
-  for (const LiveDevice& d : live) prefix_total += d.prefix.size() + 24;
+  for (const LiveDevice& d : live) {
+    for (const AttributeSet& set : d.sets) prefix_total += d.labels.size() + set.tail.size() + 24;
+  }
   for (const CollectorEntry* f : families) {
     estimate += 2 * f->name.size() + f->help.size() + 32;
-    estimate += live.size() * f->name.size() + prefix_total;
+    estimate += series_per_family * f->name.size() + prefix_total;
   }
   out->reserve(estimate);
 
@@ -349,22 +422,30 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     const size_t header_end = out->size();
     for (const LiveDevice& d : live) {
       if (f->field->id == kXidCountField) {
-        AppendXidCounts(*d.dev, f->name, d.prefix, snapshot.xid_window_ms, out);
+        for (const AttributeSet& set : d.sets) {
+          AppendXidCounts(*d.dev, f->name, d.labels, set.tail, snapshot.xid_window_ms, out);
+        }
         continue;
       }
       if (f->field->id == kClockEventsCountField) {
-        AppendClockEventCounts(*d.dev, f->name, d.prefix, snapshot.clock_events_window_ms, out);
+        for (const AttributeSet& set : d.sets) {
+          AppendClockEventCounts(*d.dev, f->name, d.labels, set.tail, snapshot.clock_events_window_ms,
+                                 out);
+        }
         continue;
       }
       const fields::Value* v = FindSample(d.dev->samples, f->field->id);
       if (v == nullptr || std::holds_alternative<std::string>(*v)) continue;
-      out->append(f->name);
-      if (f->field->id == kXidErrorsField) {
-        AppendXidLastPrefix(d.prefix, *v, out);
-      } else {
-        out->append(d.prefix);
+      for (const AttributeSet& set : d.sets) {
+        out->append(f->name);
+        if (f->field->id == kXidErrorsField) {
+          AppendXidLastPrefix(d.labels, set, *v, out);
+        } else {
+          out->append(d.labels);
+          out->append(set.tail);
+        }
+        AppendValue(*v, out);
       }
-      AppendValue(*v, out);
     }
     // Families with no series are omitted altogether, as dcgm-exporter does.
     if (out->size() == header_end) out->resize(family_start);

@@ -641,6 +641,143 @@ TEST(RenderPrometheusTest, MigInstanceLabelsAfterParentLabels) {
   EXPECT_EQ(up_lines, 1u) << out;
 }
 
+// Pods and HPC jobs are dcgm-exporter "attributes": after every label, sorted by name with
+// err_code/err_msg; one series per (pod, job); free devices keep their bare series.
+Fixture AttributionFixture() {
+  Fixture f;
+  f.AddEntry(203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge, "Util.");
+  f.AddEntry(230, "DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge, "Last XID.");
+  f.AddEntry(9001, "DCGM_EXP_XID_ERRORS_COUNT", MetricType::kCounter, "XIDs.");
+  f.AddEntry(1, "DCGM_FI_DRIVER_VERSION", MetricType::kLabel, "Driver.", ValueKind::kString);
+  f.SetIdentities({MakeIdentity(0), MakeIdentity(1)});
+  f.snapshot.xid_window_ms = 1000;
+  for (DeviceSnapshot& d : f.snapshot.devices) {
+    d.samples = {{203, int64_t{5}}, {230, int64_t{13}}};
+    d.xid_watched = true;
+  }
+  return f;
+}
+
+const char kLabels0[] =
+    "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00.0\","
+    "device=\"nvidia0\",modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"";
+
+std::shared_ptr<attribute::DeviceAttribution> PodsOn(const std::string& key,
+                                                     std::vector<attribute::PodRef> pods) {
+  auto a = std::make_shared<attribute::DeviceAttribution>();
+  a->pods_by_device[key] = std::move(pods);
+  return a;
+}
+
+TEST(RenderPrometheusTest, PodAttributesFollowTheLabels) {
+  Fixture f = AttributionFixture();
+  f.snapshot.attribution.devices =
+      PodsOn(f.snapshot.identities->at(0).uuid, {{"team-a", "trainer-0", "main", ""}});
+  const std::string out = f.Render();
+  const std::string l0 = kLabels0;
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_UTIL" + l0 +
+                     ",container=\"main\",namespace=\"team-a\",pod=\"trainer-0\"} 5\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_XID_ERRORS" + l0 +
+                     ",container=\"main\",err_code=\"13\",err_msg=\"Graphics Engine Exception\","
+                     "namespace=\"team-a\",pod=\"trainer-0\"} 13\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DCGM_EXP_XID_ERRORS_COUNT" + l0 +
+                     ",window_size_in_ms=\"1000\",container=\"main\",namespace=\"team-a\","
+                     "pod=\"trainer-0\"} 0\n"),
+            std::string::npos)
+      << out;
+  // GPU 1 is free: no pod labels at all.
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""), std::string::npos);
+  EXPECT_EQ(out.find("pod=\"\""), std::string::npos);
+  const size_t gpu1 = out.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\"");
+  EXPECT_EQ(out.substr(gpu1, out.find('\n', gpu1) - gpu1).find("pod="), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, OldNamespacePodAttributeNames) {
+  Fixture f = AttributionFixture();
+  f.options.use_old_namespace = true;
+  f.snapshot.attribution.devices =
+      PodsOn(f.snapshot.identities->at(0).uuid, {{"team-a", "trainer-0", "main", ""}});
+  const std::string out = f.Render();
+  EXPECT_NE(
+      out.find(",container_name=\"main\",pod_name=\"trainer-0\",pod_namespace=\"team-a\"} 5\n"),
+      std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("namespace=\"team-a\",pod="), std::string::npos);
+}
+
+TEST(RenderPrometheusTest, SharedGpuGetsOneSeriesPerPodWithVgpu) {
+  Fixture f = AttributionFixture();
+  f.snapshot.attribution.devices =
+      PodsOn(f.snapshot.identities->at(0).uuid, {{"ns", "a", "c", "0"}, {"ns", "b", "c", "1"}});
+  const std::string out = f.Render();
+  const std::string l0 = kLabels0;
+  const std::string expected = "DCGM_FI_DEV_GPU_UTIL" + l0 +
+                               ",container=\"c\",namespace=\"ns\",pod=\"a\",vgpu=\"0\"} 5\n"
+                               "DCGM_FI_DEV_GPU_UTIL" +
+                               l0 + ",container=\"c\",namespace=\"ns\",pod=\"b\",vgpu=\"1\"} 5\n";
+  EXPECT_NE(out.find(expected), std::string::npos) << out;
+}
+
+TEST(RenderPrometheusTest, HpcJobsTimesPods) {
+  Fixture f = AttributionFixture();
+  const std::string uuid0 = f.snapshot.identities->at(0).uuid;
+  const std::string uuid1 = f.snapshot.identities->at(1).uuid;
+  f.snapshot.attribution.devices = PodsOn(uuid0, {{"ns", "a", "c", ""}});
+  auto hpc = std::make_shared<attribute::HpcJobs>();
+  hpc->jobs_by_device[uuid0] = {"j1", "j2"};
+  hpc->jobs_by_device[uuid1] = {"j3"};
+  f.snapshot.attribution.hpc = hpc;
+  const std::string out = f.Render();
+  const std::string l0 = kLabels0;
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_UTIL" + l0 +
+                     ",container=\"c\",hpc_job=\"j1\",namespace=\"ns\",pod=\"a\"} 5\n"
+                     "DCGM_FI_DEV_GPU_UTIL" +
+                     l0 + ",container=\"c\",hpc_job=\"j2\",namespace=\"ns\",pod=\"a\"} 5\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(",DCGM_FI_DRIVER_VERSION=\"580.159.04\",hpc_job=\"j3\"} 5\n"),
+            std::string::npos)
+      << out;
+}
+
+// A MIG instance is attributed by its MIG UUID (DeviceKey), not by its parent GPU's UUID.
+TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
+  Fixture f = AttributionFixture();
+  DeviceIdentity parent = MakeIdentity(0);
+  DeviceIdentity mig = parent;
+  mig.mig = DeviceIdentity::Mig{2, 0, "1g.18gb", "MIG-0f0f0f0f-0000-1111-2222-333333333333"};
+  f.SetIdentities({parent, mig});
+  for (DeviceSnapshot& d : f.snapshot.devices) d.samples = {{203, int64_t{5}}};
+  f.snapshot.attribution.devices = PodsOn(mig.mig->uuid, {{"ns", "on-mig", "c", ""}});
+  const std::string out = f.Render();
+  size_t first = out.find("DCGM_FI_DEV_GPU_UTIL{");
+  size_t second = out.find("DCGM_FI_DEV_GPU_UTIL{", first + 1);
+  ASSERT_NE(second, std::string::npos) << out;
+  EXPECT_EQ(out.substr(first, second - first).find("pod="), std::string::npos) << out;
+  EXPECT_NE(out.substr(second, out.find('\n', second) - second)
+                .find(",container=\"c\",namespace=\"ns\",pod=\"on-mig\"} 5"),
+            std::string::npos)
+      << out;
+}
+
+TEST(RenderPrometheusTest, AttributionErrorsFamily) {
+  Fixture f = AttributionFixture();
+  EXPECT_EQ(f.Render().find("nvml_exporter_attribution_errors_total"), std::string::npos);
+  auto errors = std::make_shared<attribute::SourceErrors>();
+  errors->Register("kubelet");
+  errors->Increment("cgroup");
+  errors->Increment("cgroup");
+  f.options.attribution_errors = errors;
+  EXPECT_NE(f.Render().find("# TYPE nvml_exporter_attribution_errors_total counter\n"
+                            "nvml_exporter_attribution_errors_total{source=\"cgroup\"} 2\n"
+                            "nvml_exporter_attribution_errors_total{source=\"kubelet\"} 0\n"),
+            std::string::npos);
+}
+
 TEST(XidDescriptionTest, KnownAndUnknown) {
   EXPECT_EQ(fields::XidDescription(0), "No Error");
   EXPECT_EQ(fields::XidDescription(13), "Graphics Engine Exception");

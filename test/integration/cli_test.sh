@@ -34,10 +34,10 @@ pass "missing NVML -> exit 1, one line"
 
 # A flag of a later issue fails loudly instead of being ignored.
 set +e
-"$EXPORTER" --fake-gpus -k --once >/dev/null 2>"$WORK/k.err"; rc=$?
+"$EXPORTER" --fake-gpus -s g --once >/dev/null 2>"$WORK/k.err"; rc=$?
 set -e
-[ "$rc" = 2 ] || fail "-k: exit $rc, want 2"
-grep -qi 'not supported yet' "$WORK/k.err" || fail "-k: message"
+[ "$rc" = 2 ] || fail "-s: exit $rc, want 2"
+grep -qi 'not supported yet' "$WORK/k.err" || fail "-s: message"
 pass "unsupported flag -> exit 2"
 
 # Device selector: only GPU 1; a GPU that does not exist is an error.

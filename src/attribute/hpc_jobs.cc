@@ -1,0 +1,216 @@
+#include "attribute/hpc_jobs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <utility>
+
+#include "util/log.h"
+
+namespace nvmlx::attribute {
+namespace {
+
+struct GpuRef {
+  unsigned index = 0;
+  std::optional<unsigned> gpu_instance;
+};
+
+std::optional<unsigned> ParseUnsigned(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// "<n>" or "<n>.<m>", digits only (^\d+(\.\d+)?$).
+std::optional<GpuRef> ParseFileName(std::string_view name) {
+  size_t dot = name.find('.');
+  std::optional<unsigned> gpu = ParseUnsigned(name.substr(0, dot));
+  if (!gpu) return std::nullopt;
+  if (dot == std::string_view::npos) return GpuRef{*gpu, std::nullopt};
+  std::optional<unsigned> gi = ParseUnsigned(name.substr(dot + 1));
+  if (!gi) return std::nullopt;
+  return GpuRef{*gpu, *gi};
+}
+
+const collect::DeviceIdentity* FindDevice(const std::vector<collect::DeviceIdentity>& ids,
+                                          const GpuRef& ref) {
+  for (const collect::DeviceIdentity& id : ids) {
+    if (id.index != ref.index) continue;
+    if (!ref.gpu_instance && !id.mig) return &id;
+    if (ref.gpu_instance && id.mig && id.mig->gpu_instance_id == *ref.gpu_instance) return &id;
+  }
+  return nullptr;
+}
+
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kBlank = " \t\r\n\v\f";
+  size_t b = s.find_first_not_of(kBlank);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(kBlank) - b + 1);
+}
+
+// A label value must be UTF-8 (or Prometheus rejects the whole page) and a job id has no use for
+// control characters. Blanks inside are kept: dcgm-exporter takes the whole line as the id.
+bool ValidJobId(std::string_view id) {
+  for (size_t i = 0; i < id.size();) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (c < 0x80) {
+      if (c < ' ' || c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    size_t len = 0;  // of the sequence c starts; 0: not a valid lead byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+    }
+    if (len == 0 || i + len > id.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(id[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
+                                    const std::vector<collect::DeviceIdentity>& identities) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    if (ec) return Unavailable("hpc job mapping dir " + dir + ": " + ec.message());
+    return NotFound("hpc job mapping dir " + dir + ": no such directory");
+  }
+  // Sorted names: deterministic reads and problem order.
+  std::vector<fs::path> files;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return Unavailable("hpc job mapping dir " + dir + ": " + ec.message());
+  for (const fs::directory_entry& e : it) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+
+  auto jobs = std::make_shared<HpcJobs>();
+  HpcReadResult result;
+  for (const fs::path& path : files) {
+    std::optional<GpuRef> ref = ParseFileName(path.filename().string());
+    if (!ref) continue;
+    const collect::DeviceIdentity* device = FindDevice(identities, *ref);
+    if (device == nullptr) continue;
+    if (fs::is_directory(path, ec)) continue;
+    std::ifstream in(path);
+    if (!in) {
+      return Unavailable("hpc job mapping file " + path.string() +
+                         ": cannot read: " + std::strerror(errno));
+    }
+    std::vector<std::string>& ids = jobs->jobs_by_device[device->DeviceKey()];
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::string_view id = Trim(line);
+      if (id.empty()) continue;
+      if (!ValidJobId(id)) {
+        result.problems.push_back(path.string() + ":" + std::to_string(number) +
+                                  ": job id must be UTF-8 text without control characters; "
+                                  "line skipped");
+        continue;
+      }
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
+    }
+    if (in.bad()) {
+      return Unavailable("hpc job mapping file " + path.string() + ": read error");
+    }
+    if (ids.empty()) jobs->jobs_by_device.erase(device->DeviceKey());
+  }
+  result.jobs = std::move(jobs);
+  return result;
+}
+
+HpcJobRefresher::HpcJobRefresher(std::string dir, std::vector<collect::DeviceIdentity> identities,
+                                 std::chrono::milliseconds period,
+                                 std::shared_ptr<SourceErrors> errors)
+    : dir_(std::move(dir)),
+      identities_(std::move(identities)),
+      period_(period),
+      errors_(std::move(errors)) {
+  if (errors_) errors_->Register(kSource);
+}
+
+HpcJobRefresher::~HpcJobRefresher() { Stop(); }
+
+bool HpcJobRefresher::RefreshOnce() {
+  Result<HpcReadResult> read = ReadHpcJobDir(dir_, identities_);
+  if (!read.ok() && read.status().code() == StatusCode::kNotFound) {
+    // No directory means no jobs (dcgm-exporter tolerates it at start-up). Say so once if it
+    // existed before: the scheduler may have lost its mount.
+    if (dir_seen_ && !dir_missing_logged_) {
+      log::Warn("hpc job mapping dir disappeared; no hpc_job labels until it is back",
+                {{"dir", dir_}});
+      dir_missing_logged_ = true;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    latest_ = std::make_shared<HpcJobs>();
+    return true;
+  }
+  if (!read.ok()) {
+    if (errors_) errors_->Increment(kSource);
+    if (!failing_) {
+      failing_ = true;
+      log::Warn("hpc job mapping unreadable; keeping the last good mapping",
+                {{"source", std::string(kSource)}, {"err", read.status().ToString()}});
+    }
+    return false;
+  }
+  dir_seen_ = true;
+  dir_missing_logged_ = false;
+  if (failing_) {
+    log::Info("hpc job mapping readable again", {{"source", std::string(kSource)}});
+    failing_ = false;
+  }
+  for (const std::string& p : read->problems) {
+    if (logged_problems_.insert(p).second) log::Warn("hpc job mapping: bad line", {{"at", p}});
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  latest_ = std::move(read->jobs);
+  return true;
+}
+
+void HpcJobRefresher::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+  }
+  thread_ = std::thread([this] {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (cv_.wait_for(lock, period_, [this] { return stop_; })) return;
+      }
+      RefreshOnce();
+    }
+  });
+}
+
+void HpcJobRefresher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::shared_ptr<const HpcJobs> HpcJobRefresher::Latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+}  // namespace nvmlx::attribute

@@ -1,0 +1,86 @@
+// HPC job mapping (--hpc-job-mapping-dir, dcgm-exporter's hpcMapper): a scheduler prolog writes,
+// per GPU it hands to a job, a file named after the GPU ("<gpu index>", or "<gpu index>.<GPU
+// instance id>" for a MIG instance) with one job id per line; the exporter labels that device's
+// series hpc_job="<id>", one series per job.
+//
+// Differences from dcgm-exporter, which re-reads the directory inside every scrape and fails the
+// whole scrape (HTTP 500) on an unreadable file:
+//  - the directory is read on a background timer (HpcJobRefresher), never in a scrape;
+//  - a bad line (not UTF-8, or with control characters: it would break the exposition) is
+//    skipped and logged once with file:line; an unreadable file or directory keeps the last good
+//    mapping, counts a source="hpc" error and is logged once per failure streak.
+// Names that are not "<n>" or "<n>.<m>" are ignored, as dcgm-exporter's ^\d+(\.\d+)?$ does; a
+// file naming a GPU we do not collect is ignored too. As in dcgm-exporter the whole line is the
+// job id (blanks inside included); unlike it, blank lines are skipped (it labels them
+// hpc_job=""), surrounding blanks and a CR trimmed, repeated ids within a file kept once.
+//
+// Thread-safety: ReadHpcJobDir is a pure function of the directory; HpcJobRefresher as
+// PodResourcesRefresher (Latest() from any thread).
+#ifndef NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_
+#define NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attribute/attribution.h"
+#include "attribute/source_errors.h"
+#include "collect/snapshot.h"
+#include "util/status.h"
+#include "util/thread_annotations.h"
+
+namespace nvmlx::attribute {
+
+struct HpcReadResult {
+  std::shared_ptr<const HpcJobs> jobs;
+  // "<file>:<line>: <what>" for each skipped line.
+  std::vector<std::string> problems;
+};
+
+// NOT_FOUND when the directory does not exist; UNAVAILABLE when it or a mapping file cannot be
+// read (the message names the path).
+Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
+                                    const std::vector<collect::DeviceIdentity>& identities);
+
+class HpcJobRefresher {
+ public:
+  static constexpr std::string_view kSource = "hpc";
+
+  HpcJobRefresher(std::string dir, std::vector<collect::DeviceIdentity> identities,
+                  std::chrono::milliseconds period, std::shared_ptr<SourceErrors> errors);
+  ~HpcJobRefresher();
+  HpcJobRefresher(const HpcJobRefresher&) = delete;
+  HpcJobRefresher& operator=(const HpcJobRefresher&) = delete;
+
+  bool RefreshOnce();
+  // Refreshes every period from now on (run RefreshOnce first for the first page).
+  void Start();
+  void Stop();
+  std::shared_ptr<const HpcJobs> Latest() const;
+
+ private:
+  const std::string dir_;
+  const std::vector<collect::DeviceIdentity> identities_;
+  const std::chrono::milliseconds period_;
+  std::shared_ptr<SourceErrors> errors_;
+  // Refreshing thread only.
+  bool failing_ = false;
+  bool dir_seen_ = false;
+  bool dir_missing_logged_ = false;
+  std::set<std::string> logged_problems_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const HpcJobs> latest_ NVMLX_GUARDED_BY(mu_);
+  bool stop_ NVMLX_GUARDED_BY(mu_) = false;
+  std::condition_variable cv_;
+  std::thread thread_;
+};
+
+}  // namespace nvmlx::attribute
+
+#endif  // NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_

@@ -1,0 +1,105 @@
+#include "attribute/kubelet_client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace nvmlx::attribute {
+namespace {
+
+std::string_view GrpcCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+}  // namespace
+
+KubeletClient::KubeletClient(KubeletClientOptions options) : options_(std::move(options)) {}
+
+KubeletClient::~KubeletClient() = default;
+
+Result<v1::ListPodResourcesResponse> KubeletClient::List() {
+  const std::string& path = options_.socket_path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    stub_.reset();
+    channel_.reset();
+    if (err == ENOENT) return NotFound("kubelet socket " + path + ": no such file");
+    return Unavailable("kubelet socket " + path + ": " + std::strerror(err));
+  }
+  if (!S_ISSOCK(st.st_mode)) return Unavailable("kubelet socket " + path + ": not a socket");
+  if (stub_ == nullptr || st.st_ino != socket_inode_ || st.st_dev != socket_device_) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(options_.max_receive_bytes);
+    // A kubelet restart is short; reconnect within a refresh period, not gRPC's 1 s..120 s.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    channel_ = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
+    stub_ = v1::PodResourcesLister::NewStub(channel_);
+    socket_inode_ = st.st_ino;
+    socket_device_ = st.st_dev;
+  }
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  v1::ListPodResourcesRequest request;
+  v1::ListPodResourcesResponse response;
+  grpc::Status status = stub_->List(&context, request, &response);
+  if (status.ok()) return response;
+  std::string msg =
+      "kubelet List on " + path + ": " + std::string(GrpcCodeName(status.error_code()));
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    msg += " (no answer within " + std::to_string(options_.deadline.count()) + " ms)";
+  } else if (!status.error_message().empty()) {
+    msg += ": " + status.error_message();
+  }
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return Unavailable(std::move(msg));
+    default:
+      return Internal(std::move(msg));
+  }
+}
+
+}  // namespace nvmlx::attribute

@@ -1,0 +1,233 @@
+// The kubelet client and refresher against a real gRPC server (test/fixtures/fake_kubelet.h) on a
+// unix socket: normal answers, the faults of issue 4 (missing socket, refused connection, slow
+// past the deadline, an error status, huge answers, a restart), and what gets published.
+#include "attribute/kubelet_client.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "attribute/pod_resources_refresher.h"
+#include "fake_kubelet.h"
+
+namespace nvmlx::attribute {
+namespace {
+
+using fixtures::FakeAnswer;
+using fixtures::FakeKubelet;
+using ::testing::HasSubstr;
+
+constexpr char kGpu0[] = "GPU-00000000-0000-0000-0000-000000000000";
+
+class KubeletClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/kubelet_client_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    socket_ = dir_ + "/kubelet.sock";
+  }
+  void TearDown() override {
+    kubelet_.Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  static FakeAnswer OnePod(const std::string& pod) {
+    FakeAnswer a;
+    auto* p = a.response.add_pod_resources();
+    p->set_namespace_("ns");
+    p->set_name(pod);
+    auto* c = p->add_containers();
+    c->set_name("main");
+    auto* d = c->add_devices();
+    d->set_resource_name("nvidia.com/gpu");
+    d->add_device_ids(kGpu0);
+    return a;
+  }
+  static FakeAnswer Error(int code) {
+    FakeAnswer a;
+    a.error_code = code;
+    a.error_message = "scripted failure";
+    return a;
+  }
+  KubeletClientOptions Options(int deadline_ms = 2000) {
+    KubeletClientOptions o;
+    o.socket_path = socket_;
+    o.deadline = std::chrono::milliseconds(deadline_ms);
+    return o;
+  }
+  PodMatcher Matcher() {
+    collect::DeviceIdentity id;
+    id.index = 0;
+    id.uuid = kGpu0;
+    return PodMatcher({id}, {});
+  }
+  static std::string PodOn(const std::shared_ptr<const DeviceAttribution>& a) {
+    if (a == nullptr) return "<none>";
+    auto it = a->pods_by_device.find(kGpu0);
+    return it == a->pods_by_device.end() ? "<free>" : it->second.front().pod;
+  }
+
+  std::string dir_, socket_;
+  FakeKubelet kubelet_;
+};
+
+TEST_F(KubeletClientTest, ListsPods) {
+  kubelet_.SetScript({OnePod("p")});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClient client(Options());
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->pod_resources_size(), 1);
+  EXPECT_EQ(r->pod_resources(0).name(), "p");
+  EXPECT_EQ(r->pod_resources(0).containers(0).devices(0).device_ids(0), kGpu0);
+  r = client.List();  // the channel is reused
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(kubelet_.calls(), 2);
+}
+
+TEST_F(KubeletClientTest, MissingSocketIsNotFoundWithoutACall) {
+  KubeletClient client(Options());
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(r.status().message(), HasSubstr(socket_));
+}
+
+TEST_F(KubeletClientTest, RefusedConnectionIsUnavailable) {
+  // A socket file nobody listens on: what a crashed kubelet leaves behind.
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);  // bound, never listened: connect() is refused
+  KubeletClient client(Options());
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+}
+
+TEST_F(KubeletClientTest, SlowPastTheDeadlineFails) {
+  FakeAnswer slow = OnePod("p");
+  slow.delay_ms = 3000;
+  kubelet_.SetScript({slow});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClient client(Options(/*deadline_ms=*/200));
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("DEADLINE_EXCEEDED"));
+  EXPECT_THAT(r.status().message(), HasSubstr("200 ms"));
+}
+
+TEST_F(KubeletClientTest, ErrorStatusIsReported) {
+  kubelet_.SetScript({Error(13)});  // INTERNAL
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClient client(Options());
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("INTERNAL: scripted failure"));
+}
+
+TEST_F(KubeletClientTest, TwentyMebibyteAnswerFitsTheDefaultLimit) {
+  FakeAnswer huge;
+  fixtures::GeneratePods(2000, {kGpu0}, "nvidia.com/gpu", 20u << 20, &huge.response);
+  ASSERT_GT(huge.response.ByteSizeLong(), 20u << 20);
+  kubelet_.SetScript({huge});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClient client(Options(10000));
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->pod_resources_size(), 2000);
+}
+
+TEST_F(KubeletClientTest, AnswerOverTheLimitIsAnError) {
+  FakeAnswer big;
+  fixtures::GeneratePods(100, {kGpu0}, "nvidia.com/gpu", 2u << 20, &big.response);
+  kubelet_.SetScript({big});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClientOptions o = Options();
+  o.max_receive_bytes = 1 << 20;
+  KubeletClient client(o);
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("RESOURCE_EXHAUSTED"));
+}
+
+TEST_F(KubeletClientTest, RestartedKubeletIsReachedAgain) {
+  kubelet_.SetScript({OnePod("before")});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClient client(Options());
+  ASSERT_TRUE(client.List().ok());
+  kubelet_.Stop();
+  EXPECT_FALSE(client.List().ok());
+  kubelet_.SetScript({OnePod("after")});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  Result<v1::ListPodResourcesResponse> r = client.List();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->pod_resources(0).name(), "after");
+}
+
+TEST_F(KubeletClientTest, RefresherKeepsTheLastGoodAttributionAndCountsFailures) {
+  // good, error, slow, good: the failures leave "p1" published.
+  FakeAnswer slow = OnePod("never");
+  slow.delay_ms = 2000;
+  kubelet_.SetScript({OnePod("p1"), Error(14), slow, OnePod("p2")});
+  auto errors = std::make_shared<SourceErrors>();
+  PodResourcesRefresher refresher(Options(/*deadline_ms=*/200), Matcher(), std::chrono::hours(1),
+                                  errors);
+  ASSERT_EQ(errors->Counts().size(), 1u);
+  EXPECT_EQ(errors->Counts()[0].second, 0u);  // registered at zero
+  EXPECT_EQ(PodOn(refresher.Latest()), "<none>");
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  EXPECT_TRUE(refresher.RefreshOnce());
+  EXPECT_EQ(PodOn(refresher.Latest()), "p1");
+  EXPECT_FALSE(refresher.RefreshOnce());
+  EXPECT_FALSE(refresher.RefreshOnce());
+  EXPECT_EQ(PodOn(refresher.Latest()), "p1");
+  EXPECT_EQ(errors->Counts()[0], std::make_pair(std::string("kubelet"), uint64_t{2}));
+  EXPECT_TRUE(refresher.RefreshOnce());
+  EXPECT_EQ(PodOn(refresher.Latest()), "p2");
+  kubelet_.Stop();
+  EXPECT_FALSE(refresher.RefreshOnce());  // socket gone
+  EXPECT_EQ(PodOn(refresher.Latest()), "p2");
+  EXPECT_EQ(errors->Counts()[0].second, 3u);
+}
+
+TEST_F(KubeletClientTest, RefresherThreadRefreshesSoonOnRequest) {
+  kubelet_.SetScript({OnePod("p1"), OnePod("p2")});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::hours(1), nullptr);
+  ASSERT_TRUE(refresher.RefreshOnce());
+  EXPECT_EQ(PodOn(refresher.Latest()), "p1");
+  refresher.Start();
+  // With a 1 h period only RefreshSoon brings the second refresh.
+  refresher.RefreshSoon();
+  for (int i = 0; i < 500 && PodOn(refresher.Latest()) != "p2"; ++i) usleep(10000);
+  EXPECT_EQ(PodOn(refresher.Latest()), "p2");
+  refresher.Stop();
+}
+
+TEST(KubeletDeadlineTest, FollowsThePeriodWithinBounds) {
+  EXPECT_EQ(KubeletDeadlineFor(std::chrono::milliseconds(1000)).count(), 1000);
+  EXPECT_EQ(KubeletDeadlineFor(std::chrono::milliseconds(30000)).count(), 10000);
+  EXPECT_EQ(KubeletDeadlineFor(std::chrono::milliseconds(10)).count(), 100);
+}
+
+TEST(FakeKubeletScriptTest, BadScriptsNameTheProblem) {
+  auto r = fixtures::ParseScript("{\"answers\": []}", "s.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("s.json: answers"));
+  EXPECT_FALSE(fixtures::ParseScript("{", "s.json").ok());
+}
+
+}  // namespace
+}  // namespace nvmlx::attribute

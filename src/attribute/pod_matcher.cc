@@ -1,0 +1,164 @@
+#include "attribute/pod_matcher.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+namespace nvmlx::attribute {
+namespace {
+
+constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
+constexpr std::string_view kMigPrefix = "MIG-";
+constexpr std::string_view kOldMigPrefix = "MIG-GPU-";
+constexpr std::string_view kGkeReplicaSeparator = "/vgpu";
+constexpr std::string_view kReplicaSeparator = "::";
+
+std::string DcgmMigId(unsigned gpu_index, unsigned gpu_instance_id) {
+  return std::to_string(gpu_index) + "-" + std::to_string(gpu_instance_id);
+}
+
+// Consumes leading decimal digits of *s into *out; false when there are none.
+bool ConsumeNumber(std::string_view* s, unsigned* out) {
+  auto [end, ec] = std::from_chars(s->data(), s->data() + s->size(), *out);
+  if (ec != std::errc() || end == s->data()) return false;
+  s->remove_prefix(static_cast<size_t>(end - s->data()));
+  return true;
+}
+
+bool ConsumePrefix(std::string_view* s, std::string_view prefix) {
+  if (!s->starts_with(prefix)) return false;
+  s->remove_prefix(prefix.size());
+  return true;
+}
+
+// GKE's MIG form, dcgm-exporter's regex ^nvidia([0-9]+)/gi([0-9]+)(/vgpu[0-9]+)?$ by hand.
+std::optional<std::string> GkeMigId(std::string_view id) {
+  unsigned gpu = 0, gi = 0, replica = 0;
+  if (!ConsumePrefix(&id, "nvidia") || !ConsumeNumber(&id, &gpu) || !ConsumePrefix(&id, "/gi") ||
+      !ConsumeNumber(&id, &gi)) {
+    return std::nullopt;
+  }
+  if (!id.empty() && (!ConsumePrefix(&id, kGkeReplicaSeparator) || !ConsumeNumber(&id, &replica))) {
+    return std::nullopt;
+  }
+  if (!id.empty()) return std::nullopt;
+  return DcgmMigId(gpu, gi);
+}
+
+auto OrderKey(const PodRef& p) { return std::tie(p.namespace_name, p.pod, p.container, p.vgpu); }
+
+}  // namespace
+
+PodMatcher::PodMatcher(const std::vector<collect::DeviceIdentity>& identities, MatchOptions options)
+    : options_(std::move(options)) {
+  for (const collect::DeviceIdentity& id : identities) {
+    if (id.mig) {
+      std::string dcgm_id = DcgmMigId(id.index, id.mig->gpu_instance_id);
+      dcgm_id_by_mig_uuid_[id.mig->uuid] = dcgm_id;
+      dcgm_id_by_parent_gi_[id.uuid + "/" + std::to_string(id.mig->gpu_instance_id)] = dcgm_id;
+      key_by_dcgm_id_[dcgm_id] = id.DeviceKey();
+    } else {
+      key_by_dcgm_id_[options_.id_type == GpuIdType::kUid ? id.uuid
+                                                          : "nvidia" + std::to_string(id.index)] =
+          id.DeviceKey();
+    }
+  }
+}
+
+std::string_view PodMatcher::SharedReplica(std::string_view device_id) {
+  // Same precedence as dcgm-exporter's getSharedGPU: GKE's "/vgpu" first, then "::".
+  if (size_t at = device_id.find(kGkeReplicaSeparator); at != std::string_view::npos) {
+    return device_id.substr(at + kGkeReplicaSeparator.size());
+  }
+  if (size_t at = device_id.find(kReplicaSeparator); at != std::string_view::npos) {
+    return device_id.substr(at + kReplicaSeparator.size());
+  }
+  return {};
+}
+
+bool PodMatcher::AcceptsResource(std::string_view name) const {
+  if (name == kGpuResource || name.starts_with(kMigResourcePrefix)) return true;
+  return std::find(options_.extra_resource_names.begin(), options_.extra_resource_names.end(),
+                   name) != options_.extra_resource_names.end();
+}
+
+const std::string* PodMatcher::Resolve(std::string_view device_id) const {
+  auto key_of = [this](std::string_view dcgm_id) -> const std::string* {
+    auto it = key_by_dcgm_id_.find(dcgm_id);
+    return it == key_by_dcgm_id_.end() ? nullptr : &it->second;
+  };
+  // The id dcgm-exporter derives from the device id, if any; the raw id is tried last.
+  std::string_view derived;
+  std::optional<std::string> gke;
+  if (device_id.starts_with(kMigPrefix)) {
+    std::string_view mig = device_id.substr(0, device_id.find(kReplicaSeparator));
+    if (auto it = dcgm_id_by_mig_uuid_.find(mig); it != dcgm_id_by_mig_uuid_.end()) {
+      derived = it->second;
+    } else if (mig.starts_with(kOldMigPrefix)) {
+      // "MIG-GPU-<uuid>/<gi>/<ci>": the parent is "GPU-<uuid>".
+      std::string_view rest = mig.substr(kMigPrefix.size());
+      size_t slash = rest.find('/');
+      size_t ci_slash = rest.rfind('/');
+      if (slash != std::string_view::npos && ci_slash > slash) {
+        auto it = dcgm_id_by_parent_gi_.find(rest.substr(0, ci_slash));
+        if (it != dcgm_id_by_parent_gi_.end()) derived = it->second;
+      }
+    }
+  } else if ((gke = GkeMigId(device_id))) {
+    derived = *gke;
+  } else if (size_t at = device_id.find(kGkeReplicaSeparator); at != std::string_view::npos) {
+    derived = device_id.substr(0, at);
+  } else if (size_t at2 = device_id.find(kReplicaSeparator); at2 != std::string_view::npos) {
+    derived = device_id.substr(0, at2);
+  }
+  if (!derived.empty()) {
+    if (const std::string* key = key_of(derived)) return key;
+  }
+  return key_of(device_id);
+}
+
+std::shared_ptr<const DeviceAttribution> PodMatcher::Match(
+    const v1::ListPodResourcesResponse& answer, MatchStats* stats) const {
+  auto out = std::make_shared<DeviceAttribution>();
+  MatchStats local;
+  for (const v1::PodResources& pod : answer.pod_resources()) {
+    for (const v1::ContainerResources& container : pod.containers()) {
+      for (const v1::ContainerDevices& devices : container.devices()) {
+        if (!AcceptsResource(devices.resource_name())) continue;
+        for (const std::string& device_id : devices.device_ids()) {
+          ++local.gpu_devices;
+          const std::string* key = Resolve(device_id);
+          if (key == nullptr) {
+            ++local.unmatched;
+            continue;
+          }
+          PodRef ref{pod.namespace_(), pod.name(), container.name(),
+                     options_.virtual_gpus ? std::string(SharedReplica(device_id)) : ""};
+          std::vector<PodRef>& refs = out->pods_by_device[*key];
+          if (options_.virtual_gpus || refs.empty()) {
+            refs.push_back(std::move(ref));
+          } else if (OrderKey(ref) < OrderKey(refs.front())) {
+            refs.front() = std::move(ref);
+          }
+        }
+      }
+    }
+  }
+  if (options_.virtual_gpus) {
+    for (auto& [key, refs] : out->pods_by_device) {
+      std::sort(refs.begin(), refs.end(),
+                [](const PodRef& a, const PodRef& b) { return OrderKey(a) < OrderKey(b); });
+      refs.erase(
+          std::unique(refs.begin(), refs.end(),
+                      [](const PodRef& a, const PodRef& b) { return OrderKey(a) == OrderKey(b); }),
+          refs.end());
+    }
+  }
+  if (stats != nullptr) *stats = local;
+  return out;
+}
+
+}  // namespace nvmlx::attribute

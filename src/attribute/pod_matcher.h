@@ -1,0 +1,94 @@
+// PodMatcher: turns a kubelet pod-resources List answer into a DeviceAttribution (device key ->
+// containers holding it), resolving the device ids exactly as dcgm-exporter 4.8.2 does
+// (internal/pkg/transformation/kubernetes.go), against our own device identities instead of
+// NVML lookups:
+//
+//  - Devices are kept when their resource is `nvidia.com/gpu`, one of --nvidia-resource-names,
+//    or starts with `nvidia.com/mig-`.
+//  - Every device is named by a "dcgm id": a MIG instance by "<gpu index>-<GPU instance id>"
+//    whatever the id type; a whole GPU by its UUID (--kubernetes-gpu-id-type uid) or by
+//    "nvidia<index>" (device-name).
+//  - A kubelet device id maps to these dcgm ids:
+//      `MIG-<uuid>[::N]`           the MIG instance with that UUID ("MIG-GPU-<uuid>/<gi>/<ci>" of
+//                                  old drivers is parsed as parent UUID and GI id);
+//      `nvidiaN/giM[/vgpuK]`       (GKE) "N-M";
+//      `<x>/vgpuK`                 (GKE time-sharing) "<x>";
+//      `<x>::N`                    (NVIDIA time-slicing) "<x>";
+//    and always the raw id itself. Ids that name no device we collect are dropped.
+//  - The sharing replica (`vgpu` label) is what follows "/vgpu", else what follows "::".
+//
+// Sharing. With --kubernetes-virtual-gpus every container holding a device is kept, with its
+// replica, so the renderer emits one series per sharing container. Without it dcgm-exporter
+// keeps the container listed LAST, so with time-slicing the pod named on a GPU's series changes
+// between scrapes with the kubelet's listing order (dcgm-exporter #307, #151, #201). We keep
+// one container too (the series count stays dcgm-exporter's) but choose it deterministically:
+// the least (namespace, pod, container), so the label is stable for as long as the set of
+// sharing pods is. The replica is not reported in that mode (dcgm-exporter has no vgpu label
+// there either).
+//
+// Thread-safety: immutable after construction; Match() is const and may run on any thread.
+#ifndef NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_
+#define NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "attribute/attribution.h"
+#include "attribute/pod_resources.pb.h"
+#include "collect/snapshot.h"
+
+namespace nvmlx::attribute {
+
+enum class GpuIdType { kUid, kDeviceName };
+
+struct MatchOptions {
+  GpuIdType id_type = GpuIdType::kUid;
+  // --nvidia-resource-names: accepted besides nvidia.com/gpu and nvidia.com/mig-*.
+  std::vector<std::string> extra_resource_names;
+  bool virtual_gpus = false;  // --kubernetes-virtual-gpus
+};
+
+// What one Match() saw, for debug logs and tests.
+struct MatchStats {
+  size_t gpu_devices = 0;  // device ids of accepted resources
+  size_t unmatched = 0;    // of those, naming no device we collect
+};
+
+class PodMatcher {
+ public:
+  PodMatcher(const std::vector<collect::DeviceIdentity>& identities, MatchOptions options);
+
+  std::shared_ptr<const DeviceAttribution> Match(const v1::ListPodResourcesResponse& answer,
+                                                 MatchStats* stats = nullptr) const;
+
+  // The replica of a shared device id ("3" of "GPU-…::3", "nvidia0/vgpu3",
+  // "nvidia0/gi1/vgpu3"), empty when the id is not shared. Exposed for tests.
+  static std::string_view SharedReplica(std::string_view device_id);
+
+ private:
+  bool AcceptsResource(std::string_view resource_name) const;
+  // The device key the kubelet id names, or nullptr.
+  const std::string* Resolve(std::string_view device_id) const;
+
+  // Lookups by string_view without building a std::string per device id (a refresh resolves
+  // every GPU id of every pod on the node).
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using StringMap = std::unordered_map<std::string, std::string, StringHash, std::equal_to<>>;
+
+  MatchOptions options_;
+  StringMap key_by_dcgm_id_;
+  StringMap dcgm_id_by_mig_uuid_;
+  // "<parent GPU uuid>/<gi>" -> dcgm id, for the old "MIG-GPU-<uuid>/<gi>/<ci>" form.
+  StringMap dcgm_id_by_parent_gi_;
+};
+
+}  // namespace nvmlx::attribute
+
+#endif  // NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_

@@ -1,0 +1,192 @@
+#include "attribute/pod_matcher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace nvmlx::attribute {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr char kGpu0[] = "GPU-00000000-0000-0000-0000-000000000000";
+constexpr char kGpu1[] = "GPU-00000000-0000-0000-0000-000000000001";
+constexpr char kMigA[] = "MIG-11111111-1111-1111-1111-111111111111";
+constexpr char kMigB[] = "MIG-22222222-2222-2222-2222-222222222222";
+
+collect::DeviceIdentity Gpu(unsigned index, std::string uuid) {
+  collect::DeviceIdentity id;
+  id.index = index;
+  id.uuid = std::move(uuid);
+  return id;
+}
+
+collect::DeviceIdentity Mig(unsigned index, std::string parent, unsigned gi, std::string uuid) {
+  collect::DeviceIdentity id = Gpu(index, std::move(parent));
+  id.mig = collect::DeviceIdentity::Mig{gi, 0, "1g.18gb", std::move(uuid)};
+  return id;
+}
+
+// Two whole GPUs, and GPU 1 also partitioned into MIG instances with GI ids 1 and 2.
+std::vector<collect::DeviceIdentity> Identities() {
+  return {Gpu(0, kGpu0), Gpu(1, kGpu1), Mig(1, kGpu1, 1, kMigA), Mig(1, kGpu1, 2, kMigB)};
+}
+
+struct Holder {
+  std::string ns, pod, container, resource;
+  std::vector<std::string> ids;
+};
+
+v1::ListPodResourcesResponse Answer(const std::vector<Holder>& holders) {
+  v1::ListPodResourcesResponse r;
+  for (const Holder& h : holders) {
+    v1::PodResources* pod = r.add_pod_resources();
+    pod->set_namespace_(h.ns);
+    pod->set_name(h.pod);
+    v1::ContainerResources* c = pod->add_containers();
+    c->set_name(h.container);
+    v1::ContainerDevices* d = c->add_devices();
+    d->set_resource_name(h.resource);
+    for (const std::string& id : h.ids) d->add_device_ids(id);
+  }
+  return r;
+}
+
+// "ns/pod/container[/vgpu]" for each holder of `key`, in published order.
+std::vector<std::string> Holders(const DeviceAttribution& a, const std::string& key) {
+  std::vector<std::string> out;
+  auto it = a.pods_by_device.find(key);
+  if (it == a.pods_by_device.end()) return out;
+  for (const PodRef& p : it->second) {
+    out.push_back(p.namespace_name + "/" + p.pod + "/" + p.container +
+                  (p.vgpu.empty() ? "" : "/" + p.vgpu));
+  }
+  return out;
+}
+
+TEST(PodMatcherTest, ExclusiveGpusByUuid) {
+  PodMatcher m(Identities(), {});
+  MatchStats stats;
+  auto a = m.Match(Answer({{"ns", "a", "c1", "nvidia.com/gpu", {kGpu0}},
+                           {"ns", "b", "c2", "nvidia.com/gpu", {kGpu1}}}),
+                   &stats);
+  EXPECT_THAT(Holders(*a, kGpu0), ElementsAre("ns/a/c1"));
+  EXPECT_THAT(Holders(*a, kGpu1), ElementsAre("ns/b/c2"));
+  EXPECT_EQ(stats.gpu_devices, 2u);
+  EXPECT_EQ(stats.unmatched, 0u);
+}
+
+TEST(PodMatcherTest, OtherResourcesAreIgnoredUnlessNamed) {
+  auto answer = Answer({{"ns", "a", "c", "example.com/gpu", {kGpu0}},
+                        {"ns", "b", "c", "nvidia.com/gpu.shared", {kGpu1}}});
+  PodMatcher plain(Identities(), {});
+  EXPECT_THAT(plain.Match(answer)->pods_by_device, IsEmpty());
+  MatchOptions extra;
+  extra.extra_resource_names = {"nvidia.com/gpu.shared"};
+  auto a = PodMatcher(Identities(), extra).Match(answer);
+  EXPECT_THAT(Holders(*a, kGpu1), ElementsAre("ns/b/c"));
+  EXPECT_THAT(Holders(*a, kGpu0), IsEmpty());
+}
+
+TEST(PodMatcherTest, UnknownIdsAreCountedNotAttributed) {
+  MatchStats stats;
+  auto a = PodMatcher(Identities(), {})
+               .Match(Answer({{"ns", "a", "c", "nvidia.com/gpu", {"GPU-elsewhere", "nvidia0"}}}),
+                      &stats);
+  EXPECT_THAT(a->pods_by_device, IsEmpty());
+  EXPECT_EQ(stats.unmatched, 2u);  // nvidia0 names a GPU only with --kubernetes-gpu-id-type
+}
+
+TEST(PodMatcherTest, DeviceNameIds) {
+  MatchOptions o;
+  o.id_type = GpuIdType::kDeviceName;
+  auto a = PodMatcher(Identities(), o)
+               .Match(Answer({{"ns", "a", "c", "nvidia.com/gpu", {"nvidia1"}},
+                              {"ns", "b", "c", "nvidia.com/gpu", {kGpu0}}}));
+  EXPECT_THAT(Holders(*a, kGpu1), ElementsAre("ns/a/c"));
+  // With device-name ids a UUID names nothing, as in dcgm-exporter.
+  EXPECT_THAT(Holders(*a, kGpu0), IsEmpty());
+}
+
+TEST(PodMatcherTest, MigUuidsAndResources) {
+  auto a = PodMatcher(Identities(), {})
+               .Match(Answer({{"ns", "a", "c", "nvidia.com/mig-1g.18gb", {kMigA}},
+                              {"ns", "b", "c", "nvidia.com/gpu", {std::string(kMigB) + "::2"}}}));
+  EXPECT_THAT(Holders(*a, kMigA), ElementsAre("ns/a/c"));
+  EXPECT_THAT(Holders(*a, kMigB), ElementsAre("ns/b/c"));
+  EXPECT_THAT(Holders(*a, kGpu1), IsEmpty());  // the parent is not the instance
+}
+
+TEST(PodMatcherTest, OldDriverMigIdsResolveThroughParentAndGi) {
+  auto a = PodMatcher(Identities(), {})
+               .Match(Answer({{"ns",
+                               "a",
+                               "c",
+                               "nvidia.com/mig-1g.18gb",
+                               {std::string("MIG-") + kGpu1 + "/2/0"}}}));
+  EXPECT_THAT(Holders(*a, kMigB), ElementsAre("ns/a/c"));
+}
+
+TEST(PodMatcherTest, GkeMigIdsWorkWithEitherIdType) {
+  for (GpuIdType type : {GpuIdType::kUid, GpuIdType::kDeviceName}) {
+    MatchOptions o;
+    o.id_type = type;
+    o.virtual_gpus = true;
+    auto a = PodMatcher(Identities(), o)
+                 .Match(Answer({{"ns", "a", "c", "nvidia.com/gpu", {"nvidia1/gi1"}},
+                                {"ns", "b", "c", "nvidia.com/gpu", {"nvidia1/gi2/vgpu3"}}}));
+    EXPECT_THAT(Holders(*a, kMigA), ElementsAre("ns/a/c"));
+    EXPECT_THAT(Holders(*a, kMigB), ElementsAre("ns/b/c/3"));
+  }
+}
+
+TEST(PodMatcherTest, GkeTimeSharingIds) {
+  MatchOptions o;
+  o.id_type = GpuIdType::kDeviceName;
+  o.virtual_gpus = true;
+  auto a = PodMatcher(Identities(), o)
+               .Match(Answer({{"ns", "a", "c", "nvidia.com/gpu", {"nvidia0/vgpu0"}},
+                              {"ns", "b", "c", "nvidia.com/gpu", {"nvidia0/vgpu1"}}}));
+  EXPECT_THAT(Holders(*a, kGpu0), ElementsAre("ns/a/c/0", "ns/b/c/1"));
+}
+
+TEST(PodMatcherTest, TimeSlicedGpusWithVirtualGpusGiveOneHolderPerReplica) {
+  MatchOptions o;
+  o.virtual_gpus = true;
+  // Listed in an order that is not the sorted one.
+  auto a = PodMatcher(Identities(), o)
+               .Match(Answer({{"team", "z", "c", "nvidia.com/gpu", {std::string(kGpu0) + "::1"}},
+                              {"team", "a", "c", "nvidia.com/gpu", {std::string(kGpu0) + "::0"}},
+                              {"team", "z", "c", "nvidia.com/gpu", {std::string(kGpu0) + "::1"}},
+                              {"team", "e", "c", "nvidia.com/gpu", {kGpu1}}}));
+  EXPECT_THAT(Holders(*a, kGpu0), ElementsAre("team/a/c/0", "team/z/c/1"));  // sorted, deduped
+  EXPECT_THAT(Holders(*a, kGpu1), ElementsAre("team/e/c"));  // exclusive: no replica
+}
+
+TEST(PodMatcherTest, WithoutVirtualGpusASharedGpuGetsOneStableHolder) {
+  // dcgm-exporter keeps the last one listed; we keep the least, whatever the listing order.
+  std::vector<Holder> holders = {
+      {"team", "z", "c", "nvidia.com/gpu", {std::string(kGpu0) + "::1"}},
+      {"team", "b", "c", "nvidia.com/gpu", {std::string(kGpu0) + "::0"}},
+      {"alpha", "y", "c", "nvidia.com/gpu", {std::string(kGpu0) + "::2"}}};
+  PodMatcher m(Identities(), {});
+  for (int rotation = 0; rotation < 3; ++rotation) {
+    std::rotate(holders.begin(), holders.begin() + 1, holders.end());
+    auto a = m.Match(Answer(holders));
+    EXPECT_THAT(Holders(*a, kGpu0), ElementsAre("alpha/y/c")) << rotation;
+  }
+}
+
+TEST(PodMatcherTest, SharedReplica) {
+  EXPECT_EQ(PodMatcher::SharedReplica("GPU-x::3"), "3");
+  EXPECT_EQ(PodMatcher::SharedReplica("nvidia0/vgpu3"), "3");
+  EXPECT_EQ(PodMatcher::SharedReplica("nvidia0/gi1/vgpu7"), "7");
+  EXPECT_EQ(PodMatcher::SharedReplica("GPU-x"), "");
+  EXPECT_EQ(PodMatcher::SharedReplica("MIG-x"), "");
+}
+
+}  // namespace
+}  // namespace nvmlx::attribute
