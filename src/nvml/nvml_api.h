@@ -275,6 +275,48 @@ typedef struct {
   nvmlGpmMetric_t metrics[NVMLX_GPM_METRIC_MAX];
 } nvmlGpmMetricsGet_t;
 
+// Processes (nvml-mapping.md §3). nvmlProcessInfo_t is nvmlProcessInfo_v2_t: what _v3 and _v2
+// write, except drivers 535.43-535.86 whose _v3 wrote 32-byte entries (an extra
+// usedGpuCcProtectedMemory) with no version bump: readers measure the stride (nvml.cc).
+typedef struct {
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned gpuInstanceId;            // 0xFFFFFFFF when MIG is off
+  unsigned computeInstanceId;
+} nvmlProcessInfo_t;
+typedef struct {  // the legacy unversioned nvmlDeviceGetComputeRunningProcesses
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+#define NVMLX_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
+// nvmlDeviceGetProcessUtilization (Maxwell+): pid first, timeStamp in µs.
+typedef struct {
+  unsigned pid;
+  unsigned long long timeStamp;
+  unsigned smUtil;
+  unsigned memUtil;
+  unsigned encUtil;
+  unsigned decUtil;
+} nvmlProcessUtilizationSample_t;
+// nvmlDeviceGetProcessesUtilizationInfo (NVML 12.4 / R550+): timeStamp first.
+typedef struct {
+  unsigned long long timeStamp;
+  unsigned pid;
+  unsigned smUtil;
+  unsigned memUtil;
+  unsigned encUtil;
+  unsigned decUtil;
+  unsigned jpgUtil;
+  unsigned ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+typedef struct {
+  unsigned version;              // nvmlProcessesUtilizationInfo_v1 = 0x01000018
+  unsigned processSamplesCount;  // IN: capacity of procUtilArray; OUT: entries written / needed
+  unsigned long long lastSeenTimeStamp;  // only samples newer than this come back
+  nvmlProcessUtilizationInfo_v1_t* procUtilArray;
+} nvmlProcessesUtilizationInfo_t;
+#define nvmlProcessesUtilizationInfo_v1 NVMLX_STRUCT_VERSION(nvmlProcessesUtilizationInfo_t, 1)
+
 // --- Functions. Each is resolved with dlsym by this exact (versioned) name. -------------------
 const char* nvmlErrorString(nvmlReturn_t result);
 nvmlReturn_t nvmlInit_v2(void);
@@ -354,6 +396,18 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample);
 nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned gpuInstanceId,
                                  nvmlGpmSample_t gpmSample);
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* infoCount,
+                                                     nvmlProcessInfo_t* infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned* infoCount,
+                                                     nvmlProcessInfo_t* infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned* infoCount,
+                                                  nvmlProcessInfo_v1_t* infos);
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t* utilization,
+                                             unsigned* processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp);
+nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
+    nvmlDevice_t device, nvmlProcessesUtilizationInfo_t* procesesUtilInfo);
 
 }  // extern "C"
 
@@ -381,7 +435,13 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet);
   X(nvmlDeviceGetCurrentClocksEventReasons) X(nvmlDeviceGetCurrentClocksThrottleReasons)        \
   X(nvmlDeviceGetGridLicensableFeatures_v4) X(nvmlEventSetCreate) X(nvmlDeviceRegisterEvents)   \
   X(nvmlEventSetWait_v2) X(nvmlEventSetFree) X(nvmlGpmQueryDeviceSupport) X(nvmlGpmSampleAlloc) \
-  X(nvmlGpmSampleFree) X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)
+  X(nvmlGpmSampleFree) X(nvmlGpmSampleGet) X(nvmlGpmMigSampleGet) X(nvmlGpmMetricsGet)          \
+  NVMLX_FOR_EACH_PROCESS_FUNCTION(X)
+// Per-process calls (processes and their utilization), kept on their own line for merging.
+#define NVMLX_FOR_EACH_PROCESS_FUNCTION(X)                                                      \
+  X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)         \
+  X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetProcessUtilization)                    \
+  X(nvmlDeviceGetProcessesUtilizationInfo)
 // clang-format on
 
 // Layouts the driver writes into (x86_64, nvml-mapping.md §6).
@@ -399,5 +459,20 @@ static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlGpmMetric_t) == 40);
 static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 40 * 333);
+
+static_assert(sizeof(nvmlProcessInfo_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20);
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, decUtil) == 28);
+static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40);
+static_assert(offsetof(nvmlProcessUtilizationInfo_v1_t, pid) == 8);
+static_assert(sizeof(nvmlProcessesUtilizationInfo_t) == 24);
+static_assert(offsetof(nvmlProcessesUtilizationInfo_t, lastSeenTimeStamp) == 8);
+static_assert(offsetof(nvmlProcessesUtilizationInfo_t, procUtilArray) == 16);
+static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018u);
 
 #endif  // NVML_EXPORTER_NVML_NVML_API_H_
