@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/page_store.h"
+#include "app/pod_attribution.h"
 #include "app/version.h"
 #include "collect/collector.h"
 #include "config/collectors_csv.h"
@@ -162,12 +163,24 @@ int Run(int argc, char** argv) {
                {{"symbols", names}});
   }
 
+  // --kubernetes-process-metrics: per-process data and its attribution to pods (null when off).
+  Result<std::unique_ptr<PodAttribution>> pods = PodAttribution::Create(opts, GetEnv);
+  if (!pods.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", pods.status().message().c_str());
+    return 2;
+  }
+  PodAttribution* attribution = pods->get();
+
   collect::CollectorOptions copts;
   copts.interval = std::chrono::milliseconds(opts.collect_interval_ms);
   copts.entries = entries;
   copts.devices = opts.devices;
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
   copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
+  if (attribution != nullptr) {
+    copts.process_metrics = true;
+    copts.attribution = [attribution] { return attribution->Latest(); };
+  }
   Result<std::unique_ptr<collect::Collector>> collector =
       collect::Collector::Create(nvml, std::move(copts));
   if (!collector.ok()) {
@@ -183,9 +196,11 @@ int Run(int argc, char** argv) {
   ropts.hostname = Hostname(opts);
   ropts.use_old_namespace = opts.use_old_namespace;
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
+  if (attribution != nullptr) ropts.pods = attribution->RenderOptions(opts);
 
   if (opts.once) {
     std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
+    if (attribution != nullptr) snap = attribution->ResolveForOnce(*snap, std::chrono::seconds(5));
     std::string body;
     render::RenderPrometheus(*snap, ropts, &body);
     std::fwrite(body.data(), 1, body.size(), stdout);
@@ -207,12 +222,15 @@ int Run(int argc, char** argv) {
   serve::HttpServer server(
       sopts, [&store] { return store.Latest(); }, [&store] { return store.Health(); });
 
-  (*collector)->Start([&store, &ropts](const std::shared_ptr<const collect::Snapshot>& snap) {
-    auto page = std::make_shared<serve::Page>();
-    render::RenderPrometheus(*snap, ropts, &page->body);
-    page->gzip_body = render::GzipCompress(page->body);
-    store.Publish(std::move(page), static_cast<int>(snap->devices.size()), CountUp(*snap));
-  });
+  if (attribution != nullptr) attribution->Start();
+  (*collector)
+      ->Start([&store, &ropts, attribution](const std::shared_ptr<const collect::Snapshot>& snap) {
+        if (attribution != nullptr) attribution->Observe(*snap);
+        auto page = std::make_shared<serve::Page>();
+        render::RenderPrometheus(*snap, ropts, &page->body);
+        page->gzip_body = render::GzipCompress(page->body);
+        store.Publish(std::move(page), static_cast<int>(snap->devices.size()), CountUp(*snap));
+      });
   if (Status st = server.Start(); !st.ok()) {
     std::fprintf(stderr, "nvml-exporter: %s\n", st.message().c_str());
     log::Error("cannot start HTTP server", {{"err", st.message()}});
@@ -226,6 +244,7 @@ int Run(int argc, char** argv) {
   log::Info("shutting down", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
   server.Stop();
   (*collector)->Stop();
+  if (attribution != nullptr) attribution->Stop();
   return 0;
 }
 

@@ -147,6 +147,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     dev->fast->Read(&ignored_samples, &ignored_errors);
     // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
     dev->gpm = GpmReader::Create(lib, *handle, i, gpm_fields);
+    if (c->options_.process_metrics) dev->processes = std::make_unique<ProcessReader>(lib, *handle);
     c->devices_.push_back(std::move(dev));
     identities->push_back(std::move(id));
   }
@@ -198,6 +199,18 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
   }
 }
 
+void Collector::NoteProcessFailure(size_t device, const Status& status) {
+  if (status.code() == StatusCode::kGpuLost) {
+    NoteErrors(device, {fields::FieldError{-1, status}});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(log_mu_);
+  if (logged_.emplace(device, -1).second) {
+    log::Warn("per-process read failed; processes of this GPU degraded (logged once per GPU)",
+              {{"gpu", std::to_string((*identities_)[device].index)}, {"err", status.ToString()}});
+  }
+}
+
 void Collector::ReadSlow() {
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (devices_[i]->lost.load()) continue;
@@ -234,6 +247,11 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
       NoteErrors(i, prof_errors);
       if (!st.ok()) NoteGpmFailure(i, st);
       MergeSorted(&ds.samples, prof);
+    }
+    if (devices_[i]->processes != nullptr && !devices_[i]->lost.load()) {
+      if (Status st = devices_[i]->processes->Read(&ds.processes); !st.ok()) {
+        NoteProcessFailure(i, st);
+      }
     }
     if (devices_[i]->lost.load()) {
       ds.up = false;

@@ -39,11 +39,11 @@ class ProcessTest : public ::testing::Test {
 TEST_F(ProcessTest, ListsComputeProcessesWithMemory) {
   auto procs = lib_->ComputeProcesses(Dev(0));
   ASSERT_TRUE(procs.ok()) << procs.status().ToString();
-  ASSERT_EQ(procs->size(), 6u);
+  ASSERT_EQ(procs->size(), 5u);  // 4999 ended at t=0.3
   EXPECT_EQ((*procs)[0].pid, 4101u);
   EXPECT_EQ((*procs)[0].used_memory_bytes, 10240ull << 20);
   EXPECT_EQ((*procs)[0].gpu_instance_id, 0xFFFFFFFFu);
-  EXPECT_EQ((*procs)[5].pid, 4999u);
+  EXPECT_EQ((*procs)[4].pid, 4401u);
 }
 
 TEST_F(ProcessTest, MeasuresThe32ByteStrideOfOld535Drivers) {
@@ -70,7 +70,7 @@ TEST_F(ProcessTest, UtilizationClampedAndIdleOmitted) {
       EXPECT_EQ(u.memory, 10u);
     }
     if (u.pid == 4999) {
-      EXPECT_EQ(u.sm, 100u);  // 150 from a zombie entry
+      EXPECT_EQ(u.sm, 100u);  // 150 from a zombie entry, still in the 20 s sample buffer
     }
     EXPECT_GT(u.timestamp_us, 0u);
   }
@@ -87,10 +87,12 @@ TEST_F(ProcessTest, LastSeenReturnsOnlyNewerSamplesAndNotFoundIsEmpty) {
   auto again = lib_->ProcessUtilizations(Dev(0), last);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(again->empty());
-  // Just before the newest sample: that one sample comes back.
+  // Just before the newest sample: that one sample comes back, for every process still running
+  // (4999 ended at t=0.3; its newest sample is older).
   auto one = lib_->ProcessUtilizations(Dev(0), last - 1);
   ASSERT_TRUE(one.ok());
-  EXPECT_EQ(one->size(), first->size());
+  EXPECT_EQ(one->size(), 4u);
+  for (const auto& u : *one) EXPECT_EQ(u.timestamp_us, last);
 }
 
 TEST_F(ProcessTest, FallsBackToTheOldUtilizationCall) {

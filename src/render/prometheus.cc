@@ -282,10 +282,7 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
                    label_rows.end());
 
   // Devices that get series, with their label prefix.
-  struct LiveDevice {
-    const collect::DeviceSnapshot* dev;
-    std::string prefix;
-  };
+  using LiveDevice = DeviceSeriesPrefix;
   std::vector<LiveDevice> live;
   live.reserve(snapshot.devices.size());
   for (const collect::DeviceSnapshot& dev : snapshot.devices) {
@@ -325,11 +322,13 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
         out->append(d.prefix);
       }
       AppendValue(*v, out);
+      AppendDcgmPerPodSeries(f->field->id, f->name, d, snapshot, options.pods, out);
     }
     // Families with no series are omitted altogether, as dcgm-exporter does.
     if (out->size() == header_end) out->resize(family_start);
   }
 
+  AppendPodFamilies(snapshot, live, options.pods, out);
   AppendSelfMetrics(snapshot, options, out);
 }
 

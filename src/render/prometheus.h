@@ -22,6 +22,7 @@
 
 #include "collect/snapshot.h"
 #include "config/collectors_csv.h"
+#include "render/pod_families.h"
 
 namespace nvmlx::render {
 
@@ -38,6 +39,8 @@ struct PrometheusOptions {
   std::string hostname_label = "Hostname";      // dcgm-exporter <= 4.8.2 spelling
   bool use_old_namespace = false;               // -o: UUID label named "uuid"
   BuildInfo build;
+  // Per-pod series and attribution errors (render/pod_families.h).
+  PodFamiliesOptions pods;
 };
 
 // Appends the exposition to *out (cleared first).
