@@ -158,7 +158,7 @@ Result<HttpResponse> KubeApiClient::Request(const std::string& target,
       });
       ioc.restart();
       bool cancelled = false;
-      while (!done) {
+      while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
         ioc.run_one_for(kStopPoll);
         if (!done && !cancelled && stop_.load()) {
           beast::get_lowest_layer(stream).cancel();

@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-EnvLookup Env(std::map<std::string, std::string> vars) {
+EnvLookup Env(const std::map<std::string, std::string>& vars) {
   return [vars](std::string_view name) -> std::optional<std::string> {
     auto it = vars.find(std::string(name));
     if (it == vars.end()) return std::nullopt;

@@ -15,7 +15,7 @@ namespace nvmlx::attribute {
 namespace {
 
 // A /proc file is small; cgroup files of deep v1 hierarchies stay well under this.
-constexpr size_t kMaxProcFile = 64 * 1024;
+constexpr size_t kMaxProcFile = size_t{64} * 1024;
 
 // Reads a whole file; errno-style failure in *err (0 on success).
 bool ReadSmallFile(const std::string& path, std::string* out, int* err) {

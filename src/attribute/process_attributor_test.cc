@@ -17,7 +17,7 @@ const std::string kFixture = std::string(NVMLX_SOURCE_DIR) + "/testdata/proc";
 constexpr char kUidA[] = "8f1c2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f";
 constexpr char kUidB[] = "11111111-2222-3333-4444-555555555555";
 
-collect::Snapshot SnapshotWith(std::vector<std::vector<unsigned>> pids_per_device) {
+collect::Snapshot SnapshotWith(const std::vector<std::vector<unsigned>>& pids_per_device) {
   collect::Snapshot s;
   for (const auto& pids : pids_per_device) {
     collect::DeviceSnapshot d;

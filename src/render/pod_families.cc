@@ -11,7 +11,7 @@ namespace {
 
 constexpr int kGpuUtilField = 203;  // DCGM_FI_DEV_GPU_UTIL
 constexpr int kFbUsedField = 252;   // DCGM_FI_DEV_FB_USED
-constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kMiB = uint64_t{1024} * 1024;
 
 // What one pod container does on one GPU.
 struct PodUsage {

@@ -171,7 +171,8 @@ PY
 
 # An unreadable proc root: processes stay unattributed, the error is counted, the page is served.
 out="$WORK/once.txt"
-"$EXPORTER" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" --once \
+env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT \
+  "$EXPORTER" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" --once \
   -f "$SOURCE_DIR/etc/default-counters.csv" --kubernetes-process-metrics \
   --host-proc-root "$WORK/no-such-proc" >"$out" 2>"$WORK/once.log" || fail "--once failed"
 grep -q '^nvml_exporter_attribution_errors_total{source="cgroup"} 1$' "$out" ||
