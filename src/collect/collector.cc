@@ -256,6 +256,7 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     if (devices_[i]->lost.load()) {
       ds.up = false;
       ds.samples.clear();
+      ds.processes.clear();
       continue;
     }
     if (xids_ != nullptr) {
