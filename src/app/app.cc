@@ -163,8 +163,11 @@ int Run(int argc, char** argv) {
                {{"symbols", names}});
   }
 
+  // Failures of the attribution sources (nvml_exporter_attribution_errors_total), and
   // --kubernetes-process-metrics: per-process data and its attribution to pods (null when off).
-  Result<std::unique_ptr<PodAttribution>> pods = PodAttribution::Create(opts, GetEnv);
+  attribute::ErrorCounters attribution_errors;
+  Result<std::unique_ptr<PodAttribution>> pods =
+      PodAttribution::Create(opts, GetEnv, &attribution_errors);
   if (!pods.ok()) {
     std::fprintf(stderr, "nvml-exporter: %s\n", pods.status().message().c_str());
     return 2;
@@ -197,6 +200,7 @@ int Run(int argc, char** argv) {
   ropts.use_old_namespace = opts.use_old_namespace;
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
   if (attribution != nullptr) ropts.pods = attribution->RenderOptions(opts);
+  ropts.pods.errors = &attribution_errors;  // rendered once a source has registered
 
   if (opts.once) {
     std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();

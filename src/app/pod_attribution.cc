@@ -7,12 +7,13 @@
 namespace nvmlx::app {
 
 Result<std::unique_ptr<PodAttribution>> PodAttribution::Create(const config::Options& o,
-                                                               const attribute::EnvLookup& getenv) {
+                                                               const attribute::EnvLookup& getenv,
+                                                               attribute::ErrorCounters* errors) {
   if (!o.kubernetes_process_metrics) return std::unique_ptr<PodAttribution>();
   std::unique_ptr<PodAttribution> a(new PodAttribution());
-  a->errors_.Register("cgroup");
+  errors->Register("cgroup");
   a->processes_ = std::make_unique<attribute::ProcessAttributor>(
-      attribute::ProcessAttributorOptions{o.host_proc_root, &a->errors_});
+      attribute::ProcessAttributorOptions{o.host_proc_root, errors});
   Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
       o.kubernetes_api_server, o.kubernetes_token_file, o.kubernetes_ca_file, getenv);
   if (!api.ok()) {
@@ -21,13 +22,13 @@ Result<std::unique_ptr<PodAttribution>> PodAttribution::Create(const config::Opt
               {{"err", api.status().message()}});
     return a;
   }
-  a->errors_.Register("apiserver");
+  errors->Register("apiserver");
   attribute::PodWatcherOptions w;
   w.api = *api;
   w.node_name = o.node_name;
   w.labels = attribute::LabelFilter::Create(o.kubernetes_enable_pod_labels,
                                             o.kubernetes_pod_label_allowlist_regex);
-  w.errors = &a->errors_;
+  w.errors = errors;
   a->pods_ = std::make_unique<attribute::PodWatcher>(std::move(w));
   return a;
 }
@@ -51,7 +52,6 @@ render::PodFamiliesOptions PodAttribution::RenderOptions(const config::Options& 
   r.dcgm_per_pod_series = true;
   r.pod_uid_label = o.kubernetes_enable_pod_uid;
   r.use_old_namespace = o.use_old_namespace;
-  r.errors = &errors_;
   return r;
 }
 

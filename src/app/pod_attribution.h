@@ -1,7 +1,8 @@
 // PodAttribution: constructs and owns the process/pod attribution sources of
 // --kubernetes-process-metrics (the ProcessAttributor over --host-proc-root, the PodWatcher on the
-// API server) and the attribution error counters, and hands the collector and renderer what they
-// need from them. app.cc holds one when the flag is on.
+// API server), and hands the collector and renderer what they need from them. app.cc holds one
+// when the flag is on, and owns the attribution error counters that its sources increment (the
+// same counters serve every attribution source, e.g. the kubelet's).
 //
 // Thread-safety: Latest(), Observe() and errors() may be called from any thread (they forward to
 // thread-safe parts); Start/Stop/ResolveForOnce from the controlling thread.
@@ -31,14 +32,17 @@ class PodAttribution {
   // Null when --kubernetes-process-metrics is off. Without an API server (not in a cluster and no
   // --kubernetes-api-server) it warns once and attributes processes to pod uids only, as
   // dcgm-exporter goes on without pod metadata. A bad --kubernetes-api-server is an error.
+  // `errors` must outlive the PodAttribution.
   static Result<std::unique_ptr<PodAttribution>> Create(const config::Options& options,
-                                                        const attribute::EnvLookup& getenv);
+                                                        const attribute::EnvLookup& getenv,
+                                                        attribute::ErrorCounters* errors);
   ~PodAttribution();
 
   // For CollectorOptions::attribution: the latest part of each source (cheap).
   attribute::Attribution Latest() const;
   // After each collection: the PIDs to resolve next.
   void Observe(const collect::Snapshot& snapshot);
+  // The per-pod rendering options (errors not set: app.cc sets its counters).
   render::PodFamiliesOptions RenderOptions(const config::Options& options) const;
 
   void Start();
@@ -50,7 +54,6 @@ class PodAttribution {
 
  private:
   PodAttribution() = default;
-  attribute::ErrorCounters errors_;
   std::unique_ptr<attribute::ProcessAttributor> processes_;
   std::unique_ptr<attribute::PodWatcher> pods_;  // null without an API server
 };
