@@ -17,8 +17,8 @@
 // Failures: a PID whose /proc entry is gone is a process that exited between NVML's list and our
 // read: skipped, not an error. A PID that NVML listed in two consecutive snapshots but /proc never
 // shows (the proc root is not the host's PID namespace), or a read that fails otherwise (EACCES,
-// EIO, a missing proc root) counts as an error of source "cgroup", logged once per streak; the
-// PIDs already attributed keep their owners.
+// EIO, a missing proc root) counts as an error of source "cgroup" (one per pass that had any),
+// logged once per streak; the PIDs already attributed keep their owners.
 //
 // Thread-safety: Observe, Latest and ResolveNow may be called from any thread; Start/Stop from
 // one controlling thread.
