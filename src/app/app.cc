@@ -15,6 +15,7 @@
 
 #include "app/emf_pipeline.h"
 #include "app/page_store.h"
+#include "app/pod_attribution.h"
 #include "app/version.h"
 #include "attribute/hpc_jobs.h"
 #include "attribute/pod_resources_refresher.h"
@@ -176,6 +177,17 @@ int Run(int argc, char** argv) {
                {{"symbols", names}});
   }
 
+  // Failures of every attribution source (nvml_exporter_attribution_errors_total), and
+  // --kubernetes-process-metrics: per-process data and its attribution to pods (null when off).
+  auto attribution_errors = std::make_shared<attribute::SourceErrors>();
+  Result<std::unique_ptr<PodAttribution>> pods =
+      PodAttribution::Create(opts, GetEnv, attribution_errors.get());
+  if (!pods.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", pods.status().message().c_str());
+    return 2;
+  }
+  PodAttribution* attribution = pods->get();
+
   collect::CollectorOptions copts;
   copts.interval = std::chrono::milliseconds(opts.collect_interval_ms);
   copts.entries = entries;
@@ -183,14 +195,16 @@ int Run(int argc, char** argv) {
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
   copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
   copts.clock_events_window = std::chrono::milliseconds(opts.clock_events_count_window_ms);
-  // Attribution sources (created below, once the collector knows the devices; they outlive it,
-  // being declared first). The collector copies their latest parts into each snapshot.
-  std::shared_ptr<attribute::SourceErrors> attribution_errors;
+  // Attribution sources (the kubelet and HPC refreshers are created below, once the collector
+  // knows the devices; they outlive it, being declared first). The collector copies their latest
+  // parts into each snapshot.
   std::unique_ptr<attribute::PodResourcesRefresher> kubelet;
   std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs;
-  if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty()) {
-    copts.attribution = [&kubelet, &hpc_jobs] {
+  copts.process_metrics = attribution != nullptr;
+  if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty() || attribution != nullptr) {
+    copts.attribution = [&kubelet, &hpc_jobs, attribution] {
       attribute::Attribution a;
+      if (attribution != nullptr) a = attribution->Latest();
       if (kubelet) a.devices = kubelet->Latest();
       if (hpc_jobs) a.hpc = hpc_jobs->Latest();
       return a;
@@ -213,9 +227,6 @@ int Run(int argc, char** argv) {
   // Refreshed on their own threads every collect interval (at least 1 s), never in a scrape.
   const std::chrono::milliseconds attribution_period = std::max<std::chrono::milliseconds>(
       std::chrono::milliseconds(opts.collect_interval_ms), std::chrono::seconds(1));
-  if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty()) {
-    attribution_errors = std::make_shared<attribute::SourceErrors>();
-  }
   if (opts.kubernetes) {
     attribute::MatchOptions mopts;
     mopts.id_type = opts.kubernetes_gpu_id_type == config::KubernetesGpuIdType::kDeviceName
@@ -248,13 +259,15 @@ int Run(int argc, char** argv) {
   ropts.hostname = Hostname(opts);
   ropts.use_old_namespace = opts.use_old_namespace;
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
-  ropts.attribution_errors = attribution_errors;
+  ropts.attribution_errors = attribution_errors;  // rendered once a source has registered
+  if (attribution != nullptr) ropts.pods = attribution->RenderOptions(opts);
 
   if (opts.once) {
     if (!opts.emf.outputs.empty()) {
       log::Warn("--once prints the Prometheus page only; --emf-output is ignored");
     }
     std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
+    if (attribution != nullptr) snap = attribution->ResolveForOnce(*snap, std::chrono::seconds(5));
     std::string body;
     render::RenderPrometheus(*snap, ropts, &body);
     std::fwrite(body.data(), 1, body.size(), stdout);
@@ -289,16 +302,20 @@ int Run(int argc, char** argv) {
 
   if (kubelet) kubelet->Start();
   if (hpc_jobs) hpc_jobs->Start();
-  (*collector)->Start([&store, &ropts, &emf](const std::shared_ptr<const collect::Snapshot>& snap) {
-    auto page = std::make_shared<serve::Page>();
-    render::RenderPrometheus(*snap, ropts, &page->body);
-    if (emf) {  // render here, send on the sinks' threads; then its counters for /metrics
-      emf->OnSnapshot(*snap);
-      emf->AppendMetrics(&page->body);
-    }
-    page->gzip_body = render::GzipCompress(page->body);
-    store.Publish(std::move(page), CountGpus(*snap), CountUp(*snap));
-  });
+  if (attribution != nullptr) attribution->Start();
+  (*collector)
+      ->Start([&store, &ropts, &emf,
+               attribution](const std::shared_ptr<const collect::Snapshot>& snap) {
+        if (attribution != nullptr) attribution->Observe(*snap);  // the PIDs to resolve next
+        auto page = std::make_shared<serve::Page>();
+        render::RenderPrometheus(*snap, ropts, &page->body);
+        if (emf) {  // render here, send on the sinks' threads; then its counters for /metrics
+          emf->OnSnapshot(*snap);
+          emf->AppendMetrics(&page->body);
+        }
+        page->gzip_body = render::GzipCompress(page->body);
+        store.Publish(std::move(page), CountGpus(*snap), CountUp(*snap));
+      });
   if (Status st = server.Start(); !st.ok()) {
     std::fprintf(stderr, "nvml-exporter: %s\n", st.message().c_str());
     log::Error("cannot start HTTP server", {{"err", st.message()}});
@@ -316,6 +333,7 @@ int Run(int argc, char** argv) {
   if (emf) emf->Stop();
   if (kubelet) kubelet->Stop();
   if (hpc_jobs) hpc_jobs->Stop();
+  if (attribution != nullptr) attribution->Stop();
   return 0;
 }
 

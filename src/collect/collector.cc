@@ -193,11 +193,19 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     DeviceIdentity parent_identity = id;
     c->AddEntity(lib, *handle, std::move(id), mig_on ? gpu_fields : all_fields, *handle,
                  std::nullopt, std::nullopt, clock_events_enabled, identities.get());
+    // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
+    // aggregate, and only for privileged users: nvml-mapping.md §4).
+    if (c->options_.process_metrics && !mig_on) {
+      c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, *handle);
+    }
     for (const MigInstance* inst : chosen) {
       DeviceIdentity inst_id = parent_identity;
       inst_id.mig = inst->mig;
       c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
                    inst->mig.gpu_instance_id, gpu_position, false, identities.get());
+      if (c->options_.process_metrics) {
+        c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, inst->handle);
+      }
     }
     if (mig_on) {
       log::Info("MIG enabled", {{"gpu", std::to_string(i)},
@@ -318,6 +326,18 @@ void Collector::ReadClockEvents(size_t device, DeviceSnapshot* out) {
   d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
 }
 
+void Collector::NoteProcessFailure(size_t device, const Status& status) {
+  if (status.code() == StatusCode::kGpuLost) {
+    NoteErrors(device, {fields::FieldError{-1, status}});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(log_mu_);
+  if (logged_.emplace(device, -1).second) {
+    log::Warn("per-process read failed; processes of this GPU degraded (logged once per GPU)",
+              {{"gpu", std::to_string((*identities_)[device].index)}, {"err", status.ToString()}});
+  }
+}
+
 void Collector::ReadSlow() {
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (Lost(i)) continue;
@@ -362,9 +382,15 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     if (devices_[i]->clock_events != nullptr && !Lost(i)) {
       ReadClockEvents(i, &ds);
     }
+    if (devices_[i]->processes != nullptr && !Lost(i)) {
+      if (Status st = devices_[i]->processes->Read(&ds.processes); !st.ok()) {
+        NoteProcessFailure(i, st);
+      }
+    }
     if (Lost(i)) {
       ds.up = false;
       ds.samples.clear();
+      ds.processes.clear();
       ds.clock_events_watched = false;
       ds.clock_event_counts.clear();
       continue;

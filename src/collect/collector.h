@@ -44,6 +44,7 @@
 #include "collect/clock_events.h"
 #include "collect/gpm_reader.h"
 #include "collect/mig.h"
+#include "collect/process_reader.h"
 #include "collect/snapshot.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
@@ -66,6 +67,10 @@ struct CollectorOptions {
   // Returns the latest attribution (attribute/), attached to each snapshot. Must be cheap and
   // non-blocking (it copies a few shared_ptrs); called on the fast loop. Empty: none.
   std::function<attribute::Attribution()> attribution;
+  // Fill DeviceSnapshot::processes (NVML compute processes and per-process utilization) on the
+  // fast loop, for process attribution. A failure degrades only the processes (logged once per
+  // GPU).
+  bool process_metrics = false;
 };
 
 class Collector {
@@ -101,7 +106,8 @@ class Collector {
     nvml::Device handle = nullptr;
     std::unique_ptr<fields::DeviceReader> fast;
     std::unique_ptr<fields::DeviceReader> slow;
-    std::unique_ptr<GpmReader> gpm;  // null: no GPM fields enabled, or GPM unsupported
+    std::unique_ptr<GpmReader> gpm;            // null: no GPM fields enabled, or GPM unsupported
+    std::unique_ptr<ProcessReader> processes;  // null unless options.process_metrics
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
     std::atomic<bool> lost{false};
@@ -133,6 +139,8 @@ class Collector {
                  bool clock_events, std::vector<DeviceIdentity>* identities);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
   void NoteGpmFailure(size_t device, const Status& status);
+  // A per-process read failed: logged once per device; GPU_IS_LOST marks the device lost.
+  void NoteProcessFailure(size_t device, const Status& status);
 
   // Samples the reasons bitmask of device i into its window and fills the snapshot's counts.
   void ReadClockEvents(size_t device, DeviceSnapshot* out);
@@ -151,7 +159,8 @@ class Collector {
   std::vector<std::vector<fields::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
 
   std::mutex log_mu_;
-  // (device, field id); field id 0 stands for the device's GPM calls as a whole.
+  // (device, field id); field id 0 stands for the device's GPM calls as a whole, -1 for its
+  // per-process calls.
   std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
 
   PublishFn publish_;

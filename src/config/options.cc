@@ -113,6 +113,26 @@ constexpr FlagSpec kFlags[] = {
    "Shared GPUs (time-slicing, MPS): one series per sharing pod, with a vgpu label."},
   {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", Kind::kString, "", true, "DIR",
    "Directory of files named <gpu> or <gpu>.<gi> listing job ids: adds hpc_job labels."},
+  // Process and pod attribution.
+  {"kubernetes-process-metrics", "", "NVML_EXPORTER_KUBERNETES_PROCESS_METRICS", Kind::kBool,
+   "false", true, "",
+   "Per-pod GPU usage from NVML per-process data, /proc/<pid>/cgroup and the API server."},
+  {"host-proc-root", "", "NVML_EXPORTER_HOST_PROC_ROOT", Kind::kString, "/proc", true, "DIR",
+   "The host's /proc (NVML reports host PIDs), e.g. /host/proc without hostPID."},
+  {"kubernetes-api-server", "", "NVML_EXPORTER_KUBERNETES_API_SERVER", Kind::kString, "", true,
+   "URL", "API server https://host[:port] (default: in-cluster, $KUBERNETES_SERVICE_HOST)."},
+  {"kubernetes-token-file", "", "NVML_EXPORTER_KUBERNETES_TOKEN_FILE", Kind::kString, "", true,
+   "FILE", "Bearer token for the API server (default: the service account's)."},
+  {"kubernetes-ca-file", "", "NVML_EXPORTER_KUBERNETES_CA_FILE", Kind::kString, "", true, "FILE",
+   "CA bundle for the API server (default: the service account's ca.crt)."},
+
+  {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", Kind::kBool,
+   "false", true, "", "Copy pod labels (sanitised names) onto the per-pod series."},
+  {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
+   "false", true, "", "Add the pod_uid label to the per-pod series."},
+  {"kubernetes-pod-label-allowlist-regex", "",
+   "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", Kind::kList, "", true, "RE,...",
+   "Copy only pod labels whose key matches one of these RE2 regexes (default: all)."},
 
   // dcgm-exporter 4.8.2 flags we do not implement yet.
   {"cpu-devices", "p", "DCGM_EXPORTER_CPU_DEVICES_STR", Kind::kString, "f", false, "SEL", ""},
@@ -120,12 +140,6 @@ constexpr FlagSpec kFlags[] = {
    ""},
   {"remote-hostengine-info", "r", "DCGM_REMOTE_HOSTENGINE_INFO", Kind::kString, "localhost:5555",
    false, "HOST:PORT", "", true},
-  {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", Kind::kBool,
-   "false", false, "", ""},
-  {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
-   "false", false, "", ""},
-  {"kubernetes-pod-label-allowlist-regex", "",
-   "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", Kind::kList, "", false, "RE,...", ""},
   {"switch-devices", "s", "DCGM_EXPORTER_OTHER_DEVICES_STR", Kind::kString, "f", false, "SEL",
    ""},
   {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", Kind::kString, "", false, "FILE", ""},
@@ -636,6 +650,24 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
   ToList(get("nvidia-resource-names"), &o.nvidia_resource_names);
   NVMLX_RETURN_IF_ERROR(ToBool(get("kubernetes-virtual-gpus"), &o.kubernetes_virtual_gpus));
   if (const Raw& r = get("hpc-job-mapping-dir"); r.set) o.hpc_job_mapping_dir = r.last();
+  NVMLX_RETURN_IF_ERROR(ToBool(get("kubernetes-process-metrics"), &o.kubernetes_process_metrics));
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("host-proc-root"), &o.host_proc_root));
+  NVMLX_RETURN_IF_ERROR(
+      ToBool(get("kubernetes-enable-pod-labels"), &o.kubernetes_enable_pod_labels));
+  NVMLX_RETURN_IF_ERROR(ToBool(get("kubernetes-enable-pod-uid"), &o.kubernetes_enable_pod_uid));
+  // urfave's StringSlice: every occurrence, each split at commas.
+  for (const std::string& v : get("kubernetes-pod-label-allowlist-regex").values) {
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      size_t comma = v.find(',', pos);
+      if (comma == std::string::npos) comma = v.size();
+      if (comma > pos) o.kubernetes_pod_label_allowlist_regex.push_back(v.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+  }
+  if (const Raw& r = get("kubernetes-api-server"); r.set) o.kubernetes_api_server = r.last();
+  if (const Raw& r = get("kubernetes-token-file"); r.set) o.kubernetes_token_file = r.last();
+  if (const Raw& r = get("kubernetes-ca-file"); r.set) o.kubernetes_ca_file = r.last();
   if (std::optional<std::string> node = getenv("NODE_NAME"); node) o.node_name = *node;
   return o;
 }

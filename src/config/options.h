@@ -105,6 +105,27 @@ struct Options {
   };
   Emf emf;
 
+  // Process and pod attribution (README "Pods and processes").
+  // --kubernetes-process-metrics / NVML_EXPORTER_KUBERNETES_PROCESS_METRICS: read NVML's
+  // per-process data, map PIDs to pods through <host-proc-root>/<pid>/cgroup and pod metadata
+  // from the API server, and serve per-pod GPU usage.
+  bool kubernetes_process_metrics = false;
+  // --host-proc-root / NVML_EXPORTER_HOST_PROC_ROOT: where the host's /proc is (NVML reports
+  // host PIDs); e.g. /host/proc in a pod without hostPID.
+  std::string host_proc_root = "/proc";
+  // --kubernetes-enable-pod-labels, --kubernetes-enable-pod-uid,
+  // --kubernetes-pod-label-allowlist-regex (dcgm-exporter's; comma-separated, repeatable)
+  bool kubernetes_enable_pod_labels = false;
+  bool kubernetes_enable_pod_uid = false;
+  std::vector<std::string> kubernetes_pod_label_allowlist_regex;
+  // --kubernetes-api-server / NVML_EXPORTER_KUBERNETES_API_SERVER: https://host[:port]; empty:
+  // in-cluster ($KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT).
+  std::string kubernetes_api_server;
+  // --kubernetes-token-file, --kubernetes-ca-file: empty means the service account's
+  // (/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt}).
+  std::string kubernetes_token_file;
+  std::string kubernetes_ca_file;
+
   // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint (0);
   // the other fields are then defaults and must not be used.
   bool help_or_version_requested = false;

@@ -404,6 +404,43 @@ TEST(Options, UnsupportedFlagsAtTheirDefaultAreAccepted) {
   ASSERT_TRUE(r.ok()) << r.status().message();
 }
 
+TEST(Options, ProcessAndPodAttributionFlags) {
+  Result<Options> d = Parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->kubernetes_process_metrics);
+  EXPECT_EQ(d->host_proc_root, "/proc");
+  EXPECT_TRUE(d->kubernetes_pod_label_allowlist_regex.empty());
+  EXPECT_EQ(d->kubernetes_api_server, "");
+
+  Result<Options> r = Parse({"--kubernetes-process-metrics", "--host-proc-root", "/host/proc",
+                             "--kubernetes-enable-pod-labels", "--kubernetes-enable-pod-uid=true",
+                             "--kubernetes-pod-label-allowlist-regex", "^app,team",
+                             "--kubernetes-pod-label-allowlist-regex=tier",
+                             "--kubernetes-api-server", "https://127.0.0.1:6443",
+                             "--kubernetes-token-file", "/t", "--kubernetes-ca-file", "/ca"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->kubernetes_process_metrics);
+  EXPECT_EQ(r->host_proc_root, "/host/proc");
+  EXPECT_TRUE(r->kubernetes_enable_pod_labels);
+  EXPECT_TRUE(r->kubernetes_enable_pod_uid);
+  EXPECT_EQ(r->kubernetes_pod_label_allowlist_regex,
+            (std::vector<std::string>{"^app", "team", "tier"}));
+  EXPECT_EQ(r->kubernetes_api_server, "https://127.0.0.1:6443");
+  EXPECT_EQ(r->kubernetes_token_file, "/t");
+  EXPECT_EQ(r->kubernetes_ca_file, "/ca");
+
+  Result<Options> env = Parse({}, {{"NVML_EXPORTER_KUBERNETES_PROCESS_METRICS", "1"},
+                                   {"NVML_EXPORTER_HOST_PROC_ROOT", "/hp"},
+                                   {"DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", "true"},
+                                   {"DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", "a,b"}});
+  ASSERT_TRUE(env.ok()) << env.status().message();
+  EXPECT_TRUE(env->kubernetes_process_metrics);
+  EXPECT_EQ(env->host_proc_root, "/hp");
+  EXPECT_TRUE(env->kubernetes_enable_pod_labels);
+  EXPECT_EQ(env->kubernetes_pod_label_allowlist_regex, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Error({"--host-proc-root="}), "--host-proc-root: must not be empty");
+}
+
 TEST(Options, Help) {
   for (const char* h : {"-h", "--help", "-help"}) {
     Result<Options> r = Parse({h});

@@ -123,6 +123,25 @@ struct Event {
   unsigned compute_instance = 0;
 };
 
+// One compute process with a context on a device (nvmlProcessInfo_t, whatever stride the driver
+// wrote). used_memory_bytes is 0 when NVML reports it unavailable.
+struct ProcessInfo {
+  unsigned pid = 0;
+  uint64_t used_memory_bytes = 0;
+  unsigned gpu_instance_id = 0xFFFFFFFF;  // 0xFFFFFFFF when MIG is off or unknown (legacy call)
+  unsigned compute_instance_id = 0xFFFFFFFF;
+};
+
+// One per-process utilization sample (either API), percentages clamped to 0..100.
+struct ProcessUtilization {
+  unsigned pid = 0;
+  uint64_t timestamp_us = 0;  // as NVML gives it (Unix-epoch µs on R580)
+  unsigned sm = 0;
+  unsigned memory = 0;
+  unsigned encoder = 0;
+  unsigned decoder = 0;
+};
+
 class Library {
  public:
   // Loads `path` ("libnvidia-ml.so.1" searches the dynamic linker path) and initialises NVML.
@@ -240,6 +259,20 @@ class Library {
   Result<std::vector<Result<double>>> GpmMetricsGet(const GpmSample& sample1,
                                                     const GpmSample& sample2,
                                                     std::span<const unsigned> ids) const;
+
+  // --- Processes (nvml-mapping.md §3) ------------------------------------------------------
+  // Compute processes with a context on `d`, ascending pid: _v3, else _v2, else the legacy
+  // unversioned call. The entry stride of _v3/_v2 is measured against a sentinel-filled buffer
+  // (drivers 535.43-535.86 wrote 32-byte entries under the same name); a stride that is none of
+  // 16/24/32 is INTERNAL rather than misread.
+  Result<std::vector<ProcessInfo>> ComputeProcesses(Device d) const;
+  // Per-process utilization samples newer than `last_seen_us` (pass the largest timestamp of the
+  // previous answer): nvmlDeviceGetProcessesUtilizationInfo where present (R550+), else
+  // nvmlDeviceGetProcessUtilization. NVML's NOT_FOUND means "no new samples" (every process idle
+  // since then) and is an empty vector, not an error. Values above 100 (zombie entries) are
+  // clamped.
+  Result<std::vector<ProcessUtilization>> ProcessUtilizations(Device d,
+                                                              uint64_t last_seen_us) const;
 
  private:
   Library() = default;

@@ -304,6 +304,47 @@ typedef struct {
   unsigned ofaCount;
   unsigned long long memorySizeMB;
 } nvmlGpuInstanceProfileInfo_t;
+// Processes (nvml-mapping.md §3). nvmlProcessInfo_t is nvmlProcessInfo_v2_t: what _v3 and _v2
+// write, except drivers 535.43-535.86 whose _v3 wrote 32-byte entries (an extra
+// usedGpuCcProtectedMemory) with no version bump: readers measure the stride (nvml.cc).
+typedef struct {
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned gpuInstanceId;            // 0xFFFFFFFF when MIG is off
+  unsigned computeInstanceId;
+} nvmlProcessInfo_t;
+typedef struct {  // the legacy unversioned nvmlDeviceGetComputeRunningProcesses
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+#define NVMLX_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
+// nvmlDeviceGetProcessUtilization (Maxwell+): pid first, timeStamp in µs.
+typedef struct {
+  unsigned pid;
+  unsigned long long timeStamp;
+  unsigned smUtil;
+  unsigned memUtil;
+  unsigned encUtil;
+  unsigned decUtil;
+} nvmlProcessUtilizationSample_t;
+// nvmlDeviceGetProcessesUtilizationInfo (NVML 12.4 / R550+): timeStamp first.
+typedef struct {
+  unsigned long long timeStamp;
+  unsigned pid;
+  unsigned smUtil;
+  unsigned memUtil;
+  unsigned encUtil;
+  unsigned decUtil;
+  unsigned jpgUtil;
+  unsigned ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+typedef struct {
+  unsigned version;              // nvmlProcessesUtilizationInfo_v1 = 0x01000018
+  unsigned processSamplesCount;  // IN: capacity of procUtilArray; OUT: entries written / needed
+  unsigned long long lastSeenTimeStamp;  // only samples newer than this come back
+  nvmlProcessUtilizationInfo_v1_t* procUtilArray;
+} nvmlProcessesUtilizationInfo_t;
+#define nvmlProcessesUtilizationInfo_v1 NVMLX_STRUCT_VERSION(nvmlProcessesUtilizationInfo_t, 1)
 
 // --- Functions. Each is resolved with dlsym by this exact (versioned) name. -------------------
 const char* nvmlErrorString(nvmlReturn_t result);
@@ -394,6 +435,18 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned* id);
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes);
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned profile,
                                                  nvmlGpuInstanceProfileInfo_t* info);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* infoCount,
+                                                     nvmlProcessInfo_t* infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned* infoCount,
+                                                     nvmlProcessInfo_t* infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned* infoCount,
+                                                  nvmlProcessInfo_v1_t* infos);
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t* utilization,
+                                             unsigned* processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp);
+nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
+    nvmlDevice_t device, nvmlProcessesUtilizationInfo_t* procesesUtilInfo);
 
 }  // extern "C"
 
@@ -425,7 +478,13 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned p
   X(nvmlDeviceGetMigMode) X(nvmlDeviceGetMaxMigDeviceCount)                                     \
   X(nvmlDeviceGetMigDeviceHandleByIndex) X(nvmlDeviceGetGpuInstanceId)                          \
   X(nvmlDeviceGetComputeInstanceId) X(nvmlDeviceGetAttributes_v2)                               \
-  X(nvmlDeviceGetGpuInstanceProfileInfo)
+  X(nvmlDeviceGetGpuInstanceProfileInfo)  \
+  NVMLX_FOR_EACH_PROCESS_FUNCTION(X)
+// Per-process calls (processes and their utilization), kept on their own line for merging.
+#define NVMLX_FOR_EACH_PROCESS_FUNCTION(X)                                                      \
+  X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)         \
+  X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetProcessUtilization)                    \
+  X(nvmlDeviceGetProcessesUtilizationInfo)
 // clang-format on
 
 // Layouts the driver writes into (x86_64, nvml-mapping.md §6).
@@ -449,5 +508,20 @@ static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32);
 static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48);
 static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8);
 static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
+
+static_assert(sizeof(nvmlProcessInfo_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20);
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, decUtil) == 28);
+static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40);
+static_assert(offsetof(nvmlProcessUtilizationInfo_v1_t, pid) == 8);
+static_assert(sizeof(nvmlProcessesUtilizationInfo_t) == 24);
+static_assert(offsetof(nvmlProcessesUtilizationInfo_t, lastSeenTimeStamp) == 8);
+static_assert(offsetof(nvmlProcessesUtilizationInfo_t, procUtilArray) == 16);
+static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018u);
 
 #endif  // NVML_EXPORTER_NVML_NVML_API_H_

@@ -163,7 +163,6 @@ std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
   return sets;
 }
 
-
 // DCGM_FI_DEV_XID_ERRORS carries dcgm-exporter's attributes err_code and err_msg; attributes
 // come after all labels, so after the CSV label fields, sorted with the pod attributes.
 void AppendXidLastPrefix(const std::string& labels, const AttributeSet& set, const fields::Value& v,
@@ -387,16 +386,20 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     const collect::DeviceSnapshot* dev;
     std::string labels;
     std::vector<AttributeSet> sets;
+    DeviceSeriesPrefix bare;  // the labels without attributes, for the per-pod families
   };
   std::vector<LiveDevice> live;
   live.reserve(snapshot.devices.size());
   size_t series_per_family = 0;
   for (const collect::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
-    live.push_back(
-        {&dev, BuildDeviceLabels(*dev.identity, options, label_rows),
-         BuildAttributeSets(*dev.identity, snapshot.attribution, options.use_old_namespace)});
-    series_per_family += live.back().sets.size();
+    LiveDevice d{&dev,
+                 BuildDeviceLabels(*dev.identity, options, label_rows),
+                 BuildAttributeSets(*dev.identity, snapshot.attribution, options.use_old_namespace),
+                 {}};
+    d.bare = {&dev, d.labels + "} "};
+    series_per_family += d.sets.size();
+    live.push_back(std::move(d));
   }
 
   // Size estimate: each series is name + labels + attributes + ~16 value bytes; HELP/TYPE ~ 2
@@ -429,13 +432,23 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
       }
       if (f->field->id == kClockEventsCountField) {
         for (const AttributeSet& set : d.sets) {
-          AppendClockEventCounts(*d.dev, f->name, d.labels, set.tail, snapshot.clock_events_window_ms,
-                                 out);
+          AppendClockEventCounts(*d.dev, f->name, d.labels, set.tail,
+                                 snapshot.clock_events_window_ms, out);
         }
         continue;
       }
       const fields::Value* v = FindSample(d.dev->samples, f->field->id);
       if (v == nullptr || std::holds_alternative<std::string>(*v)) continue;
+      if (PerPodSeriesField(f->field->id, options.pods)) {
+        // dcgm-exporter 4.8's shape for shared GPUs with per-process data: the device series
+        // without pod labels, then one series per pod with that pod's own share (not the
+        // device's value copied to every sharing pod).
+        out->append(f->name);
+        out->append(d.bare.prefix);
+        AppendValue(*v, out);
+        AppendDcgmPerPodSeries(f->field->id, f->name, d.bare, snapshot, options.pods, out);
+        continue;
+      }
       for (const AttributeSet& set : d.sets) {
         out->append(f->name);
         if (f->field->id == kXidErrorsField) {
@@ -451,6 +464,10 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     if (out->size() == header_end) out->resize(family_start);
   }
 
+  std::vector<DeviceSeriesPrefix> bare;
+  bare.reserve(live.size());
+  for (const LiveDevice& d : live) bare.push_back(d.bare);
+  AppendPodFamilies(snapshot, bare, options.pods, out);
   AppendSelfMetrics(snapshot, options, out);
 }
 

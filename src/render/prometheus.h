@@ -31,6 +31,7 @@
 #include "attribute/source_errors.h"
 #include "collect/snapshot.h"
 #include "config/collectors_csv.h"
+#include "render/pod_families.h"
 
 namespace nvmlx::render {
 
@@ -49,6 +50,8 @@ struct PrometheusOptions {
   BuildInfo build;
   // Failed refreshes per attribution source, read once per render; null: no attribution.
   std::shared_ptr<const attribute::SourceErrors> attribution_errors;
+  // Per-pod series and attribution errors (render/pod_families.h).
+  PodFamiliesOptions pods;
 };
 
 // Appends the exposition to *out (cleared first).

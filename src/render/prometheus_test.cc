@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fields/xid_text.h"
@@ -785,6 +786,59 @@ TEST(XidDescriptionTest, KnownAndUnknown) {
   EXPECT_EQ(fields::XidDescription(95), "Uncontained ECC error");
   EXPECT_EQ(fields::XidDescription(99999), "Unknown Error");
   EXPECT_EQ(fields::XidDescription(-1), "Unknown Error");
+}
+
+}  // namespace
+}  // namespace nvmlx::render
+
+namespace nvmlx::render {
+namespace {
+
+// Kubelet pods and per-process shares together (--kubernetes-virtual-gpus with process metrics):
+// GPU_UTIL gets the bare device series plus each pod's own share (with pod_uid), never the
+// device value copied per pod; other families keep one series per sharing pod.
+TEST(RenderPrometheusTest, SharedGpuUtilIsPerPodShareNotCopies) {
+  Fixture f = AttributionFixture();
+  const std::string uuid = f.snapshot.identities->at(0).uuid;
+  f.snapshot.attribution.devices =
+      PodsOn(uuid, {{"ml", "a", "main", "0"}, {"ml", "b", "main", "1"}});
+  f.snapshot.devices[0].processes = {{100, 1 << 20, true, 30, 0}, {200, 2 << 20, true, 10, 0}};
+  auto procs = std::make_shared<attribute::ProcessAttribution>();
+  procs->by_pid[100] = {"11111111-1111-1111-1111-111111111111", std::string(64, 'a')};
+  procs->by_pid[200] = {"22222222-2222-2222-2222-222222222222", std::string(64, 'b')};
+  f.snapshot.attribution.processes = procs;
+  auto meta = std::make_shared<attribute::PodMetadata>();
+  for (const auto& [name, uid, cid] :
+       {std::tuple{"a", "11111111-1111-1111-1111-111111111111", std::string(64, 'a')},
+        std::tuple{"b", "22222222-2222-2222-2222-222222222222", std::string(64, 'b')}}) {
+    attribute::PodMeta m{"ml", name, uid, {}, {{cid, "main"}}};
+    meta->uid_by_name[std::string("ml/") + name] = uid;
+    meta->by_uid[uid] = std::move(m);
+  }
+  f.snapshot.attribution.metadata = meta;
+  f.options.pods.enabled = true;
+  f.options.pods.dcgm_per_pod_series = true;
+  const std::string out = f.Render();
+  const std::string l0 = kLabels0;
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_UTIL" + l0 + "} 5\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_UTIL" + l0 +
+                     ",container=\"main\",namespace=\"ml\",pod=\"a\",pod_uid=\"11111111-1111-"
+                     "1111-1111-111111111111\",vgpu=\"0\"} 30\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(
+      out.find(",pod=\"b\",pod_uid=\"22222222-2222-2222-2222-222222222222\",vgpu=\"1\"} 10\n"),
+      std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("DCGM_FI_DEV_GPU_UTIL" + l0 +
+                     ",container=\"main\",namespace=\"ml\",pod=\"a\""
+                     ",vgpu=\"0\"} 5"),
+            std::string::npos)
+      << out;
+  // Other families: one series per sharing pod, as dcgm-exporter's virtual GPUs.
+  EXPECT_NE(out.find("DCGM_FI_DEV_XID_ERRORS" + l0 + ",container=\"main\",err_code=\"13\""),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

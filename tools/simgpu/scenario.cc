@@ -418,12 +418,31 @@ void ParseMig(const YAML::Node& n, const std::string& where, unsigned index, Gpu
             [](const MigDeviceSpec& a, const MigDeviceSpec& b) { return a.slot < b.slot; });
 }
 
+ProcessSpec ParseProcess(const YAML::Node& n, const std::string& where) {
+  RequireMap(n, where);
+  CheckKeys(n, where, {"pid", "memory_mib", "sm_util", "mem_util", "start_s", "end_s"});
+  ProcessSpec p;
+  const YAML::Node pid = Required(n, "pid", where);
+  p.pid = static_cast<unsigned>(Unsigned(pid, where + ".pid"));
+  if (p.pid == 0) Fail(pid, where + ".pid: expected a pid > 0");
+  if (auto v = n["memory_mib"]) p.memory_mib = ParseValue(v, where + ".memory_mib");
+  if (auto v = n["sm_util"]) p.sm_util = ParseValue(v, where + ".sm_util");
+  if (auto v = n["mem_util"]) p.mem_util = ParseValue(v, where + ".mem_util");
+  if (auto v = n["start_s"]) p.start_s = NonNegative(v, where + ".start_s");
+  if (auto v = n["end_s"]) {
+    p.end_s = Number(v, where + ".end_s");
+    if (*p.end_s <= p.start_s) Fail(v, where + ".end_s: expected a time after start_s");
+  }
+  return p;
+}
+
 GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   const std::string where = "gpus[" + std::to_string(index) + "]";
   RequireMap(n, where);
   CheckKeys(n, where,
             {"name", "uuid", "pci_bus_id", "pci_device_id", "pci_subsystem_id", "serial", "vbios",
-             "brand", "minor_number", "memory_total_mib", "inforom", "gpm", "values", "mig"});
+             "brand", "minor_number", "memory_total_mib", "inforom", "gpm", "values", "mig",
+             "processes", "process_info_stride"});
   GpuSpec gpu;
   for (int k = 0; k < kNumValueKeys; ++k) {
     gpu.values[k] = ValueFn::Constant(kValueKeys[k].default_value);
@@ -467,6 +486,37 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
     if (auto v = inf["image"]) gpu.inforom_image = String(v, at + ".image");
   }
   if (auto values = n["values"]) ParseValues(values, where + ".values", &gpu);
+  if (auto values = n["values"]) {
+    const std::string at = where + ".values";
+    RequireMap(values, at);
+    for (const auto& kv : values) {
+      const std::string key = kv.first.Scalar();
+      std::optional<ValueKey> k = ValueKeyFromName(key);
+      if (!k) Fail(kv.first, at + ": unknown value key '" + key + "' (see SCENARIO.md)");
+      gpu.values[static_cast<int>(*k)] = ParseValue(kv.second, at + "." + key);
+    }
+  }
+  if (auto v = n["process_info_stride"]) {
+    gpu.process_info_stride = static_cast<unsigned>(Unsigned(v, where + ".process_info_stride"));
+    if (gpu.process_info_stride != 24 && gpu.process_info_stride != 32) {
+      Fail(v, where + ".process_info_stride: expected 24 or 32");
+    }
+  }
+  if (auto procs = n["processes"]) {
+    const std::string at = where + ".processes";
+    if (!procs.IsSequence()) Fail(procs, at + ": expected a list");
+    std::set<unsigned> pids;
+    unsigned i = 0;
+    for (const auto& p : procs) {
+      ProcessSpec spec = ParseProcess(p, at + "[" + std::to_string(i++) + "]");
+      if (!pids.insert(spec.pid).second) {
+        Fail(p, at + ": duplicate pid " + std::to_string(spec.pid));
+      }
+      gpu.processes.push_back(std::move(spec));
+    }
+    std::sort(gpu.processes.begin(), gpu.processes.end(),
+              [](const ProcessSpec& a, const ProcessSpec& b) { return a.pid < b.pid; });
+  }
   return gpu;
 }
 

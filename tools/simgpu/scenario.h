@@ -122,6 +122,18 @@ struct MigProfileSpec {
   double memory_mib = 0;
 };
 
+// A compute process on a GPU (SCENARIO.md "Processes"): present from start_s until end_s, its
+// memory and utilization value functions of time like any value key.
+struct ProcessSpec {
+  unsigned pid = 0;
+  ValueFn memory_mib = ValueFn::Constant(0);
+  ValueFn sm_util = ValueFn::Constant(0);
+  ValueFn mem_util = ValueFn::Constant(0);
+  double start_s = 0;
+  std::optional<double> end_s;
+  bool RunningAt(double t) const { return t >= start_s && (!end_s || t < *end_s); }
+};
+
 struct GpuSpec {
   std::string name = "NVIDIA H200";
   std::string uuid;        // default: derived from the index
@@ -140,6 +152,10 @@ struct GpuSpec {
   bool mig_enabled = false;  // a `mig:` map is present
   std::vector<MigProfileSpec> mig_profiles;   // ascending index; default: H200-like table
   std::array<ValueFn, kNumValueKeys> values;  // every key set, defaults included
+  std::vector<ProcessSpec> processes;         // ascending pid, unique
+  // Entry size nvmlDeviceGetComputeRunningProcesses_v3 writes: 24, or 32 as drivers
+  // 535.43-535.86 did (the ABI trap of nvml-mapping.md §3).
+  unsigned process_info_stride = 24;
 
   const ValueFn& value(ValueKey k) const { return values[static_cast<int>(k)]; }
 };

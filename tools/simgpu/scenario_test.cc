@@ -202,6 +202,41 @@ TEST(ScenarioTest, BadInlineInput) {
             "test.yaml:3: xids[0]: missing 'at_s'");
 }
 
+TEST(ScenarioTest, Processes) {
+  Scenario s = MustParse(
+      "gpus:\n"
+      "  - process_info_stride: 32\n"
+      "    processes:\n"
+      "      - {pid: 9, memory_mib: 5, sm_util: {square: {high: 9, low: 1, on_s: 1, off_s: 1}}}\n"
+      "      - {pid: 3, mem_util: 2, start_s: 1, end_s: 4}\n");
+  ASSERT_EQ(s.gpus.size(), 1u);
+  EXPECT_EQ(s.gpus[0].process_info_stride, 32u);
+  ASSERT_EQ(s.gpus[0].processes.size(), 2u);
+  const ProcessSpec& p3 = s.gpus[0].processes[0];  // sorted by pid
+  EXPECT_EQ(p3.pid, 3u);
+  EXPECT_FALSE(p3.RunningAt(0.5));
+  EXPECT_TRUE(p3.RunningAt(1));
+  EXPECT_FALSE(p3.RunningAt(4));
+  EXPECT_EQ(p3.mem_util.At(2), 2);
+  EXPECT_EQ(s.gpus[0].processes[1].sm_util.At(0.5), 9);
+  EXPECT_EQ(s.gpus[0].processes[1].memory_mib.At(0), 5);
+
+  EXPECT_EQ(MustFail("gpus:\n  - process_info_stride: 28\n"),
+            "test.yaml:2: gpus[0].process_info_stride: expected 24 or 32");
+  EXPECT_EQ(MustFail("gpus:\n  - processes: [{pid: 1}, {pid: 1}]\n"),
+            "test.yaml:2: gpus[0].processes: duplicate pid 1");
+  EXPECT_EQ(MustFail("gpus:\n  - processes: [{memory_mib: 1}]\n"),
+            "test.yaml:2: gpus[0].processes[0]: missing 'pid'");
+  EXPECT_EQ(MustFail("gpus:\n  - processes: [{pid: 0}]\n"),
+            "test.yaml:2: gpus[0].processes[0].pid: expected a pid > 0");
+  EXPECT_EQ(MustFail("gpus:\n  - processes: [{pid: 1, start_s: 5, end_s: 5}]\n"),
+            "test.yaml:2: gpus[0].processes[0].end_s: expected a time after start_s");
+  EXPECT_THAT(MustFail("gpus:\n  - processes: [{pid: 1, colour: red}]\n"),
+              StartsWith("test.yaml:2: gpus[0].processes[0]: unknown key 'colour'"));
+  EXPECT_EQ(MustFail("gpus:\n  - processes: {pid: 1}\n"),
+            "test.yaml:2: gpus[0].processes: expected a list");
+}
+
 TEST(ScenarioTest, ErrorNamesWithOrWithoutPrefix) {
   EXPECT_EQ(ReturnCodeFromName("GPU_IS_LOST"), NVML_ERROR_GPU_IS_LOST);
   EXPECT_EQ(ReturnCodeFromName("UNKNOWN"), NVML_ERROR_UNKNOWN);

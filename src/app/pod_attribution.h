@@ -1,0 +1,63 @@
+// PodAttribution: constructs and owns the process/pod attribution sources of
+// --kubernetes-process-metrics (the ProcessAttributor over --host-proc-root, the PodWatcher on the
+// API server), and hands the collector and renderer what they need from them. app.cc holds one
+// when the flag is on, and owns the attribution error counters that its sources increment (the
+// same counters serve every attribution source, e.g. the kubelet's).
+//
+// Thread-safety: Latest(), Observe() and errors() may be called from any thread (they forward to
+// thread-safe parts); Start/Stop/ResolveForOnce from the controlling thread.
+#ifndef NVML_EXPORTER_APP_POD_ATTRIBUTION_H_
+#define NVML_EXPORTER_APP_POD_ATTRIBUTION_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "attribute/attribution.h"
+#include "attribute/error_counters.h"
+#include "attribute/pod_watcher.h"
+#include "attribute/process_attributor.h"
+#include "collect/snapshot.h"
+#include "config/options.h"
+#include "render/pod_families.h"
+#include "util/status.h"
+
+namespace nvmlx::app {
+
+class PodAttribution {
+ public:
+  // Null when --kubernetes-process-metrics is off. Without an API server (not in a cluster and no
+  // --kubernetes-api-server) it warns once and attributes processes to pod uids only, as
+  // dcgm-exporter goes on without pod metadata. A bad --kubernetes-api-server is an error.
+  // `errors` must outlive the PodAttribution.
+  static Result<std::unique_ptr<PodAttribution>> Create(const config::Options& options,
+                                                        const attribute::EnvLookup& getenv,
+                                                        attribute::SourceErrors* errors);
+  ~PodAttribution();
+
+  // For CollectorOptions::attribution: the latest part of each source (cheap).
+  attribute::Attribution Latest() const;
+  // After each collection: the PIDs to resolve next.
+  void Observe(const collect::Snapshot& snapshot);
+  // The per-pod rendering options (errors not set: app.cc sets its counters).
+  render::PodFamiliesOptions RenderOptions(const config::Options& options) const;
+
+  void Start();
+  void Stop();
+  // --once: resolves the snapshot's PIDs now and waits (up to `wait`) for the first pod list;
+  // returns a copy of the snapshot with that attribution attached.
+  std::shared_ptr<const collect::Snapshot> ResolveForOnce(const collect::Snapshot& snapshot,
+                                                          std::chrono::milliseconds wait);
+
+ private:
+  PodAttribution() = default;
+  std::unique_ptr<attribute::ProcessAttributor> processes_;
+  std::unique_ptr<attribute::PodWatcher> pods_;  // null without an API server
+};
+
+}  // namespace nvmlx::app
+
+#endif  // NVML_EXPORTER_APP_POD_ATTRIBUTION_H_

@@ -1,0 +1,250 @@
+#include "attribute/kube_client.h"
+
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+namespace nvmlx::attribute {
+namespace {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using ErrorCode = boost::system::error_code;
+
+// How often a waiting request looks at the stop flag.
+constexpr auto kStopPoll = std::chrono::milliseconds(100);
+// A pod list of a big cluster (no NODE_NAME) is tens of MiB; more is not a pod list.
+constexpr uint64_t kMaxListBody = 256ull << 20;
+
+bool IsIpAddress(const std::string& host) {
+  ErrorCode ec;
+  net::ip::make_address(host, ec);
+  return !ec;
+}
+
+std::string Trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Unavailable("cannot read service account token " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return Trim(s.str());
+}
+
+}  // namespace
+
+Result<KubeApiConfig> ResolveKubeApiConfig(const std::string& server_url,
+                                           const std::string& token_file,
+                                           const std::string& ca_file, const EnvLookup& getenv) {
+  KubeApiConfig c;
+  const std::string dir = kServiceAccountDir;
+  c.token_file = token_file.empty() ? dir + "/token" : token_file;
+  c.ca_file = ca_file.empty() ? dir + "/ca.crt" : ca_file;
+  if (!server_url.empty()) {
+    std::string_view u = server_url;
+    if (u.substr(0, 8) != "https://") {
+      return InvalidArgument("--kubernetes-api-server: \"" + server_url +
+                             "\" is not an https:// URL");
+    }
+    u.remove_prefix(8);
+    if (!u.empty() && u.back() == '/') u.remove_suffix(1);
+    if (u.find('/') != std::string_view::npos) {
+      return InvalidArgument("--kubernetes-api-server: \"" + server_url +
+                             "\" must be https://host[:port] without a path");
+    }
+    if (!u.empty() && u.front() == '[') {  // [v6]:port
+      const size_t close = u.find(']');
+      if (close == std::string_view::npos) {
+        return InvalidArgument("--kubernetes-api-server: unterminated [ in \"" + server_url + "\"");
+      }
+      c.host = std::string(u.substr(1, close - 1));
+      if (close + 1 < u.size()) {
+        if (u[close + 1] != ':') return InvalidArgument("--kubernetes-api-server: bad port");
+        c.port = std::string(u.substr(close + 2));
+      }
+    } else if (const size_t colon = u.rfind(':'); colon != std::string_view::npos) {
+      c.host = std::string(u.substr(0, colon));
+      c.port = std::string(u.substr(colon + 1));
+    } else {
+      c.host = std::string(u);
+    }
+  } else {
+    std::optional<std::string> host = getenv("KUBERNETES_SERVICE_HOST");
+    std::optional<std::string> port = getenv("KUBERNETES_SERVICE_PORT");
+    if (!host || host->empty() || !port || port->empty()) {
+      return NotFound(
+          "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are "
+          "not set (or give --kubernetes-api-server)");
+    }
+    c.host = *host;
+    c.port = *port;
+  }
+  if (c.host.empty() || c.port.empty() ||
+      c.port.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("API server address \"" + c.host + ":" + c.port + "\" is not host:port");
+  }
+  return c;
+}
+
+KubeApiClient::KubeApiClient(KubeApiConfig config) : config_(std::move(config)) {}
+KubeApiClient::~KubeApiClient() = default;
+
+void KubeApiClient::Stop() { stop_.store(true); }
+
+Result<HttpResponse> KubeApiClient::Get(const std::string& target,
+                                        std::chrono::milliseconds timeout) {
+  return Request(target, timeout, nullptr);
+}
+
+Result<HttpResponse> KubeApiClient::Stream(const std::string& target,
+                                           std::chrono::milliseconds idle_timeout,
+                                           const std::function<bool(std::string_view)>& on_line) {
+  return Request(target, idle_timeout, &on_line);
+}
+
+Result<HttpResponse> KubeApiClient::Request(const std::string& target,
+                                            std::chrono::milliseconds timeout,
+                                            const std::function<bool(std::string_view)>* on_line) {
+  if (stop_.load()) return Unavailable("stopped");
+  const std::string where = "https://" + config_.host + ":" + config_.port;
+  std::string token;
+  if (!config_.token_file.empty()) {
+    Result<std::string> t = ReadToken(config_.token_file);
+    if (!t.ok()) return t.status();
+    token = *t;
+  }
+  try {
+    ssl::context ctx(ssl::context::tls_client);
+    ErrorCode ec;
+    ctx.load_verify_file(config_.ca_file, ec);
+    if (ec) return Unavailable("cannot load CA " + config_.ca_file + ": " + ec.message());
+    ctx.set_verify_mode(ssl::verify_peer);
+
+    net::io_context ioc;
+    beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
+    if (!IsIpAddress(config_.host)) {
+      SSL_set_tlsext_host_name(stream.native_handle(), config_.host.c_str());
+    }
+    stream.set_verify_callback(ssl::host_name_verification(config_.host));
+
+    // Runs one asynchronous operation to completion on this thread, cancelling it when Stop()
+    // is called meanwhile. `start` receives the completion handler.
+    auto run = [&](auto start) -> ErrorCode {
+      ErrorCode result;
+      bool done = false;
+      start([&](ErrorCode e, auto&&...) {
+        result = e;
+        done = true;
+      });
+      ioc.restart();
+      bool cancelled = false;
+      while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
+        ioc.run_one_for(kStopPoll);
+        if (!done && !cancelled && stop_.load()) {
+          beast::get_lowest_layer(stream).cancel();
+          cancelled = true;
+        }
+      }
+      return result;
+    };
+    auto failed = [&](const char* step, const ErrorCode& e) -> Status {
+      if (stop_.load()) return Unavailable("stopped");
+      return Unavailable(where + ": " + step + ": " + e.message());
+    };
+
+    tcp::resolver resolver(ioc);
+    tcp::resolver::results_type endpoints;
+    ec = run([&](auto done) {
+      resolver.async_resolve(config_.host, config_.port,
+                             [&, done](ErrorCode e, tcp::resolver::results_type r) {
+                               endpoints = std::move(r);
+                               done(e);
+                             });
+    });
+    if (ec) return failed("resolve", ec);
+    beast::get_lowest_layer(stream).expires_after(timeout);
+    ec = run([&](auto done) { beast::get_lowest_layer(stream).async_connect(endpoints, done); });
+    if (ec) return failed("connect", ec);
+    beast::get_lowest_layer(stream).expires_after(timeout);
+    ec = run([&](auto done) { stream.async_handshake(ssl::stream_base::client, done); });
+    if (ec) return failed("TLS handshake", ec);
+
+    http::request<http::empty_body> req{http::verb::get, target, 11};
+    const bool v6 = config_.host.find(':') != std::string::npos;
+    req.set(http::field::host, (v6 ? "[" + config_.host + "]" : config_.host) + ":" + config_.port);
+    req.set(http::field::user_agent, "nvml-exporter");
+    req.set(http::field::accept, "application/json");
+    req.set(http::field::connection, "close");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    beast::get_lowest_layer(stream).expires_after(timeout);
+    ec = run([&](auto done) { http::async_write(stream, req, done); });
+    if (ec) return failed("send request", ec);
+
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    HttpResponse out;
+    if (on_line == nullptr) {
+      parser.body_limit(kMaxListBody);
+      beast::get_lowest_layer(stream).expires_after(timeout);
+      ec = run([&](auto done) { http::async_read(stream, buffer, parser, done); });
+      if (ec) return failed("read response", ec);
+      out.status = parser.get().result_int();
+      out.body = std::move(parser.get().body());
+      return out;
+    }
+    parser.body_limit(boost::none);  // a watch never ends by itself
+    beast::get_lowest_layer(stream).expires_after(timeout);
+    ec = run([&](auto done) { http::async_read_header(stream, buffer, parser, done); });
+    if (ec) return failed("read response header", ec);
+    out.status = parser.get().result_int();
+    if (out.status != 200) {
+      parser.body_limit(1 << 20);
+      beast::get_lowest_layer(stream).expires_after(timeout);
+      ec = run([&](auto done) { http::async_read(stream, buffer, parser, done); });
+      out.body = std::move(parser.get().body());
+      return out;
+    }
+    // The body grows as chunks arrive; complete lines are handed on and erased (string_body
+    // appends at its current size, so erasing the consumed prefix between reads is safe).
+    std::string& body = parser.get().body();
+    while (!parser.is_done()) {
+      beast::get_lowest_layer(stream).expires_after(timeout);
+      ec = run([&](auto done) { http::async_read_some(stream, buffer, parser, done); });
+      size_t start = 0;
+      for (size_t nl; (nl = body.find('\n', start)) != std::string::npos; start = nl + 1) {
+        if (nl > start && !(*on_line)(std::string_view(body).substr(start, nl - start))) {
+          return out;
+        }
+      }
+      body.erase(0, start);
+      if (ec == http::error::end_of_stream) break;
+      if (ec) return failed("read watch stream", ec);
+    }
+    if (!body.empty()) (*on_line)(body);  // a last line without its newline
+    return out;
+  } catch (const std::exception& e) {
+    return Unavailable(where + ": " + e.what());
+  }
+}
+
+}  // namespace nvmlx::attribute

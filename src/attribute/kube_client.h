@@ -1,0 +1,85 @@
+// KubeApiClient: the few HTTPS GETs the PodWatcher makes to the Kubernetes API server (Boost.Beast
+// over OpenSSL), and where the server is (in-cluster config, overridable by flags).
+//
+// In-cluster config, as client-go's rest.InClusterConfig: https://$KUBERNETES_SERVICE_HOST:
+// $KUBERNETES_SERVICE_PORT, the service account token from
+// /var/run/secrets/kubernetes.io/serviceaccount/token (read again for every connection: bound
+// tokens rotate) and the cluster CA from .../ca.crt. The server certificate is verified against
+// that CA and the host name (or IP address) we connect to.
+//
+// Every request is its own connection ("Connection: close"); the pod watch is one long request
+// whose body is read line by line as it arrives. A request can be interrupted from another thread
+// with Stop(), which is how the watcher's thread is shut down promptly.
+//
+// Thread-safety: one thread makes the requests (Get/Stream are not re-entrant); Stop() may be
+// called from any thread.
+#ifndef NVML_EXPORTER_ATTRIBUTE_KUBE_CLIENT_H_
+#define NVML_EXPORTER_ATTRIBUTE_KUBE_CLIENT_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace nvmlx::attribute {
+
+struct KubeApiConfig {
+  std::string host;  // name or IP address, without brackets
+  std::string port = "443";
+  std::string token_file;  // empty: no Authorization header
+  std::string ca_file;
+};
+
+inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// server_url: "https://host[:port]" (flag --kubernetes-api-server); empty: from
+// KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT (via getenv). Empty token_file / ca_file mean
+// the service account's. Errors name what is missing.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+Result<KubeApiConfig> ResolveKubeApiConfig(const std::string& server_url,
+                                           const std::string& token_file,
+                                           const std::string& ca_file, const EnvLookup& getenv);
+
+struct HttpResponse {
+  unsigned status = 0;
+  std::string body;  // for Stream: only when the status is not 200 (the error body)
+};
+
+class KubeApiClient {
+ public:
+  explicit KubeApiClient(KubeApiConfig config);
+  ~KubeApiClient();
+  KubeApiClient(const KubeApiClient&) = delete;
+  KubeApiClient& operator=(const KubeApiClient&) = delete;
+
+  // GET `target` ("/api/v1/pods?..."); the whole body. Transport and TLS failures are
+  // UNAVAILABLE; any HTTP status comes back as a response.
+  Result<HttpResponse> Get(const std::string& target, std::chrono::milliseconds timeout);
+
+  // GET a streaming body, calling on_line for every complete line as it arrives (false stops).
+  // Ends OK when the server ends the body; UNAVAILABLE when nothing arrived for idle_timeout, the
+  // connection broke, or Stop() was called. A non-200 status is returned with its body.
+  Result<HttpResponse> Stream(const std::string& target, std::chrono::milliseconds idle_timeout,
+                              const std::function<bool(std::string_view)>& on_line);
+
+  // From any thread: the running request (and every later one) returns UNAVAILABLE soon.
+  void Stop();
+  bool stopped() const { return stop_.load(); }
+
+ private:
+  struct Impl;
+  Result<HttpResponse> Request(const std::string& target, std::chrono::milliseconds timeout,
+                               const std::function<bool(std::string_view)>* on_line);
+
+  const KubeApiConfig config_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace nvmlx::attribute
+
+#endif  // NVML_EXPORTER_ATTRIBUTE_KUBE_CLIENT_H_

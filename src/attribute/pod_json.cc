@@ -1,0 +1,198 @@
+#include "attribute/pod_json.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "util/log.h"
+
+namespace nvmlx::attribute {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kMirrorAnnotation[] = "kubernetes.io/config.mirror";
+
+const json* Member(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+std::string StringMember(const json& obj, const char* key) {
+  const json* v = Member(obj, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+void AddContainers(const json& status, const char* key, PodMeta* meta) {
+  const json* list = Member(status, key);
+  if (list == nullptr || !list->is_array()) return;
+  for (const json& cs : *list) {
+    const std::string id = StripRuntimePrefix(StringMember(cs, "containerID"));
+    const std::string name = StringMember(cs, "name");
+    if (!id.empty() && !name.empty()) meta->container_names[id] = name;
+  }
+}
+
+// One pod object -> PodRecord; `where` names it in errors.
+Result<PodRecord> ParsePod(const json& pod, const LabelFilter& filter, const std::string& where) {
+  const json* md = Member(pod, "metadata");
+  if (md == nullptr || !md->is_object()) return InvalidArgument(where + ": no metadata object");
+  PodRecord r;
+  r.meta.uid = StringMember(*md, "uid");
+  r.meta.pod = StringMember(*md, "name");
+  r.meta.namespace_name = StringMember(*md, "namespace");
+  if (r.meta.uid.empty() || r.meta.pod.empty()) {
+    return InvalidArgument(where + ": metadata without uid or name");
+  }
+  if (filter.enabled()) {
+    if (const json* labels = Member(*md, "labels"); labels != nullptr && labels->is_object()) {
+      for (const auto& [key, value] : labels->items()) {
+        if (!value.is_string() || !filter.Admits(key)) continue;
+        r.meta.labels.emplace_back(SanitizeLabelName(key), value.get<std::string>());
+      }
+      // Two keys can sanitise to one name (a.b and a_b): keep the first in key order.
+      std::stable_sort(r.meta.labels.begin(), r.meta.labels.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      r.meta.labels.erase(
+          std::unique(r.meta.labels.begin(), r.meta.labels.end(),
+                      [](const auto& a, const auto& b) { return a.first == b.first; }),
+          r.meta.labels.end());
+    }
+  }
+  if (const json* ann = Member(*md, "annotations"); ann != nullptr) {
+    r.mirror_uid = StringMember(*ann, kMirrorAnnotation);
+  }
+  if (const json* status = Member(pod, "status"); status != nullptr) {
+    AddContainers(*status, "containerStatuses", &r.meta);
+    AddContainers(*status, "initContainerStatuses", &r.meta);  // native sidecars
+    AddContainers(*status, "ephemeralContainerStatuses", &r.meta);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string SanitizeLabelName(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 1);
+  if (!name.empty() && name[0] >= '0' && name[0] <= '9') out.push_back('_');
+  for (char c : name) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    out.push_back(ok ? c : '_');
+  }
+  return out;
+}
+
+std::shared_ptr<const LabelFilter> LabelFilter::Create(bool enabled,
+                                                       const std::vector<std::string>& patterns) {
+  std::shared_ptr<LabelFilter> f(new LabelFilter());
+  f->enabled_ = enabled;
+  if (!enabled) return f;
+  for (const std::string& p : patterns) {
+    if (p.empty()) continue;
+    auto re = std::make_unique<re2::RE2>(p, re2::RE2::Quiet);
+    if (!re->ok()) {
+      log::Warn("skipping pod label allowlist regex that does not compile",
+                {{"pattern", p}, {"err", re->error()}});
+      continue;
+    }
+    f->patterns_.push_back(std::move(re));
+  }
+  return f;
+}
+
+LabelFilter::~LabelFilter() = default;
+
+bool LabelFilter::Admits(std::string_view key) const {
+  if (!enabled_) return false;
+  if (patterns_.empty()) return true;
+  for (const auto& re : patterns_) {
+    if (re2::RE2::PartialMatch(key, *re)) return true;
+  }
+  return false;
+}
+
+std::string StripRuntimePrefix(std::string_view container_id) {
+  const size_t sep = container_id.find("://");
+  if (sep != std::string_view::npos) container_id.remove_prefix(sep + 3);
+  return std::string(container_id);
+}
+
+Result<PodList> ParsePodList(std::string_view body, const LabelFilter& filter) {
+  try {
+    const json doc = json::parse(body);
+    if (!doc.is_object()) return InvalidArgument("pod list: expected a JSON object");
+    const std::string kind = StringMember(doc, "kind");
+    if (kind != "PodList") {
+      return InvalidArgument("pod list: expected kind PodList, got \"" + kind + "\"");
+    }
+    PodList out;
+    if (const json* md = Member(doc, "metadata"); md != nullptr) {
+      out.resource_version = StringMember(*md, "resourceVersion");
+      out.continue_token = StringMember(*md, "continue");
+    }
+    if (out.resource_version.empty()) {
+      return InvalidArgument("pod list: no metadata.resourceVersion");
+    }
+    const json* items = Member(doc, "items");
+    if (items != nullptr && !items->is_null()) {
+      if (!items->is_array()) return InvalidArgument("pod list: items is not an array");
+      for (size_t i = 0; i < items->size(); ++i) {
+        Result<PodRecord> r =
+            ParsePod((*items)[i], filter, "pod list: items[" + std::to_string(i) + "]");
+        if (!r.ok()) return r.status();
+        out.pods.push_back(std::move(r).value());
+      }
+    }
+    return out;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("pod list: invalid JSON: ") + e.what());
+  }
+}
+
+Result<WatchEvent> ParseWatchEvent(std::string_view line, const LabelFilter& filter) {
+  try {
+    const json doc = json::parse(line);
+    const std::string type = StringMember(doc, "type");
+    const json* obj = Member(doc, "object");
+    if (obj == nullptr || !obj->is_object()) {
+      return InvalidArgument("watch event: no object (type \"" + type + "\")");
+    }
+    WatchEvent ev;
+    if (type == "ERROR") {
+      ev.type = WatchEventType::kError;
+      if (const json* code = Member(*obj, "code"); code != nullptr && code->is_number_integer()) {
+        ev.error_code = code->get<int>();
+      }
+      ev.error_message = StringMember(*obj, "message");
+      return ev;
+    }
+    if (type == "ADDED") {
+      ev.type = WatchEventType::kAdded;
+    } else if (type == "MODIFIED") {
+      ev.type = WatchEventType::kModified;
+    } else if (type == "DELETED") {
+      ev.type = WatchEventType::kDeleted;
+    } else if (type == "BOOKMARK") {
+      ev.type = WatchEventType::kBookmark;
+    } else {
+      return InvalidArgument("watch event: unknown type \"" + type + "\"");
+    }
+    if (const json* md = Member(*obj, "metadata"); md != nullptr) {
+      ev.resource_version = StringMember(*md, "resourceVersion");
+    }
+    if (ev.type != WatchEventType::kBookmark) {
+      Result<PodRecord> r = ParsePod(*obj, filter, "watch event " + type);
+      if (!r.ok()) return r.status();
+      ev.pod = std::move(r).value();
+    }
+    return ev;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("watch event: invalid JSON: ") + e.what());
+  }
+}
+
+}  // namespace nvmlx::attribute

@@ -1,0 +1,40 @@
+// ProcessReader: one GPU's compute processes and their utilization since the previous read
+// (DeviceSnapshot::processes), for process attribution.
+//
+// Utilization uses NVML's lastSeenTimeStamp protocol (nvml-mapping.md §3): each read passes the
+// largest sample timestamp the previous one returned, so a value covers exactly the time since
+// then, and NOT_FOUND ("nothing new") reads as idle. The constructor takes a priming read whose
+// samples are discarded: with lastSeen 0 NVML would average its whole buffer, which stays stale
+// long after a process went idle. A process with several samples in the window gets their mean.
+//
+// Thread-safety: not thread-safe; used by the collector's fast loop only.
+#ifndef NVML_EXPORTER_COLLECT_PROCESS_READER_H_
+#define NVML_EXPORTER_COLLECT_PROCESS_READER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "collect/snapshot.h"
+#include "nvml/nvml.h"
+#include "util/status.h"
+
+namespace nvmlx::collect {
+
+class ProcessReader {
+ public:
+  ProcessReader(const nvml::Library& lib, nvml::Device device);
+
+  // Fills *out (ascending pid). A failed process list leaves *out empty and is returned; a failed
+  // utilization read (e.g. NOT_SUPPORTED under MIG) keeps the list with has_utilization false and
+  // is returned too, so the caller can log it once.
+  Status Read(std::vector<ProcessSample>* out);
+
+ private:
+  const nvml::Library& lib_;
+  nvml::Device device_;
+  uint64_t last_seen_us_ = 0;
+};
+
+}  // namespace nvmlx::collect
+
+#endif  // NVML_EXPORTER_COLLECT_PROCESS_READER_H_

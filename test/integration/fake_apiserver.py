@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""A fake Kubernetes API server for the pod attribution integration test (pods_test.sh).
+
+HTTPS (the certificate and key given on the command line), bearer-token auth, and just enough of
+GET /api/v1/pods: a list (the fixture PodList, filtered by fieldSelector=spec.nodeName=...) and a
+watch (?watch=1: chunked JSON lines, a BOOKMARK first, then events dropped into the control
+directory). Behaviour is switched at run time through files in the control directory:
+
+  mode        ok | 401 | badjson | gone   (read at every request and every watch tick)
+  event.json  one watch event line; sent to the open watch, then deleted
+  lists       written by the server: how many list requests it answered with 200
+
+In mode 401 every request gets 401; badjson sends a garbage watch line (lists stay good);
+gone answers the next watch with an ERROR 410 event. Changing the mode drops open watches,
+mid-chunk, as a broken connection would.
+"""
+import http.server
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+fixture, cert, key, token, control, port_file = sys.argv[1:7]
+PODS = json.load(open(fixture))
+lists_lock = threading.Lock()
+lists = 0
+
+
+def mode():
+    try:
+        return open(os.path.join(control, "mode")).read().strip() or "ok"
+    except OSError:
+        return "ok"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("fake-apiserver: " + (fmt % args) + "\n")
+
+    def reply(self, code, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def chunk(self, text):
+        data = text.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def do_GET(self):
+        global lists
+        url = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(url.query)
+        if self.headers.get("Authorization") != "Bearer " + token or mode() == "401":
+            return self.reply(401, {"kind": "Status", "code": 401, "reason": "Unauthorized"})
+        if url.path != "/api/v1/pods":
+            return self.reply(404, {"kind": "Status", "code": 404})
+        selector = q.get("fieldSelector", [""])[0]
+        node = selector[len("spec.nodeName="):] if selector.startswith("spec.nodeName=") else None
+        items = [p for p in PODS["items"] if node is None or p["spec"]["nodeName"] == node]
+        if q.get("watch") != ["1"]:
+            with lists_lock:
+                lists += 1
+                open(os.path.join(control, "lists"), "w").write(str(lists))
+            return self.reply(200, dict(PODS, items=items))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        start_mode = mode()
+        if start_mode == "gone":
+            open(os.path.join(control, "mode"), "w").write("ok")
+            self.chunk(json.dumps({"type": "ERROR", "object": {"kind": "Status", "code": 410,
+                                                               "message": "too old"}}) + "\n")
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        rv = q.get("resourceVersion", ["0"])[0]
+        self.chunk(json.dumps({"type": "BOOKMARK",
+                               "object": {"kind": "Pod", "metadata": {"resourceVersion": rv}}}) + "\n")
+        deadline = time.time() + int(q.get("timeoutSeconds", ["60"])[0])
+        while time.time() < deadline:
+            m = mode()
+            if m == "badjson":
+                self.chunk("{this is not json\n")
+            elif m != start_mode:
+                # Drop the watch mid-chunk: a broken connection, not a clean end.
+                self.wfile.write(b"40\r\n{\"type\":")
+                self.wfile.flush()
+                self.connection.shutdown(2)
+                return
+            ev = os.path.join(control, "event.json")
+            if os.path.exists(ev):
+                line = open(ev).read().strip()
+                os.remove(ev)
+                self.chunk(line + "\n")
+            time.sleep(0.1)
+        self.wfile.write(b"0\r\n\r\n")
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+server.socket = ctx.wrap_socket(server.socket, server_side=True)
+open(port_file + ".tmp", "w").write(str(server.server_address[1]))
+os.rename(port_file + ".tmp", port_file)
+server.serve_forever()
