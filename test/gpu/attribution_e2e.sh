@@ -30,6 +30,7 @@ fake() {  # pid uid container-hex-char
 fake $pa $UID_A a
 fake $pb $UID_B b
 echo "pid_a=$pa uid_a=$UID_A pid_b=$pb uid_b=$UID_B" >"$OUT/pids.txt"
+( sleep 4; nvidia-smi --query-compute-apps=pid,used_memory --format=csv >"$OUT/smi_apps.txt" 2>&1 ) &
 "$B/nvml-exporter" -f "$B/etc/default-counters.csv" -c 1000 -a 127.0.0.1:9400 \
   --kubernetes-process-metrics --host-proc-root "$ROOT" --kubernetes-enable-pod-uid \
   2>"$OUT/exporter.log" &
@@ -58,7 +59,6 @@ PY
   sleep 0.9
 done
 cp "$ROOT/m.txt" "$OUT/metrics_last.txt"
-nvidia-smi --query-compute-apps=pid,used_memory --format=csv >"$OUT/smi_apps.txt" 2>&1
 wait $pa $pb
 kill -TERM $exp; wait $exp
 python3 test/gpu/attribution_check.py "$OUT" >"$OUT/attribution_report.md"; rc=$?
