@@ -149,19 +149,6 @@ std::string_view OpenPrefix(const std::string& prefix) {
   return std::string_view(prefix).substr(0, prefix.size() - 2);
 }
 
-void AppendHelpType(std::string_view name, std::string_view help, std::string_view type,
-                    std::string* out) {
-  out->append("# HELP ");
-  out->append(name);
-  out->push_back(' ');
-  AppendEscapedHelp(help, out);
-  out->append("\n# TYPE ");
-  out->append(name);
-  out->push_back(' ');
-  out->append(type);
-  out->push_back('\n');
-}
-
 // Names a pod label must not take: ours (attributes win, as in dcgm-exporter) and reserved ones.
 bool ReservedLabel(std::string_view name) {
   static constexpr std::string_view kOurs[] = {

@@ -61,20 +61,6 @@ void AppendLabel(std::string_view name, std::string_view value, bool first, std:
   out->push_back('"');
 }
 
-void AppendHelpType(std::string_view name, std::string_view help, std::string_view type,
-                    std::string* out) {
-  // dcgm-exporter's template prints "# HELP name " even for an empty help: keep the space.
-  out->append("# HELP ");
-  out->append(name);
-  out->push_back(' ');
-  AppendEscapedHelp(help, out);
-  out->append("\n# TYPE ");
-  out->append(name);
-  out->push_back(' ');
-  out->append(type);
-  out->push_back('\n');
-}
-
 // The per-device label set, from '{' through the last label (no closing brace), built once per
 // render and shared by every series of the device: the label part is ~80% of each line.
 std::string BuildDeviceLabels(const collect::DeviceIdentity& id, const PrometheusOptions& options,
@@ -469,6 +455,20 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
   for (const LiveDevice& d : live) bare.push_back(d.bare);
   AppendPodFamilies(snapshot, bare, options.pods, out);
   AppendSelfMetrics(snapshot, options, out);
+}
+
+void AppendHelpType(std::string_view name, std::string_view help, std::string_view type,
+                    std::string* out) {
+  // dcgm-exporter's template prints "# HELP name " even for an empty help: keep the space.
+  out->append("# HELP ");
+  out->append(name);
+  out->push_back(' ');
+  AppendEscapedHelp(help, out);
+  out->append("\n# TYPE ");
+  out->append(name);
+  out->push_back(' ');
+  out->append(type);
+  out->push_back('\n');
 }
 
 }  // namespace nvmlx::render

@@ -60,6 +60,9 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
 
 // Escaping per the 0.0.4 spec: label values escape \ " and newline; HELP escapes \ and newline.
 void AppendEscapedLabelValue(std::string_view value, std::string* out);
+// "# HELP name help\n# TYPE name type\n" (help escaped), shared by every family we render.
+void AppendHelpType(std::string_view name, std::string_view help, std::string_view type,
+                    std::string* out);
 void AppendEscapedHelp(std::string_view help, std::string* out);
 
 // A double as Go's %f: 6 decimals, correctly rounded; NaN, +Inf and -Inf as Prometheus spells
