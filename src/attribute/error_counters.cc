@@ -6,6 +6,7 @@ namespace nvmlx::attribute {
 
 void FailureStreak::Fail(std::string_view what, const std::string& error) {
   if (counters_ != nullptr) counters_->Increment(source_);
+  ++failures_;
   if (failing_) return;
   failing_ = true;
   log::Warn("attribution source failing; keeping its last good data (logged once per streak)",
@@ -14,8 +15,10 @@ void FailureStreak::Fail(std::string_view what, const std::string& error) {
 
 void FailureStreak::Succeed() {
   if (!failing_) return;
+  log::Info("attribution source recovered",
+            {{"source", source_}, {"failed_attempts", std::to_string(failures_)}});
   failing_ = false;
-  log::Info("attribution source recovered", {{"source", source_}});
+  failures_ = 0;
 }
 
 }  // namespace nvmlx::attribute

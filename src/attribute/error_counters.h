@@ -3,6 +3,7 @@
 #ifndef NVML_EXPORTER_ATTRIBUTE_ERROR_COUNTERS_H_
 #define NVML_EXPORTER_ATTRIBUTE_ERROR_COUNTERS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,11 +24,13 @@ class FailureStreak {
   void Fail(std::string_view what, const std::string& error);
   void Succeed();
   bool failing() const { return failing_; }
+  uint64_t failures() const { return failures_; }  // in the current streak
 
  private:
   std::string source_;
   SourceErrors* counters_;  // may be null (tests)
   bool failing_ = false;
+  uint64_t failures_ = 0;
 };
 
 }  // namespace nvmlx::attribute

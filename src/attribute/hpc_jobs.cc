@@ -140,7 +140,8 @@ HpcJobRefresher::HpcJobRefresher(std::string dir, std::vector<collect::DeviceIde
     : dir_(std::move(dir)),
       identities_(std::move(identities)),
       period_(period),
-      errors_(std::move(errors)) {
+      errors_(std::move(errors)),
+      streak_(std::string(kSource), errors_.get()) {
   if (errors_) errors_->Register(kSource);
 }
 
@@ -161,20 +162,12 @@ bool HpcJobRefresher::RefreshOnce() {
     return true;
   }
   if (!read.ok()) {
-    if (errors_) errors_->Increment(kSource);
-    if (!failing_) {
-      failing_ = true;
-      log::Warn("hpc job mapping unreadable; keeping the last good mapping",
-                {{"source", std::string(kSource)}, {"err", read.status().ToString()}});
-    }
+    streak_.Fail("read the hpc job mapping dir " + dir_, read.status().ToString());
     return false;
   }
   dir_seen_ = true;
   dir_missing_logged_ = false;
-  if (failing_) {
-    log::Info("hpc job mapping readable again", {{"source", std::string(kSource)}});
-    failing_ = false;
-  }
+  streak_.Succeed();
   for (const std::string& p : read->problems) {
     if (logged_problems_.insert(p).second) log::Warn("hpc job mapping: bad line", {{"at", p}});
   }

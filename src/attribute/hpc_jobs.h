@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "attribute/attribution.h"
+#include "attribute/error_counters.h"
 #include "attribute/source_errors.h"
 #include "collect/snapshot.h"
 #include "util/status.h"
@@ -69,7 +70,7 @@ class HpcJobRefresher {
   const std::chrono::milliseconds period_;
   std::shared_ptr<SourceErrors> errors_;
   // Refreshing thread only.
-  bool failing_ = false;
+  FailureStreak streak_;
   bool dir_seen_ = false;
   bool dir_missing_logged_ = false;
   std::set<std::string> logged_problems_;

@@ -19,7 +19,8 @@ PodResourcesRefresher::PodResourcesRefresher(KubeletClientOptions client, PodMat
     : client_(std::move(client)),
       matcher_(std::move(matcher)),
       period_(period),
-      errors_(std::move(errors)) {
+      errors_(std::move(errors)),
+      streak_(std::string(kSource), errors_.get()) {
   if (errors_) errors_->Register(kSource);
 }
 
@@ -28,31 +29,12 @@ PodResourcesRefresher::~PodResourcesRefresher() { Stop(); }
 bool PodResourcesRefresher::RefreshOnce() {
   Result<v1::ListPodResourcesResponse> answer = client_.List();
   if (!answer.ok()) {
-    if (errors_) errors_->Increment(kSource);
-    ++failures_in_streak_;
-    if (!failing_) {
-      failing_ = true;
-      bool have_last;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        have_last = latest_ != nullptr;
-      }
-      log::Warn("kubelet pod-resources failed; pod labels stay as last seen until it recovers",
-                {{"source", std::string(kSource)},
-                 {"err", answer.status().ToString()},
-                 {"keeping", have_last ? "last good attribution" : "none"}});
-    }
+    streak_.Fail("list pod resources from the kubelet", answer.status().ToString());
     return false;
   }
   MatchStats stats;
   std::shared_ptr<const DeviceAttribution> matched = matcher_.Match(*answer, &stats);
-  if (failing_) {
-    log::Info("kubelet pod-resources recovered",
-              {{"source", std::string(kSource)},
-               {"failed_refreshes", std::to_string(failures_in_streak_)}});
-    failing_ = false;
-  }
-  failures_in_streak_ = 0;
+  streak_.Succeed();
   log::Debug("kubelet pod-resources refreshed",
              {{"pods", std::to_string(answer->pod_resources_size())},
               {"gpu_device_ids", std::to_string(stats.gpu_devices)},

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "attribute/attribution.h"
+#include "attribute/error_counters.h"
 #include "attribute/kubelet_client.h"
 #include "attribute/pod_matcher.h"
 #include "attribute/source_errors.h"
@@ -57,8 +58,7 @@ class PodResourcesRefresher {
   PodMatcher matcher_;
   const std::chrono::milliseconds period_;
   std::shared_ptr<SourceErrors> errors_;
-  bool failing_ = false;  // only the refreshing thread touches it
-  uint64_t failures_in_streak_ = 0;
+  FailureStreak streak_;  // only the refreshing thread touches it
 
   mutable std::mutex mu_;
   std::shared_ptr<const DeviceAttribution> latest_ NVMLX_GUARDED_BY(mu_);

@@ -37,7 +37,7 @@ struct PodWatcherOptions {
   KubeApiConfig api;
   std::string node_name;                      // empty: every pod of the cluster
   std::shared_ptr<const LabelFilter> labels;  // null: no labels
-  SourceErrors* errors = nullptr;            // may be null; must outlive the watcher
+  SourceErrors* errors = nullptr;             // may be null; must outlive the watcher
   std::chrono::milliseconds backoff_initial{1000};
   std::chrono::milliseconds backoff_max{30000};
   std::chrono::milliseconds request_timeout{30000};
