@@ -70,7 +70,8 @@ Labels Assemble(const Labels& fixed, Labels sorted_labels, Labels attributes) {
 // or one empty set. Names as dcgm-exporter spells them (-o: container_name, pod_name,
 // pod_namespace); Assemble sorts them.
 std::vector<Labels> AttributeSets(const collect::DeviceIdentity& id,
-                                  const attribute::Attribution& attribution, bool old_names) {
+                                  const attribute::Attribution& attribution, bool old_names,
+                                  bool pod_uid) {
   const std::vector<attribute::PodRef> kNoPods;
   const std::vector<std::string> kNoJobs;
   const std::string& key = id.DeviceKey();
@@ -97,6 +98,9 @@ std::vector<Labels> AttributeSets(const collect::DeviceIdentity& id,
         set.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
         set.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
         if (!pod.vgpu.empty()) set.emplace_back("vgpu", pod.vgpu);
+        if (const std::string* uid = pod_uid ? attribute::FindPodUid(attribution, pod) : nullptr) {
+          set.emplace_back("pod_uid", *uid);
+        }
       }
       if (j < jobs->size()) set.emplace_back("hpc_job", (*jobs)[j]);
       sets.push_back(std::move(set));
@@ -163,7 +167,7 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
 
     // One copy of the device's series per (pod, HPC job) attribute set.
     for (const Labels& attributes :
-         AttributeSets(id, snapshot.attribution, options.use_old_namespace)) {
+         AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.pod_uid)) {
       SeriesGroup plain;
       plain.device = &dev;
       plain.labels = Assemble(fixed, csv_labels, attributes);

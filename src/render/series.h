@@ -41,6 +41,7 @@ struct SeriesOptions {
   std::string hostname;                         // empty: no Hostname label
   std::string hostname_label = "Hostname";
   bool use_old_namespace = false;  // -o: `uuid` instead of `UUID`
+  bool pod_uid = false;            // PrometheusOptions::device_pod_uid
 };
 
 using Labels = std::vector<std::pair<std::string, std::string>>;

@@ -242,6 +242,12 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
   hpc->jobs_by_device["MIG-5"] = {"job-3"};
   f.snapshot.attribution.devices = pods;
   f.snapshot.attribution.hpc = hpc;
+  // --kubernetes-enable-pod-uid: pod_uid from the API server's metadata (pod-b unknown to it).
+  auto meta = std::make_shared<attribute::PodMetadata>();
+  meta->uid_by_name["ns-a/pod-a"] = "uid-a";
+  meta->uid_by_name["ns-d/pod-d"] = "uid-d";
+  f.snapshot.attribution.metadata = meta;
+  f.options.pod_uid = true;
   for (bool old_namespace : {false, true}) {
     for (const char* hostname : {"node1", ""}) {
       f.options.use_old_namespace = old_namespace;
@@ -250,6 +256,7 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
       p.entries = f.options.entries;
       p.hostname = f.options.hostname;
       p.use_old_namespace = old_namespace;
+      p.device_pod_uid = f.options.pod_uid;
       std::string page;
       RenderPrometheus(f.snapshot, p, &page);
       std::vector<Line> lines = ParsePage(page);
@@ -283,6 +290,7 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
         });
       };
       EXPECT_TRUE(has("|vgpu=1"));
+      EXPECT_TRUE(has("|pod_uid=uid-a|vgpu=0"));
       EXPECT_TRUE(has("|hpc_job=job-2"));
       EXPECT_TRUE(has("|GPU_I_PROFILE=3g.71gb|GPU_I_ID=5"));
       EXPECT_TRUE(has("|clock_event=power_cap|window_size_in_ms=60000"));
