@@ -200,7 +200,7 @@ int Run(int argc, char** argv) {
   // parts into each snapshot.
   std::unique_ptr<attribute::PodResourcesRefresher> kubelet;
   std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs;
-  copts.process_metrics = attribution != nullptr;
+  copts.process_metrics = attribution != nullptr && attribution->process_metrics();
   if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty() || attribution != nullptr) {
     copts.attribution = [&kubelet, &hpc_jobs, attribution] {
       attribute::Attribution a;
@@ -258,6 +258,7 @@ int Run(int argc, char** argv) {
   ropts.entries = entries;
   ropts.hostname = Hostname(opts);
   ropts.use_old_namespace = opts.use_old_namespace;
+  ropts.device_pod_uid = opts.kubernetes && opts.kubernetes_enable_pod_uid;
   ropts.build = {NVMLX_VERSION, NVMLX_REVISION, nvml.resolved_path(), driver.ok() ? *driver : ""};
   ropts.attribution_errors = attribution_errors;  // rendered once a source has registered
   if (attribution != nullptr) ropts.pods = attribution->RenderOptions(opts);

@@ -48,6 +48,7 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
   series.entries = entries;
   series.hostname = hostname;
   series.use_old_namespace = options.use_old_namespace;
+  series.pod_uid = options.kubernetes && options.kubernetes_enable_pod_uid;
 
   render::EmfOptions eo;
   eo.log_group_name = e.log_group;

@@ -9,17 +9,23 @@ namespace nvmlx::app {
 Result<std::unique_ptr<PodAttribution>> PodAttribution::Create(const config::Options& o,
                                                                const attribute::EnvLookup& getenv,
                                                                attribute::SourceErrors* errors) {
-  if (!o.kubernetes_process_metrics) return std::unique_ptr<PodAttribution>();
+  // Pod labels on the device series are not rendered yet: only pod_uid needs the watcher there.
+  const bool device_metadata = o.kubernetes && o.kubernetes_enable_pod_uid;
+  if (!o.kubernetes_process_metrics && !device_metadata) return std::unique_ptr<PodAttribution>();
   std::unique_ptr<PodAttribution> a(new PodAttribution());
-  errors->Register("cgroup");
-  a->processes_ = std::make_unique<attribute::ProcessAttributor>(
-      attribute::ProcessAttributorOptions{o.host_proc_root, errors});
+  if (o.kubernetes_process_metrics) {
+    errors->Register("cgroup");
+    a->processes_ = std::make_unique<attribute::ProcessAttributor>(
+        attribute::ProcessAttributorOptions{o.host_proc_root, errors});
+  }
   Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
       o.kubernetes_api_server, o.kubernetes_token_file, o.kubernetes_ca_file, getenv);
   if (!api.ok()) {
     if (api.status().code() != StatusCode::kNotFound) return api.status();
-    log::Warn("no Kubernetes API server: per-pod series carry pod_uid only",
-              {{"err", api.status().message()}});
+    log::Warn(
+        "no Kubernetes API server: no pod_uid on device series; per-pod series carry pod_uid "
+        "only",
+        {{"err", api.status().message()}});
     return a;
   }
   errors->Register("apiserver");
@@ -37,16 +43,18 @@ PodAttribution::~PodAttribution() { Stop(); }
 
 attribute::Attribution PodAttribution::Latest() const {
   attribute::Attribution out;
-  out.processes = processes_->Latest();
+  if (processes_ != nullptr) out.processes = processes_->Latest();
   if (pods_ != nullptr) out.metadata = pods_->Latest();
   return out;
 }
 
-void PodAttribution::Observe(const collect::Snapshot& snapshot) { processes_->Observe(snapshot); }
+void PodAttribution::Observe(const collect::Snapshot& snapshot) {
+  if (processes_ != nullptr) processes_->Observe(snapshot);
+}
 
 render::PodFamiliesOptions PodAttribution::RenderOptions(const config::Options& o) const {
   render::PodFamiliesOptions r;
-  r.enabled = true;
+  r.enabled = processes_ != nullptr;
   // dcgm-exporter 4.8 emits per-pod GPU_UTIL / FB_USED for shared GPUs under
   // --kubernetes-virtual-gpus; with per-process data each pod gets its own share there (see
   // pod_families.h). Without the flag the device series keep their kubelet pod labels and our
@@ -58,7 +66,7 @@ render::PodFamiliesOptions PodAttribution::RenderOptions(const config::Options& 
 }
 
 void PodAttribution::Start() {
-  processes_->Start();
+  if (processes_ != nullptr) processes_->Start();
   if (pods_ != nullptr) pods_->Start();
 }
 
@@ -69,8 +77,10 @@ void PodAttribution::Stop() {
 
 std::shared_ptr<const collect::Snapshot> PodAttribution::ResolveForOnce(
     const collect::Snapshot& snapshot, std::chrono::milliseconds wait) {
-  processes_->Observe(snapshot);
-  processes_->ResolveNow();
+  if (processes_ != nullptr) {
+    processes_->Observe(snapshot);
+    processes_->ResolveNow();
+  }
   if (pods_ != nullptr) {
     pods_->Start();
     const auto deadline = std::chrono::steady_clock::now() + wait;
@@ -79,7 +89,7 @@ std::shared_ptr<const collect::Snapshot> PodAttribution::ResolveForOnce(
     }
   }
   auto copy = std::make_shared<collect::Snapshot>(snapshot);
-  copy->attribution.processes = processes_->Latest();
+  if (processes_ != nullptr) copy->attribution.processes = processes_->Latest();
   if (pods_ != nullptr) copy->attribution.metadata = pods_->Latest();
   return copy;
 }

@@ -29,7 +29,9 @@ namespace nvmlx::app {
 
 class PodAttribution {
  public:
-  // Null when --kubernetes-process-metrics is off. Without an API server (not in a cluster and no
+  // Null when --kubernetes-process-metrics is off, unless -k with --kubernetes-enable-pod-uid:
+  // then only the PodWatcher runs (pod uids for the kubelet-attributed device series), and
+  // process_metrics() is false. Without an API server (not in a cluster and no
   // --kubernetes-api-server) it warns once and attributes processes to pod uids only, as
   // dcgm-exporter goes on without pod metadata. A bad --kubernetes-api-server is an error.
   // `errors` must outlive the PodAttribution.
@@ -45,6 +47,9 @@ class PodAttribution {
   // The per-pod rendering options (errors not set: app.cc sets its counters).
   render::PodFamiliesOptions RenderOptions(const config::Options& options) const;
 
+  // Whether the per-process sources run (--kubernetes-process-metrics).
+  bool process_metrics() const { return processes_ != nullptr; }
+
   void Start();
   void Stop();
   // --once: resolves the snapshot's PIDs now and waits (up to `wait`) for the first pod list;
@@ -54,8 +59,8 @@ class PodAttribution {
 
  private:
   PodAttribution() = default;
-  std::unique_ptr<attribute::ProcessAttributor> processes_;
-  std::unique_ptr<attribute::PodWatcher> pods_;  // null without an API server
+  std::unique_ptr<attribute::ProcessAttributor> processes_;  // null: metadata only
+  std::unique_ptr<attribute::PodWatcher> pods_;              // null without an API server
 };
 
 }  // namespace nvmlx::app

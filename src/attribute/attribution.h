@@ -76,6 +76,15 @@ struct Attribution {
   std::shared_ptr<const HpcJobs> hpc;
 };
 
+// The uid of a kubelet-attributed pod, joined through the API server's metadata; null when that
+// part is absent or does not know the pod (yet).
+inline const std::string* FindPodUid(const Attribution& attribution, const PodRef& pod) {
+  if (attribution.metadata == nullptr) return nullptr;
+  const auto& by_name = attribution.metadata->uid_by_name;
+  auto it = by_name.find(pod.namespace_name + "/" + pod.pod);
+  return it == by_name.end() ? nullptr : &it->second;
+}
+
 }  // namespace nvmlx::attribute
 
 #endif  // NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_

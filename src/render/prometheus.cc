@@ -111,7 +111,7 @@ struct AttributeSet {
 // or one empty set. Attributes sort byte-wise by name, as dcgm-exporter's template does.
 std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
                                              const attribute::Attribution& attribution,
-                                             bool old_names) {
+                                             bool old_names, bool pod_uid) {
   static const std::vector<attribute::PodRef> kNoPods;
   static const std::vector<std::string> kNoJobs;
   const std::string& key = id.DeviceKey();
@@ -138,6 +138,9 @@ std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
         set.attrs.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
         set.attrs.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
         if (!pod.vgpu.empty()) set.attrs.emplace_back("vgpu", pod.vgpu);
+        if (const std::string* uid = pod_uid ? attribute::FindPodUid(attribution, pod) : nullptr) {
+          set.attrs.emplace_back("pod_uid", *uid);
+        }
       }
       if (j < jobs->size()) set.attrs.emplace_back("hpc_job", (*jobs)[j]);
       std::sort(set.attrs.begin(), set.attrs.end());
@@ -381,7 +384,8 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
     if (!dev.up || dev.identity == nullptr) continue;
     LiveDevice d{&dev,
                  BuildDeviceLabels(*dev.identity, options, label_rows),
-                 BuildAttributeSets(*dev.identity, snapshot.attribution, options.use_old_namespace),
+                 BuildAttributeSets(*dev.identity, snapshot.attribution, options.use_old_namespace,
+                                    options.device_pod_uid),
                  {}};
     d.bare = {&dev, d.labels + "} "};
     series_per_family += d.sets.size();

@@ -11,13 +11,13 @@
 // DCGM_EXP_XID_ERRORS_COUNT (id 9001, so after every DCGM_FI_* family) adds window_size_in_ms
 // and xid, one series per Xid in the window (one valued 0 without xid when there is none).
 // Attribution (snapshot.attribution) adds dcgm-exporter's "attributes" after all labels, sorted
-// by name with err_code/err_msg: container, hpc_job, namespace, pod, vgpu (container_name,
-// pod_name, pod_namespace with -o). A device held by several pods (--kubernetes-virtual-gpus)
-// or listed for several HPC jobs gets one series per (pod, job), in attribution order; a device
-// with neither gets its series without them.
-// Integers print as %d, doubles with 6 decimals (Go's %f). Families with no series are omitted.
-// Then the exporter's own families (nvml_exporter_*), including
-// nvml_exporter_attribution_errors_total{source} when attribution_errors is set.
+// by name with err_code/err_msg: container, hpc_job, namespace, pod, pod_uid (device_pod_uid),
+// vgpu (container_name, pod_name, pod_namespace with -o). A device held by several pods
+// (--kubernetes-virtual-gpus) or listed for several HPC jobs gets one series per (pod, job), in
+// attribution order; a device with neither gets its series without them. Integers print as %d,
+// doubles with 6 decimals (Go's %f). Families with no series are omitted. Then the exporter's own
+// families (nvml_exporter_*), including nvml_exporter_attribution_errors_total{source} when
+// attribution_errors is set.
 //
 // Pure function of its inputs: thread-safe.
 #ifndef NVML_EXPORTER_RENDER_PROMETHEUS_H_
@@ -47,6 +47,9 @@ struct PrometheusOptions {
   std::string hostname;                         // empty: no Hostname label (-n)
   std::string hostname_label = "Hostname";      // dcgm-exporter <= 4.8.2 spelling
   bool use_old_namespace = false;               // -o: UUID label named "uuid"
+  // --kubernetes-enable-pod-uid with -k: kubelet-attributed device series also carry pod_uid,
+  // looked up by namespace/pod in snapshot.attribution.metadata (none while that is absent).
+  bool device_pod_uid = false;
   BuildInfo build;
   // Failed refreshes per attribution source, read once per render; null: no attribution.
   std::shared_ptr<const attribute::SourceErrors> attribution_errors;

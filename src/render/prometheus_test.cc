@@ -745,6 +745,40 @@ TEST(RenderPrometheusTest, HpcJobsTimesPods) {
       << out;
 }
 
+// --kubernetes-enable-pod-uid with -k: pod_uid (from the API server's metadata, joined by
+// namespace/pod) is an attribute, sorted between pod and vgpu; a pod the metadata does not know,
+// or no metadata at all, gets no pod_uid rather than an empty one.
+TEST(RenderPrometheusTest, DevicePodUidFromTheApiServerMetadata) {
+  Fixture f = AttributionFixture();
+  f.snapshot.attribution.devices =
+      PodsOn(f.snapshot.identities->at(0).uuid, {{"ns", "a", "c", "0"}, {"ns", "b", "c", "1"}});
+  auto meta = std::make_shared<attribute::PodMetadata>();
+  meta->uid_by_name["ns/a"] = "0b3e6c1a-1111-2222-3333-444455556666";
+  f.snapshot.attribution.metadata = meta;
+  const std::string l0 = kLabels0;
+  const std::string with_uid = "DCGM_FI_DEV_GPU_UTIL" + l0 +
+                               ",container=\"c\",namespace=\"ns\",pod=\"a\","
+                               "pod_uid=\"0b3e6c1a-1111-2222-3333-444455556666\",vgpu=\"0\"} 5\n"
+                               "DCGM_FI_DEV_GPU_UTIL" +
+                               l0 + ",container=\"c\",namespace=\"ns\",pod=\"b\",vgpu=\"1\"} 5\n";
+  // Off by default: the metadata alone adds nothing.
+  std::string out = f.Render();
+  EXPECT_EQ(out.find("pod_uid"), std::string::npos) << out;
+  f.options.device_pod_uid = true;
+  out = f.Render();
+  EXPECT_NE(out.find(with_uid), std::string::npos) << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_XID_ERRORS" + l0 +
+                     ",container=\"c\",err_code=\"13\",err_msg=\"Graphics Engine Exception\","
+                     "namespace=\"ns\",pod=\"a\",pod_uid=\"0b3e6c1a-1111-2222-3333-444455556666\","
+                     "vgpu=\"0\"} 13\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("pod_uid=\"\""), std::string::npos) << out;
+  f.snapshot.attribution.metadata = nullptr;  // API server not answered yet
+  out = f.Render();
+  EXPECT_EQ(out.find("pod_uid"), std::string::npos) << out;
+}
+
 // A MIG instance is attributed by its MIG UUID (DeviceKey), not by its parent GPU's UUID.
 TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
   Fixture f = AttributionFixture();

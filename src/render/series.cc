@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "collect/clock_events.h"
 #include "fields/xid_text.h"
 
 namespace nvmlx::render {
@@ -11,8 +12,9 @@ namespace {
 using config::CollectorEntry;
 using config::MetricType;
 
-constexpr int kXidErrorsField = 230;  // DCGM_FI_DEV_XID_ERRORS
-constexpr int kXidCountField = 9001;  // DCGM_EXP_XID_ERRORS_COUNT
+constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
+constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
+constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
 
 const fields::Value* FindSample(const std::vector<fields::Sample>& samples, int field_id) {
   auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
@@ -63,6 +65,50 @@ Labels Assemble(const Labels& fixed, Labels sorted_labels, Labels attributes) {
   return out;
 }
 
+// The attribute sets of one device, as the Prometheus renderer's BuildAttributeSets: the cross
+// product of the pods holding it (with vgpu when shared) and its HPC jobs, in attribution order,
+// or one empty set. Names as dcgm-exporter spells them (-o: container_name, pod_name,
+// pod_namespace); Assemble sorts them.
+std::vector<Labels> AttributeSets(const collect::DeviceIdentity& id,
+                                  const attribute::Attribution& attribution, bool old_names,
+                                  bool pod_uid) {
+  const std::vector<attribute::PodRef> kNoPods;
+  const std::vector<std::string> kNoJobs;
+  const std::string& key = id.DeviceKey();
+  const std::vector<attribute::PodRef>* pods = &kNoPods;
+  const std::vector<std::string>* jobs = &kNoJobs;
+  if (attribution.devices != nullptr) {
+    const auto& by_device = attribution.devices->pods_by_device;
+    if (auto it = by_device.find(key); it != by_device.end()) pods = &it->second;
+  }
+  if (attribution.hpc != nullptr) {
+    const auto& by_device = attribution.hpc->jobs_by_device;
+    if (auto it = by_device.find(key); it != by_device.end()) jobs = &it->second;
+  }
+  std::vector<Labels> sets;
+  const size_t npods = std::max<size_t>(pods->size(), 1);
+  const size_t njobs = std::max<size_t>(jobs->size(), 1);
+  sets.reserve(npods * njobs);
+  for (size_t p = 0; p < npods; ++p) {
+    for (size_t j = 0; j < njobs; ++j) {
+      Labels set;
+      if (p < pods->size()) {
+        const attribute::PodRef& pod = (*pods)[p];
+        set.emplace_back(old_names ? "container_name" : "container", pod.container);
+        set.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
+        set.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
+        if (!pod.vgpu.empty()) set.emplace_back("vgpu", pod.vgpu);
+        if (const std::string* uid = pod_uid ? attribute::FindPodUid(attribution, pod) : nullptr) {
+          set.emplace_back("pod_uid", *uid);
+        }
+      }
+      if (j < jobs->size()) set.emplace_back("hpc_job", (*jobs)[j]);
+      sets.push_back(std::move(set));
+    }
+  }
+  return sets;
+}
+
 }  // namespace
 
 const std::string* FindLabel(const Labels& labels, std::string_view name) {
@@ -92,7 +138,6 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
     if (!seen) unique_families.push_back(f);
   }
 
-  const std::vector<attribute::PodRef> kNoPods;
   for (const collect::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
     const collect::DeviceIdentity& id = *dev.identity;
@@ -120,21 +165,9 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
       }
     }
 
-    // Pods holding this device (attribute/attribution.h); none: one pass without pod labels.
-    const std::vector<attribute::PodRef>* pods = &kNoPods;
-    if (snapshot.attribution.devices != nullptr) {
-      const auto& by_device = snapshot.attribution.devices->pods_by_device;
-      if (auto it = by_device.find(id.DeviceKey()); it != by_device.end()) pods = &it->second;
-    }
-    const size_t passes = pods->empty() ? 1 : pods->size();
-    for (size_t p = 0; p < passes; ++p) {
-      Labels attributes;
-      if (!pods->empty()) {
-        const attribute::PodRef& pod = (*pods)[p];
-        attributes.emplace_back("container", pod.container);
-        attributes.emplace_back("namespace", pod.namespace_name);
-        attributes.emplace_back("pod", pod.pod);
-      }
+    // One copy of the device's series per (pod, HPC job) attribute set.
+    for (const Labels& attributes :
+         AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.pod_uid)) {
       SeriesGroup plain;
       plain.device = &dev;
       plain.labels = Assemble(fixed, csv_labels, attributes);
@@ -155,6 +188,30 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
           };
           if (dev.xid_counts.empty()) count_group(nullptr);
           for (const collect::XidCount& c : dev.xid_counts) count_group(&c);
+          continue;
+        }
+        if (field_id == kClockEventsCountField) {
+          if (!dev.clock_events_watched) continue;
+          // As dcgm-exporter: no sample in the window gives one 0 without clock_event; samples
+          // with no reason active give no series.
+          auto event_group = [&](std::string_view event, int64_t count) {
+            Labels labels = csv_labels;
+            if (!event.empty()) labels.emplace_back("clock_event", std::string(event));
+            labels.emplace_back("window_size_in_ms",
+                                std::to_string(snapshot.clock_events_window_ms));
+            SeriesGroup g;
+            g.device = &dev;
+            g.labels = Assemble(fixed, std::move(labels), attributes);
+            g.values.push_back(IntValue(f, count));
+            extra.push_back(std::move(g));
+          };
+          if (!dev.clock_events_sampled) {
+            event_group("", 0);
+          } else {
+            for (const collect::ClockEventCount& c : dev.clock_event_counts) {
+              event_group(collect::ClockEventName(c.reason), c.count);
+            }
+          }
           continue;
         }
         const fields::Value* v = FindSample(dev.samples, field_id);

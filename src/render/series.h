@@ -6,12 +6,14 @@
 // Label order (dcgm-exporter, dcgm-exporter.md §"Label order per entity group"):
 //   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID] (MIG),
 //   [Hostname] (if non-empty), then the "Labels" sorted byte-wise (the CSV's label fields such as
-//   DCGM_FI_DRIVER_VERSION, window_size_in_ms, xid), then the "Attributes" sorted byte-wise
-//   (container, err_code, err_msg, namespace, pod).
-// Groups: per device (in Snapshot order) and per pod holding it (one copy of the device's series
-// per PodRef, as dcgm-exporter does for shared GPUs; none: no pod labels), first the group of all
-// plain fields, then DCGM_FI_DEV_XID_ERRORS (err_code/err_msg), then one group per
-// DCGM_EXP_XID_ERRORS_COUNT series. Values within a group in family order (ascending field id,
+//   DCGM_FI_DRIVER_VERSION, clock_event, window_size_in_ms, xid), then the "Attributes" sorted
+//   byte-wise (container, err_code, err_msg, hpc_job, namespace, pod, vgpu; container_name,
+//   pod_name, pod_namespace with -o).
+// Groups: per device (in Snapshot order) and per (pod, HPC job) attribute set of it (the cross
+// product of the pods holding it and its jobs, as the Prometheus renderer; neither: no
+// attributes), first the group of all plain fields, then DCGM_FI_DEV_XID_ERRORS
+// (err_code/err_msg), then one group per DCGM_EXP_XID_ERRORS_COUNT series, then one per
+// DCGM_EXP_CLOCK_EVENTS_COUNT series. Values within a group in family order (ascending field id,
 // CSV order for equal ids; a repeated name keeps its first row). Down devices, string values and
 // absent samples give no series; groups without values are omitted.
 //
@@ -39,6 +41,7 @@ struct SeriesOptions {
   std::string hostname;                         // empty: no Hostname label
   std::string hostname_label = "Hostname";
   bool use_old_namespace = false;  // -o: `uuid` instead of `UUID`
+  bool pod_uid = false;            // PrometheusOptions::device_pod_uid
 };
 
 using Labels = std::vector<std::pair<std::string, std::string>>;

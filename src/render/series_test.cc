@@ -185,22 +185,35 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
   ASSERT_NE(counts.field, nullptr);
   counts.name = "DCGM_EXP_XID_ERRORS_COUNT";
   f.options.entries.push_back(counts);
-  for (unsigned g = 0; g < 3; ++g) {
+  CollectorEntry events;  // likewise: clock_event and window_size_in_ms
+  events.field = fields::FindByName("DCGM_EXP_CLOCK_EVENTS_COUNT");
+  ASSERT_NE(events.field, nullptr);
+  events.name = "DCGM_EXP_CLOCK_EVENTS_COUNT";
+  f.options.entries.push_back(events);
+  for (unsigned g = 0; g < 4; ++g) {
     DeviceIdentity id;
     id.index = g;
     id.uuid = "GPU-" + std::to_string(g);
     id.pci_bus_id = "00000000:1" + std::to_string(g) + ":00.0";
     id.model_name = "NVIDIA H200";
     id.label_values = {{1, "580.159.04"}};
+    // The fourth is a MIG instance of the third GPU (its parent's first five labels).
+    if (g == 3) {
+      id.index = 2;
+      id.uuid = "GPU-2";
+      id.pci_bus_id = "00000000:12:00.0";
+      id.mig = DeviceIdentity::Mig{5, 0, "3g.71gb", "MIG-5"};
+    }
     f.ids->push_back(id);
   }
   f.snapshot.identities = f.ids;
   f.snapshot.xid_window_ms = 300000;
-  for (unsigned g = 0; g < 3; ++g) {
+  f.snapshot.clock_events_window_ms = 60000;
+  for (unsigned g = 0; g < 4; ++g) {
     DeviceSnapshot d;
     d.identity = &(*f.ids)[g];
     for (const auto& row : f.options.entries) {
-      if (row.type == MetricType::kLabel || row.field->id == 9001) continue;
+      if (row.type == MetricType::kLabel || row.field->id >= 9001) continue;
       if (row.field->kind == fields::ValueKind::kDouble) {
         d.samples.push_back({row.field->id, 1.5 + g});
       } else {
@@ -211,8 +224,30 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
               [](const auto& a, const auto& b) { return a.field_id < b.field_id; });
     d.xid_watched = g != 1;
     if (g == 2) d.xid_counts = {{13, 4}, {79, 1}};
+    // Clock events: reasons seen (0), watched without a sample (2), sampled with none active
+    // (3: no series), not watched (1).
+    d.clock_events_watched = g != 1;
+    d.clock_events_sampled = g != 2;
+    if (g == 0) d.clock_event_counts = {{0x1, 7}, {0x4, 2}};
     f.snapshot.devices.push_back(std::move(d));
   }
+  // GPU-0 shared by two pods (vgpu replicas); GPU-1 held by one pod and listed for two HPC jobs
+  // (one series per (pod, job)); GPU-2 unattributed; the MIG instance held by a pod and a job.
+  auto pods = std::make_shared<attribute::DeviceAttribution>();
+  pods->pods_by_device["GPU-0"] = {{"ns-a", "pod-a", "main", "0"}, {"ns-b", "pod-b", "side", "1"}};
+  pods->pods_by_device["GPU-1"] = {{"ns-c", "pod-c", "train", ""}};
+  pods->pods_by_device["MIG-5"] = {{"ns-d", "pod-d", "infer", ""}};
+  auto hpc = std::make_shared<attribute::HpcJobs>();
+  hpc->jobs_by_device["GPU-1"] = {"job-1", "job-2"};
+  hpc->jobs_by_device["MIG-5"] = {"job-3"};
+  f.snapshot.attribution.devices = pods;
+  f.snapshot.attribution.hpc = hpc;
+  // --kubernetes-enable-pod-uid: pod_uid from the API server's metadata (pod-b unknown to it).
+  auto meta = std::make_shared<attribute::PodMetadata>();
+  meta->uid_by_name["ns-a/pod-a"] = "uid-a";
+  meta->uid_by_name["ns-d/pod-d"] = "uid-d";
+  f.snapshot.attribution.metadata = meta;
+  f.options.pod_uid = true;
   for (bool old_namespace : {false, true}) {
     for (const char* hostname : {"node1", ""}) {
       f.options.use_old_namespace = old_namespace;
@@ -221,6 +256,7 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
       p.entries = f.options.entries;
       p.hostname = f.options.hostname;
       p.use_old_namespace = old_namespace;
+      p.device_pod_uid = f.options.pod_uid;
       std::string page;
       RenderPrometheus(f.snapshot, p, &page);
       std::vector<Line> lines = ParsePage(page);
@@ -247,6 +283,18 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
         EXPECT_NEAR(it->second, v, 1e-6) << k;
       }
       for (const auto& [k, v] : b) EXPECT_TRUE(a.count(k)) << "only in BuildSeries: " << k;
+      // The cases above are really there (a fixture change must not make the test vacuous).
+      auto has = [&](const std::string& part) {
+        return std::any_of(a.begin(), a.end(), [&](const auto& kv) {
+          return kv.first.find(part) != std::string::npos;
+        });
+      };
+      EXPECT_TRUE(has("|vgpu=1"));
+      EXPECT_TRUE(has("|pod_uid=uid-a|vgpu=0"));
+      EXPECT_TRUE(has("|hpc_job=job-2"));
+      EXPECT_TRUE(has("|GPU_I_PROFILE=3g.71gb|GPU_I_ID=5"));
+      EXPECT_TRUE(has("|clock_event=power_cap|window_size_in_ms=60000"));
+      EXPECT_TRUE(has(old_namespace ? "|pod_name=pod-d" : "|pod=pod-d"));
     }
   }
 }
