@@ -12,6 +12,7 @@
 
 #include "collect/clock_events.h"
 #include "fields/xid_text.h"
+#include "render/series.h"
 
 namespace nvmlx::render {
 namespace {
@@ -348,27 +349,10 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
                       std::string* out) {
   out->clear();
 
-  // Metric rows by ascending field id, CSV order for equal ids (stable sort). A name that
-  // appears twice would give a second HELP/TYPE block, which Prometheus rejects: keep the first.
-  std::vector<const CollectorEntry*> families;
-  std::vector<const CollectorEntry*> label_rows;
-  families.reserve(options.entries.size());
-  for (const CollectorEntry& e : options.entries) {
-    if (e.field == nullptr) continue;
-    (e.type == MetricType::kLabel ? label_rows : families).push_back(&e);
-  }
-  std::stable_sort(
-      families.begin(), families.end(),
-      [](const CollectorEntry* a, const CollectorEntry* b) { return a->field->id < b->field->id; });
-  // Label names byte-wise, as Go's sort.Strings; duplicates would be duplicate label names.
-  std::stable_sort(
-      label_rows.begin(), label_rows.end(),
-      [](const CollectorEntry* a, const CollectorEntry* b) { return a->name < b->name; });
-  label_rows.erase(std::unique(label_rows.begin(), label_rows.end(),
-                               [](const CollectorEntry* a, const CollectorEntry* b) {
-                                 return a->name == b->name;
-                               }),
-                   label_rows.end());
+  // Families and label rows in the shared order (render/series.h), duplicates dropped.
+  const OrderedRows rows = OrderRows(options.entries);
+  const std::vector<const CollectorEntry*>& families = rows.families;
+  const std::vector<const CollectorEntry*>& label_rows = rows.label_rows;
 
   // Devices that get series, with their labels and attribute sets (one series per set).
   struct LiveDevice {
@@ -405,11 +389,7 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
   }
   out->reserve(estimate);
 
-  std::vector<std::string_view> seen_names;
-  seen_names.reserve(families.size());
   for (const CollectorEntry* f : families) {
-    if (std::find(seen_names.begin(), seen_names.end(), f->name) != seen_names.end()) continue;
-    seen_names.push_back(f->name);
     const size_t family_start = out->size();
     AppendHelpType(f->name, f->help, config::MetricTypeName(f->type), out);
     const size_t header_end = out->size();

@@ -118,25 +118,38 @@ const std::string* FindLabel(const Labels& labels, std::string_view name) {
   return nullptr;
 }
 
-void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options,
-                 std::vector<SeriesGroup>* out) {
-  out->clear();
+OrderedRows OrderRows(const std::vector<CollectorEntry>& entries) {
+  OrderedRows rows;
   std::vector<const CollectorEntry*> families;
-  std::vector<const CollectorEntry*> label_rows;
-  for (const CollectorEntry& e : options.entries) {
+  for (const CollectorEntry& e : entries) {
     if (e.field == nullptr) continue;
-    (e.type == MetricType::kLabel ? label_rows : families).push_back(&e);
+    (e.type == MetricType::kLabel ? rows.label_rows : families).push_back(&e);
   }
   std::stable_sort(
       families.begin(), families.end(),
       [](const CollectorEntry* a, const CollectorEntry* b) { return a->field->id < b->field->id; });
-  // A repeated metric name would be two values under one name: keep the first row.
-  std::vector<const CollectorEntry*> unique_families;
   for (const CollectorEntry* f : families) {
-    bool seen = std::any_of(unique_families.begin(), unique_families.end(),
+    bool seen = std::any_of(rows.families.begin(), rows.families.end(),
                             [f](const CollectorEntry* u) { return u->name == f->name; });
-    if (!seen) unique_families.push_back(f);
+    if (!seen) rows.families.push_back(f);
   }
+  std::stable_sort(
+      rows.label_rows.begin(), rows.label_rows.end(),
+      [](const CollectorEntry* a, const CollectorEntry* b) { return a->name < b->name; });
+  rows.label_rows.erase(std::unique(rows.label_rows.begin(), rows.label_rows.end(),
+                                    [](const CollectorEntry* a, const CollectorEntry* b) {
+                                      return a->name == b->name;
+                                    }),
+                        rows.label_rows.end());
+  return rows;
+}
+
+void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options,
+                 std::vector<SeriesGroup>* out) {
+  out->clear();
+  const OrderedRows rows = OrderRows(options.entries);
+  const std::vector<const CollectorEntry*>& unique_families = rows.families;
+  const std::vector<const CollectorEntry*>& label_rows = rows.label_rows;
 
   for (const collect::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;

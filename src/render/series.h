@@ -63,6 +63,16 @@ struct SeriesGroup {
   std::vector<SeriesValue> values;
 };
 
+// The collectors rows in the order every renderer uses: metric rows by ascending field id (CSV
+// order for equal ids), a repeated name kept once (its first row: a second HELP/TYPE block or two
+// values under one name would be invalid); label rows by name, byte-wise as Go's sort.Strings,
+// a repeated name once. Rows without a field are left out. Points into `entries`.
+struct OrderedRows {
+  std::vector<const config::CollectorEntry*> families;
+  std::vector<const config::CollectorEntry*> label_rows;
+};
+OrderedRows OrderRows(const std::vector<config::CollectorEntry>& entries);
+
 // Replaces *out with the series of `snapshot`. `options` must outlive *out (entries are pointed
 // at).
 void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options,
