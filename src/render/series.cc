@@ -169,7 +169,6 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
 
     Labels csv_labels;
     for (const CollectorEntry* row : label_rows) {
-      if (FindLabel(csv_labels, row->name) != nullptr) continue;  // duplicate label name
       for (const auto& [field_id, value] : id.label_values) {
         if (field_id == row->field->id) {
           csv_labels.emplace_back(row->name, value);
