@@ -26,9 +26,9 @@ void BM_ParseCgroupFile(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseCgroupFile);
 
-collect::Snapshot FixturePids() {
-  collect::Snapshot s;
-  collect::DeviceSnapshot d;
+model::Snapshot FixturePids() {
+  model::Snapshot s;
+  model::DeviceSnapshot d;
   for (unsigned pid : {4101u, 4102u, 4201u, 4301u, 4401u, 5101u, 5102u}) {
     d.processes.push_back({pid, 0, false, 0, 0});
   }
@@ -37,7 +37,7 @@ collect::Snapshot FixturePids() {
 }
 
 void BM_AttributorPassCold(benchmark::State& state) {
-  const collect::Snapshot snap = FixturePids();
+  const model::Snapshot snap = FixturePids();
   for (auto _ : state) {
     attribute::ProcessAttributor a({NVMLX_SOURCE_DIR "/testdata/proc", nullptr});
     a.Observe(snap);
@@ -48,7 +48,7 @@ void BM_AttributorPassCold(benchmark::State& state) {
 BENCHMARK(BM_AttributorPassCold);
 
 void BM_AttributorPassWarm(benchmark::State& state) {
-  const collect::Snapshot snap = FixturePids();
+  const model::Snapshot snap = FixturePids();
   attribute::ProcessAttributor a({NVMLX_SOURCE_DIR "/testdata/proc", nullptr});
   a.Observe(snap);
   a.ResolveNow();
@@ -60,18 +60,18 @@ BENCHMARK(BM_AttributorPassWarm);
 // 8 GPUs, each shared by 4 pods with 2 processes each; GPU_UTIL and FB_USED enabled.
 void BM_RenderPerPod(benchmark::State& state) {
   const bool pods_on = state.range(0) != 0;
-  auto ids = std::make_shared<std::vector<collect::DeviceIdentity>>(8);
-  collect::Snapshot snap;
+  auto ids = std::make_shared<std::vector<model::DeviceIdentity>>(8);
+  model::Snapshot snap;
   snap.identities = ids;
-  auto procs = std::make_shared<attribute::ProcessAttribution>();
-  auto md = std::make_shared<attribute::PodMetadata>();
+  auto procs = std::make_shared<model::ProcessAttribution>();
+  auto md = std::make_shared<model::PodMetadata>();
   unsigned pid = 1000;
   for (unsigned g = 0; g < 8; ++g) {
     (*ids)[g].index = g;
     (*ids)[g].uuid = "GPU-" + std::to_string(g);
     (*ids)[g].model_name = "NVIDIA H200";
     (*ids)[g].pci_bus_id = "00000000:0" + std::to_string(g) + ":00.0";
-    collect::DeviceSnapshot d;
+    model::DeviceSnapshot d;
     d.identity = &(*ids)[g];
     d.samples = {{203, int64_t{90}}, {252, int64_t{30000}}};
     for (unsigned p = 0; p < 4; ++p) {

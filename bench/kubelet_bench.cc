@@ -12,8 +12,8 @@
 
 namespace {
 
-std::vector<nvmlx::collect::DeviceIdentity> EightGpus() {
-  std::vector<nvmlx::collect::DeviceIdentity> ids(8);
+std::vector<nvmlx::model::DeviceIdentity> EightGpus() {
+  std::vector<nvmlx::model::DeviceIdentity> ids(8);
   for (unsigned i = 0; i < 8; ++i) {
     ids[i].index = i;
     ids[i].uuid = "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(i);

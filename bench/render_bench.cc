@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "collect/snapshot.h"
 #include "config/collectors_csv.h"
 #include "fields/catalog.h"
+#include "model/snapshot.h"
 #include "render/emf.h"
 #include "render/prometheus.h"
 #include "render/series.h"
 
 namespace {
 
-using nvmlx::collect::DeviceIdentity;
-using nvmlx::collect::DeviceSnapshot;
-using nvmlx::collect::Snapshot;
+using nvmlx::model::DeviceIdentity;
+using nvmlx::model::DeviceSnapshot;
+using nvmlx::model::Snapshot;
 
 struct Fixture {
   nvmlx::render::PrometheusOptions options;

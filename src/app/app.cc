@@ -19,10 +19,10 @@
 #include "app/version.h"
 #include "attribute/hpc_jobs.h"
 #include "attribute/pod_resources_refresher.h"
-#include "attribute/source_errors.h"
 #include "collect/collector.h"
 #include "config/collectors_csv.h"
 #include "config/options.h"
+#include "model/source_errors.h"
 #include "nvml/nvml.h"
 #include "render/gzip.h"
 #include "render/prometheus.h"
@@ -105,13 +105,13 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
 }
 
 // GPUs only: a MIG instance is up exactly when its GPU is, and /health speaks of GPUs.
-int CountGpus(const collect::Snapshot& s) {
+int CountGpus(const model::Snapshot& s) {
   int n = 0;
   for (const auto& d : s.devices) n += (d.identity != nullptr && !d.identity->mig) ? 1 : 0;
   return n;
 }
 
-int CountUp(const collect::Snapshot& s) {
+int CountUp(const model::Snapshot& s) {
   int up = 0;
   for (const auto& d : s.devices) up += (d.up && d.identity != nullptr && !d.identity->mig) ? 1 : 0;
   return up;
@@ -179,7 +179,7 @@ int Run(int argc, char** argv) {
 
   // Failures of every attribution source (nvml_exporter_attribution_errors_total), and
   // --kubernetes-process-metrics: per-process data and its attribution to pods (null when off).
-  auto attribution_errors = std::make_shared<attribute::SourceErrors>();
+  auto attribution_errors = std::make_shared<model::SourceErrors>();
   Result<std::unique_ptr<PodAttribution>> pods =
       PodAttribution::Create(opts, GetEnv, attribution_errors.get());
   if (!pods.ok()) {
@@ -203,7 +203,7 @@ int Run(int argc, char** argv) {
   copts.process_metrics = attribution != nullptr && attribution->process_metrics();
   if (opts.kubernetes || !opts.hpc_job_mapping_dir.empty() || attribution != nullptr) {
     copts.attribution = [&kubelet, &hpc_jobs, attribution] {
-      attribute::Attribution a;
+      model::Attribution a;
       if (attribution != nullptr) a = attribution->Latest();
       if (kubelet) a.devices = kubelet->Latest();
       if (hpc_jobs) a.hpc = hpc_jobs->Latest();
@@ -267,7 +267,7 @@ int Run(int argc, char** argv) {
     if (!opts.emf.outputs.empty()) {
       log::Warn("--once prints the Prometheus page only; --emf-output is ignored");
     }
-    std::shared_ptr<const collect::Snapshot> snap = (*collector)->CollectOnce();
+    std::shared_ptr<const model::Snapshot> snap = (*collector)->CollectOnce();
     if (attribution != nullptr) snap = attribution->ResolveForOnce(*snap, std::chrono::seconds(5));
     std::string body;
     render::RenderPrometheus(*snap, ropts, &body);
@@ -305,18 +305,18 @@ int Run(int argc, char** argv) {
   if (hpc_jobs) hpc_jobs->Start();
   if (attribution != nullptr) attribution->Start();
   (*collector)
-      ->Start([&store, &ropts, &emf,
-               attribution](const std::shared_ptr<const collect::Snapshot>& snap) {
-        if (attribution != nullptr) attribution->Observe(*snap);  // the PIDs to resolve next
-        auto page = std::make_shared<serve::Page>();
-        render::RenderPrometheus(*snap, ropts, &page->body);
-        if (emf) {  // render here, send on the sinks' threads; then its counters for /metrics
-          emf->OnSnapshot(*snap);
-          emf->AppendMetrics(&page->body);
-        }
-        page->gzip_body = render::GzipCompress(page->body);
-        store.Publish(std::move(page), CountGpus(*snap), CountUp(*snap));
-      });
+      ->Start(
+          [&store, &ropts, &emf, attribution](const std::shared_ptr<const model::Snapshot>& snap) {
+            if (attribution != nullptr) attribution->Observe(*snap);  // the PIDs to resolve next
+            auto page = std::make_shared<serve::Page>();
+            render::RenderPrometheus(*snap, ropts, &page->body);
+            if (emf) {  // render here, send on the sinks' threads; then its counters for /metrics
+              emf->OnSnapshot(*snap);
+              emf->AppendMetrics(&page->body);
+            }
+            page->gzip_body = render::GzipCompress(page->body);
+            store.Publish(std::move(page), CountGpus(*snap), CountUp(*snap));
+          });
   if (Status st = server.Start(); !st.ok()) {
     std::fprintf(stderr, "nvml-exporter: %s\n", st.message().c_str());
     log::Error("cannot start HTTP server", {{"err", st.message()}});

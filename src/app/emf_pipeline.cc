@@ -79,7 +79,7 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
       render::EmfRenderer(std::move(rules), std::move(series), std::move(eo)), std::move(*set));
 }
 
-void EmfPipeline::OnSnapshot(const collect::Snapshot& snapshot) {
+void EmfPipeline::OnSnapshot(const model::Snapshot& snapshot) {
   documents_.clear();
   renderer_.Render(snapshot, &documents_);
   if (renderer_.oversize_dropped() > oversize_logged_) {

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "collect/snapshot.h"
 #include "config/collectors_csv.h"
 #include "config/options.h"
+#include "model/snapshot.h"
 #include "render/emf.h"
 #include "sinks/sink_set.h"
 #include "util/status.h"
@@ -40,7 +40,7 @@ class EmfPipeline {
   EmfPipeline(render::EmfRenderer renderer, std::unique_ptr<sinks::SinkSet> sinks)
       : renderer_(std::move(renderer)), sinks_(std::move(sinks)) {}
 
-  void OnSnapshot(const collect::Snapshot& snapshot);
+  void OnSnapshot(const model::Snapshot& snapshot);
   void AppendMetrics(std::string* out) const { sinks_->AppendMetrics(out); }
   void Stop() { sinks_->Stop(); }
 

@@ -8,7 +8,7 @@ namespace nvmlx::app {
 
 Result<std::unique_ptr<PodAttribution>> PodAttribution::Create(const config::Options& o,
                                                                const attribute::EnvLookup& getenv,
-                                                               attribute::SourceErrors* errors) {
+                                                               model::SourceErrors* errors) {
   // Pod labels on the device series are not rendered yet: only pod_uid needs the watcher there.
   const bool device_metadata = o.kubernetes && o.kubernetes_enable_pod_uid;
   if (!o.kubernetes_process_metrics && !device_metadata) return std::unique_ptr<PodAttribution>();
@@ -41,14 +41,14 @@ Result<std::unique_ptr<PodAttribution>> PodAttribution::Create(const config::Opt
 
 PodAttribution::~PodAttribution() { Stop(); }
 
-attribute::Attribution PodAttribution::Latest() const {
-  attribute::Attribution out;
+model::Attribution PodAttribution::Latest() const {
+  model::Attribution out;
   if (processes_ != nullptr) out.processes = processes_->Latest();
   if (pods_ != nullptr) out.metadata = pods_->Latest();
   return out;
 }
 
-void PodAttribution::Observe(const collect::Snapshot& snapshot) {
+void PodAttribution::Observe(const model::Snapshot& snapshot) {
   if (processes_ != nullptr) processes_->Observe(snapshot);
 }
 
@@ -75,8 +75,8 @@ void PodAttribution::Stop() {
   if (pods_ != nullptr) pods_->Stop();
 }
 
-std::shared_ptr<const collect::Snapshot> PodAttribution::ResolveForOnce(
-    const collect::Snapshot& snapshot, std::chrono::milliseconds wait) {
+std::shared_ptr<const model::Snapshot> PodAttribution::ResolveForOnce(
+    const model::Snapshot& snapshot, std::chrono::milliseconds wait) {
   if (processes_ != nullptr) {
     processes_->Observe(snapshot);
     processes_->ResolveNow();
@@ -88,7 +88,7 @@ std::shared_ptr<const collect::Snapshot> PodAttribution::ResolveForOnce(
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  auto copy = std::make_shared<collect::Snapshot>(snapshot);
+  auto copy = std::make_shared<model::Snapshot>(snapshot);
   if (processes_ != nullptr) copy->attribution.processes = processes_->Latest();
   if (pods_ != nullptr) copy->attribution.metadata = pods_->Latest();
   return copy;

@@ -16,12 +16,12 @@
 #include <string>
 #include <string_view>
 
-#include "attribute/attribution.h"
 #include "attribute/error_counters.h"
 #include "attribute/pod_watcher.h"
 #include "attribute/process_attributor.h"
-#include "collect/snapshot.h"
 #include "config/options.h"
+#include "model/attribution.h"
+#include "model/snapshot.h"
 #include "render/pod_families.h"
 #include "util/status.h"
 
@@ -37,13 +37,13 @@ class PodAttribution {
   // `errors` must outlive the PodAttribution.
   static Result<std::unique_ptr<PodAttribution>> Create(const config::Options& options,
                                                         const attribute::EnvLookup& getenv,
-                                                        attribute::SourceErrors* errors);
+                                                        model::SourceErrors* errors);
   ~PodAttribution();
 
   // For CollectorOptions::attribution: the latest part of each source (cheap).
-  attribute::Attribution Latest() const;
+  model::Attribution Latest() const;
   // After each collection: the PIDs to resolve next.
-  void Observe(const collect::Snapshot& snapshot);
+  void Observe(const model::Snapshot& snapshot);
   // The per-pod rendering options (errors not set: app.cc sets its counters).
   render::PodFamiliesOptions RenderOptions(const config::Options& options) const;
 
@@ -54,8 +54,8 @@ class PodAttribution {
   void Stop();
   // --once: resolves the snapshot's PIDs now and waits (up to `wait`) for the first pod list;
   // returns a copy of the snapshot with that attribution attached.
-  std::shared_ptr<const collect::Snapshot> ResolveForOnce(const collect::Snapshot& snapshot,
-                                                          std::chrono::milliseconds wait);
+  std::shared_ptr<const model::Snapshot> ResolveForOnce(const model::Snapshot& snapshot,
+                                                        std::chrono::milliseconds wait);
 
  private:
   PodAttribution() = default;

@@ -95,10 +95,10 @@ std::string ContainerIdOf(std::string_view comp) {
 
 }  // namespace
 
-std::optional<ProcessOwner> ParseCgroupPath(std::string_view path) {
+std::optional<model::ProcessOwner> ParseCgroupPath(std::string_view path) {
   // Split on '/', keep the components in order; the pod segment nearest the leaf counts (a
   // nested kubelet, e.g. kind, shows its node's pod segment above the inner one).
-  std::optional<ProcessOwner> owner;
+  std::optional<model::ProcessOwner> owner;
   size_t pos = 0;
   while (pos <= path.size()) {
     size_t end = path.find('/', pos);
@@ -107,7 +107,7 @@ std::optional<ProcessOwner> ParseCgroupPath(std::string_view path) {
     pos = end + 1;
     if (comp.empty() || comp == "." || comp == "..") continue;
     if (std::string uid = PodUidOf(comp); !uid.empty()) {
-      owner = ProcessOwner{std::move(uid), ""};
+      owner = model::ProcessOwner{std::move(uid), ""};
       continue;
     }
     if (owner && owner->container_id.empty()) {
@@ -117,8 +117,8 @@ std::optional<ProcessOwner> ParseCgroupPath(std::string_view path) {
   return owner;
 }
 
-std::optional<ProcessOwner> ParseCgroupFile(std::string_view text) {
-  std::optional<ProcessOwner> pod_only;
+std::optional<model::ProcessOwner> ParseCgroupFile(std::string_view text) {
+  std::optional<model::ProcessOwner> pod_only;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -131,7 +131,7 @@ std::optional<ProcessOwner> ParseCgroupFile(std::string_view text) {
     if (c1 == std::string_view::npos) continue;
     const size_t c2 = line.find(':', c1 + 1);
     if (c2 == std::string_view::npos) continue;
-    std::optional<ProcessOwner> owner = ParseCgroupPath(line.substr(c2 + 1));
+    std::optional<model::ProcessOwner> owner = ParseCgroupPath(line.substr(c2 + 1));
     if (!owner) continue;
     if (!owner->container_id.empty()) return owner;
     if (!pod_only) pod_only = std::move(owner);

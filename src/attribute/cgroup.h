@@ -19,16 +19,16 @@
 #include <optional>
 #include <string_view>
 
-#include "attribute/attribution.h"
+#include "model/attribution.h"
 
 namespace nvmlx::attribute {
 
 // One cgroup path ("/kubepods.slice/…/cri-containerd-<id>.scope"). nullopt: not a pod's cgroup.
-std::optional<ProcessOwner> ParseCgroupPath(std::string_view path);
+std::optional<model::ProcessOwner> ParseCgroupPath(std::string_view path);
 
 // The whole /proc/<pid>/cgroup text. Every line's path is tried; the first that names a pod and a
 // container wins, else the first that names a pod. Malformed lines are skipped.
-std::optional<ProcessOwner> ParseCgroupFile(std::string_view text);
+std::optional<model::ProcessOwner> ParseCgroupFile(std::string_view text);
 
 }  // namespace nvmlx::attribute
 

@@ -10,7 +10,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::optional<nvmlx::attribute::ProcessOwner> owner = nvmlx::attribute::ParseCgroupFile(text);
+  std::optional<nvmlx::model::ProcessOwner> owner = nvmlx::attribute::ParseCgroupFile(text);
   // Invariants every answer must keep, whatever the input.
   if (owner) {
     const std::string& uid = owner->pod_uid;

@@ -27,7 +27,7 @@ class CgroupPathTest : public ::testing::TestWithParam<PathCase> {};
 
 TEST_P(CgroupPathTest, Parses) {
   const PathCase& c = GetParam();
-  std::optional<ProcessOwner> got = ParseCgroupPath(c.path);
+  std::optional<model::ProcessOwner> got = ParseCgroupPath(c.path);
   ASSERT_EQ(got.has_value(), c.has_owner) << c.path;
   if (!c.has_owner) return;
   EXPECT_EQ(got->pod_uid, c.uid) << c.path;

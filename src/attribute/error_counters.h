@@ -1,5 +1,5 @@
 // FailureStreak: the logging rule shared by the attribution sources that fail and recover
-// (the counters themselves are attribute::SourceErrors, source_errors.h).
+// (the counters themselves are model::SourceErrors, source_errors.h).
 #ifndef NVML_EXPORTER_ATTRIBUTE_ERROR_COUNTERS_H_
 #define NVML_EXPORTER_ATTRIBUTE_ERROR_COUNTERS_H_
 
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "attribute/source_errors.h"
+#include "model/source_errors.h"
 
 namespace nvmlx::attribute {
 
@@ -18,7 +18,7 @@ namespace nvmlx::attribute {
 // Thread-safety: none; owned by the one thread that runs the source.
 class FailureStreak {
  public:
-  FailureStreak(std::string source, SourceErrors* counters)
+  FailureStreak(std::string source, model::SourceErrors* counters)
       : source_(std::move(source)), counters_(counters) {}
   // `what` says what failed ("list pods", "read /proc/12/cgroup"), `error` why.
   void Fail(std::string_view what, const std::string& error);
@@ -28,7 +28,7 @@ class FailureStreak {
 
  private:
   std::string source_;
-  SourceErrors* counters_;  // may be null (tests)
+  model::SourceErrors* counters_;  // may be null (tests)
   bool failing_ = false;
   uint64_t failures_ = 0;
 };

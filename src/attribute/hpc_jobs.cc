@@ -38,9 +38,9 @@ std::optional<GpuRef> ParseFileName(std::string_view name) {
   return GpuRef{*gpu, *gi};
 }
 
-const collect::DeviceIdentity* FindDevice(const std::vector<collect::DeviceIdentity>& ids,
-                                          const GpuRef& ref) {
-  for (const collect::DeviceIdentity& id : ids) {
+const model::DeviceIdentity* FindDevice(const std::vector<model::DeviceIdentity>& ids,
+                                        const GpuRef& ref) {
+  for (const model::DeviceIdentity& id : ids) {
     if (id.index != ref.index) continue;
     if (!ref.gpu_instance && !id.mig) return &id;
     if (ref.gpu_instance && id.mig && id.mig->gpu_instance_id == *ref.gpu_instance) return &id;
@@ -85,7 +85,7 @@ bool ValidJobId(std::string_view id) {
 }  // namespace
 
 Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
-                                    const std::vector<collect::DeviceIdentity>& identities) {
+                                    const std::vector<model::DeviceIdentity>& identities) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
@@ -99,12 +99,12 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
   for (const fs::directory_entry& e : it) files.push_back(e.path());
   std::sort(files.begin(), files.end());
 
-  auto jobs = std::make_shared<HpcJobs>();
+  auto jobs = std::make_shared<model::HpcJobs>();
   HpcReadResult result;
   for (const fs::path& path : files) {
     std::optional<GpuRef> ref = ParseFileName(path.filename().string());
     if (!ref) continue;
-    const collect::DeviceIdentity* device = FindDevice(identities, *ref);
+    const model::DeviceIdentity* device = FindDevice(identities, *ref);
     if (device == nullptr) continue;
     if (fs::is_directory(path, ec)) continue;
     std::ifstream in(path);
@@ -134,9 +134,9 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
   return result;
 }
 
-HpcJobRefresher::HpcJobRefresher(std::string dir, std::vector<collect::DeviceIdentity> identities,
+HpcJobRefresher::HpcJobRefresher(std::string dir, std::vector<model::DeviceIdentity> identities,
                                  std::chrono::milliseconds period,
-                                 std::shared_ptr<SourceErrors> errors)
+                                 std::shared_ptr<model::SourceErrors> errors)
     : dir_(std::move(dir)),
       identities_(std::move(identities)),
       period_(period),
@@ -158,7 +158,7 @@ bool HpcJobRefresher::RefreshOnce() {
       dir_missing_logged_ = true;
     }
     std::lock_guard<std::mutex> lock(mu_);
-    latest_ = std::make_shared<HpcJobs>();
+    latest_ = std::make_shared<model::HpcJobs>();
     return true;
   }
   if (!read.ok()) {
@@ -201,7 +201,7 @@ void HpcJobRefresher::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::shared_ptr<const HpcJobs> HpcJobRefresher::Latest() const {
+std::shared_ptr<const model::HpcJobs> HpcJobRefresher::Latest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_;
 }

@@ -28,17 +28,17 @@
 #include <thread>
 #include <vector>
 
-#include "attribute/attribution.h"
 #include "attribute/error_counters.h"
-#include "attribute/source_errors.h"
-#include "collect/snapshot.h"
+#include "model/attribution.h"
+#include "model/snapshot.h"
+#include "model/source_errors.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
 
 struct HpcReadResult {
-  std::shared_ptr<const HpcJobs> jobs;
+  std::shared_ptr<const model::HpcJobs> jobs;
   // "<file>:<line>: <what>" for each skipped line.
   std::vector<std::string> problems;
 };
@@ -46,14 +46,14 @@ struct HpcReadResult {
 // NOT_FOUND when the directory does not exist; UNAVAILABLE when it or a mapping file cannot be
 // read (the message names the path).
 Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
-                                    const std::vector<collect::DeviceIdentity>& identities);
+                                    const std::vector<model::DeviceIdentity>& identities);
 
 class HpcJobRefresher {
  public:
   static constexpr std::string_view kSource = "hpc";
 
-  HpcJobRefresher(std::string dir, std::vector<collect::DeviceIdentity> identities,
-                  std::chrono::milliseconds period, std::shared_ptr<SourceErrors> errors);
+  HpcJobRefresher(std::string dir, std::vector<model::DeviceIdentity> identities,
+                  std::chrono::milliseconds period, std::shared_ptr<model::SourceErrors> errors);
   ~HpcJobRefresher();
   HpcJobRefresher(const HpcJobRefresher&) = delete;
   HpcJobRefresher& operator=(const HpcJobRefresher&) = delete;
@@ -62,13 +62,13 @@ class HpcJobRefresher {
   // Refreshes every period from now on (run RefreshOnce first for the first page).
   void Start();
   void Stop();
-  std::shared_ptr<const HpcJobs> Latest() const;
+  std::shared_ptr<const model::HpcJobs> Latest() const;
 
  private:
   const std::string dir_;
-  const std::vector<collect::DeviceIdentity> identities_;
+  const std::vector<model::DeviceIdentity> identities_;
   const std::chrono::milliseconds period_;
-  std::shared_ptr<SourceErrors> errors_;
+  std::shared_ptr<model::SourceErrors> errors_;
   // Refreshing thread only.
   FailureStreak streak_;
   bool dir_seen_ = false;
@@ -76,7 +76,7 @@ class HpcJobRefresher {
   std::set<std::string> logged_problems_;
 
   mutable std::mutex mu_;
-  std::shared_ptr<const HpcJobs> latest_ NVMLX_GUARDED_BY(mu_);
+  std::shared_ptr<const model::HpcJobs> latest_ NVMLX_GUARDED_BY(mu_);
   bool stop_ NVMLX_GUARDED_BY(mu_) = false;
   std::condition_variable cv_;
   std::thread thread_;

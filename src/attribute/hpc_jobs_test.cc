@@ -20,14 +20,14 @@ constexpr char kGpu0[] = "GPU-0";
 constexpr char kGpu1[] = "GPU-1";
 constexpr char kMig[] = "MIG-a";
 
-std::vector<collect::DeviceIdentity> Identities() {
-  collect::DeviceIdentity g0, g1, mig;
+std::vector<model::DeviceIdentity> Identities() {
+  model::DeviceIdentity g0, g1, mig;
   g0.index = 0;
   g0.uuid = kGpu0;
   g1.index = 1;
   g1.uuid = kGpu1;
   mig = g1;
-  mig.mig = collect::DeviceIdentity::Mig{3, 0, "1g.18gb", kMig};
+  mig.mig = model::DeviceIdentity::Mig{3, 0, "1g.18gb", kMig};
   return {g0, g1, mig};
 }
 
@@ -42,7 +42,7 @@ class HpcJobsTest : public ::testing::Test {
   void Write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ + "/" + name) << text;
   }
-  std::vector<std::string> Jobs(const HpcJobs& jobs, const std::string& key) {
+  std::vector<std::string> Jobs(const model::HpcJobs& jobs, const std::string& key) {
     auto it = jobs.jobs_by_device.find(key);
     return it == jobs.jobs_by_device.end() ? std::vector<std::string>{} : it->second;
   }
@@ -83,7 +83,7 @@ TEST_F(HpcJobsTest, MissingDirectoryIsNotFound) {
 
 TEST_F(HpcJobsTest, RefresherKeepsLastGoodOnUnreadableFileAndEmptiesOnMissingDir) {
   Write("0", "job-1\n");
-  auto errors = std::make_shared<SourceErrors>();
+  auto errors = std::make_shared<model::SourceErrors>();
   HpcJobRefresher refresher(dir_, Identities(), std::chrono::hours(1), errors);
   ASSERT_TRUE(refresher.RefreshOnce());
   EXPECT_THAT(Jobs(*refresher.Latest(), kGpu0), ElementsAre("job-1"));

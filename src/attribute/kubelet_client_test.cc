@@ -63,12 +63,12 @@ class KubeletClientTest : public ::testing::Test {
     return o;
   }
   PodMatcher Matcher() {
-    collect::DeviceIdentity id;
+    model::DeviceIdentity id;
     id.index = 0;
     id.uuid = kGpu0;
     return PodMatcher({id}, {});
   }
-  static std::string PodOn(const std::shared_ptr<const DeviceAttribution>& a) {
+  static std::string PodOn(const std::shared_ptr<const model::DeviceAttribution>& a) {
     if (a == nullptr) return "<none>";
     auto it = a->pods_by_device.find(kGpu0);
     return it == a->pods_by_device.end() ? "<free>" : it->second.front().pod;
@@ -181,7 +181,7 @@ TEST_F(KubeletClientTest, RefresherKeepsTheLastGoodAttributionAndCountsFailures)
   FakeAnswer slow = OnePod("never");
   slow.delay_ms = 2000;
   kubelet_.SetScript({OnePod("p1"), Error(14), slow, OnePod("p2")});
-  auto errors = std::make_shared<SourceErrors>();
+  auto errors = std::make_shared<model::SourceErrors>();
   PodResourcesRefresher refresher(Options(/*deadline_ms=*/200), Matcher(), std::chrono::hours(1),
                                   errors);
   ASSERT_EQ(errors->Counts().size(), 1u);

@@ -25,7 +25,7 @@ std::string StringMember(const json& obj, const char* key) {
   return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
 
-void AddContainers(const json& status, const char* key, PodMeta* meta) {
+void AddContainers(const json& status, const char* key, model::PodMeta* meta) {
   const json* list = Member(status, key);
   if (list == nullptr || !list->is_array()) return;
   for (const json& cs : *list) {

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attribute/attribution.h"
+#include "model/attribution.h"
 #include "util/status.h"
 
 namespace re2 {
@@ -56,7 +56,7 @@ class LabelFilter {
 
 // A pod as the watcher keeps it.
 struct PodRecord {
-  PodMeta meta;
+  model::PodMeta meta;
   std::string mirror_uid;  // kubernetes.io/config.mirror of a static pod's mirror, else empty
 };
 

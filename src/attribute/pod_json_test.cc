@@ -66,7 +66,7 @@ TEST(PodListTest, ParsesTheFixture) {
   EXPECT_EQ(list->resource_version, "1200");
   EXPECT_EQ(list->continue_token, "");
   ASSERT_EQ(list->pods.size(), 3u);
-  const PodMeta& a = list->pods[0].meta;
+  const model::PodMeta& a = list->pods[0].meta;
   EXPECT_EQ(a.pod, "trainer-a");
   EXPECT_EQ(a.namespace_name, "ml");
   EXPECT_EQ(a.uid, "8f1c2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f");
@@ -78,7 +78,7 @@ TEST(PodListTest, ParsesTheFixture) {
   EXPECT_EQ(
       a.container_names.at("aa4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081900"),
       "sidecar");
-  const PodMeta& b = list->pods[1].meta;
+  const model::PodMeta& b = list->pods[1].meta;
   EXPECT_EQ(b.labels, (Labels{{"app", "jupyter"}}));
   EXPECT_EQ(b.container_names.begin()->second, "notebook");  // cri-o:// stripped
   const PodRecord& c = list->pods[2];

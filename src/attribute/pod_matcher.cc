@@ -48,13 +48,15 @@ std::optional<std::string> GkeMigId(std::string_view id) {
   return DcgmMigId(gpu, gi);
 }
 
-auto OrderKey(const PodRef& p) { return std::tie(p.namespace_name, p.pod, p.container, p.vgpu); }
+auto OrderKey(const model::PodRef& p) {
+  return std::tie(p.namespace_name, p.pod, p.container, p.vgpu);
+}
 
 }  // namespace
 
-PodMatcher::PodMatcher(const std::vector<collect::DeviceIdentity>& identities, MatchOptions options)
+PodMatcher::PodMatcher(const std::vector<model::DeviceIdentity>& identities, MatchOptions options)
     : options_(std::move(options)) {
-  for (const collect::DeviceIdentity& id : identities) {
+  for (const model::DeviceIdentity& id : identities) {
     if (id.mig) {
       std::string dcgm_id = DcgmMigId(id.index, id.mig->gpu_instance_id);
       dcgm_id_by_mig_uuid_[id.mig->uuid] = dcgm_id;
@@ -120,9 +122,9 @@ const std::string* PodMatcher::Resolve(std::string_view device_id) const {
   return key_of(device_id);
 }
 
-std::shared_ptr<const DeviceAttribution> PodMatcher::Match(
+std::shared_ptr<const model::DeviceAttribution> PodMatcher::Match(
     const v1::ListPodResourcesResponse& answer, MatchStats* stats) const {
-  auto out = std::make_shared<DeviceAttribution>();
+  auto out = std::make_shared<model::DeviceAttribution>();
   MatchStats local;
   for (const v1::PodResources& pod : answer.pod_resources()) {
     for (const v1::ContainerResources& container : pod.containers()) {
@@ -135,9 +137,9 @@ std::shared_ptr<const DeviceAttribution> PodMatcher::Match(
             ++local.unmatched;
             continue;
           }
-          PodRef ref{pod.namespace_(), pod.name(), container.name(),
-                     options_.virtual_gpus ? std::string(SharedReplica(device_id)) : ""};
-          std::vector<PodRef>& refs = out->pods_by_device[*key];
+          model::PodRef ref{pod.namespace_(), pod.name(), container.name(),
+                            options_.virtual_gpus ? std::string(SharedReplica(device_id)) : ""};
+          std::vector<model::PodRef>& refs = out->pods_by_device[*key];
           if (options_.virtual_gpus || refs.empty()) {
             refs.push_back(std::move(ref));
           } else if (OrderKey(ref) < OrderKey(refs.front())) {
@@ -149,12 +151,14 @@ std::shared_ptr<const DeviceAttribution> PodMatcher::Match(
   }
   if (options_.virtual_gpus) {
     for (auto& [key, refs] : out->pods_by_device) {
-      std::sort(refs.begin(), refs.end(),
-                [](const PodRef& a, const PodRef& b) { return OrderKey(a) < OrderKey(b); });
-      refs.erase(
-          std::unique(refs.begin(), refs.end(),
-                      [](const PodRef& a, const PodRef& b) { return OrderKey(a) == OrderKey(b); }),
-          refs.end());
+      std::sort(refs.begin(), refs.end(), [](const model::PodRef& a, const model::PodRef& b) {
+        return OrderKey(a) < OrderKey(b);
+      });
+      refs.erase(std::unique(refs.begin(), refs.end(),
+                             [](const model::PodRef& a, const model::PodRef& b) {
+                               return OrderKey(a) == OrderKey(b);
+                             }),
+                 refs.end());
     }
   }
   if (stats != nullptr) *stats = local;

@@ -37,9 +37,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "attribute/attribution.h"
 #include "attribute/pod_resources.pb.h"
-#include "collect/snapshot.h"
+#include "model/attribution.h"
+#include "model/snapshot.h"
 
 namespace nvmlx::attribute {
 
@@ -60,10 +60,10 @@ struct MatchStats {
 
 class PodMatcher {
  public:
-  PodMatcher(const std::vector<collect::DeviceIdentity>& identities, MatchOptions options);
+  PodMatcher(const std::vector<model::DeviceIdentity>& identities, MatchOptions options);
 
-  std::shared_ptr<const DeviceAttribution> Match(const v1::ListPodResourcesResponse& answer,
-                                                 MatchStats* stats = nullptr) const;
+  std::shared_ptr<const model::DeviceAttribution> Match(const v1::ListPodResourcesResponse& answer,
+                                                        MatchStats* stats = nullptr) const;
 
   // The replica of a shared device id ("3" of "GPU-…::3", "nvidia0/vgpu3",
   // "nvidia0/gi1/vgpu3"), empty when the id is not shared. Exposed for tests.

@@ -17,21 +17,21 @@ constexpr char kGpu1[] = "GPU-00000000-0000-0000-0000-000000000001";
 constexpr char kMigA[] = "MIG-11111111-1111-1111-1111-111111111111";
 constexpr char kMigB[] = "MIG-22222222-2222-2222-2222-222222222222";
 
-collect::DeviceIdentity Gpu(unsigned index, std::string uuid) {
-  collect::DeviceIdentity id;
+model::DeviceIdentity Gpu(unsigned index, std::string uuid) {
+  model::DeviceIdentity id;
   id.index = index;
   id.uuid = std::move(uuid);
   return id;
 }
 
-collect::DeviceIdentity Mig(unsigned index, std::string parent, unsigned gi, std::string uuid) {
-  collect::DeviceIdentity id = Gpu(index, std::move(parent));
-  id.mig = collect::DeviceIdentity::Mig{gi, 0, "1g.18gb", std::move(uuid)};
+model::DeviceIdentity Mig(unsigned index, std::string parent, unsigned gi, std::string uuid) {
+  model::DeviceIdentity id = Gpu(index, std::move(parent));
+  id.mig = model::DeviceIdentity::Mig{gi, 0, "1g.18gb", std::move(uuid)};
   return id;
 }
 
 // Two whole GPUs, and GPU 1 also partitioned into MIG instances with GI ids 1 and 2.
-std::vector<collect::DeviceIdentity> Identities() {
+std::vector<model::DeviceIdentity> Identities() {
   return {Gpu(0, kGpu0), Gpu(1, kGpu1), Mig(1, kGpu1, 1, kMigA), Mig(1, kGpu1, 2, kMigB)};
 }
 
@@ -56,11 +56,11 @@ v1::ListPodResourcesResponse Answer(const std::vector<Holder>& holders) {
 }
 
 // "ns/pod/container[/vgpu]" for each holder of `key`, in published order.
-std::vector<std::string> Holders(const DeviceAttribution& a, const std::string& key) {
+std::vector<std::string> Holders(const model::DeviceAttribution& a, const std::string& key) {
   std::vector<std::string> out;
   auto it = a.pods_by_device.find(key);
   if (it == a.pods_by_device.end()) return out;
-  for (const PodRef& p : it->second) {
+  for (const model::PodRef& p : it->second) {
     out.push_back(p.namespace_name + "/" + p.pod + "/" + p.container +
                   (p.vgpu.empty() ? "" : "/" + p.vgpu));
   }

@@ -15,7 +15,7 @@ std::chrono::milliseconds KubeletDeadlineFor(std::chrono::milliseconds period) {
 
 PodResourcesRefresher::PodResourcesRefresher(KubeletClientOptions client, PodMatcher matcher,
                                              std::chrono::milliseconds period,
-                                             std::shared_ptr<SourceErrors> errors)
+                                             std::shared_ptr<model::SourceErrors> errors)
     : client_(std::move(client)),
       matcher_(std::move(matcher)),
       period_(period),
@@ -33,7 +33,7 @@ bool PodResourcesRefresher::RefreshOnce() {
     return false;
   }
   MatchStats stats;
-  std::shared_ptr<const DeviceAttribution> matched = matcher_.Match(*answer, &stats);
+  std::shared_ptr<const model::DeviceAttribution> matched = matcher_.Match(*answer, &stats);
   streak_.Succeed();
   log::Debug("kubelet pod-resources refreshed",
              {{"pods", std::to_string(answer->pod_resources_size())},
@@ -70,7 +70,7 @@ void PodResourcesRefresher::RefreshSoon() {
   cv_.notify_all();
 }
 
-std::shared_ptr<const DeviceAttribution> PodResourcesRefresher::Latest() const {
+std::shared_ptr<const model::DeviceAttribution> PodResourcesRefresher::Latest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_;
 }

@@ -20,11 +20,11 @@
 #include <mutex>
 #include <thread>
 
-#include "attribute/attribution.h"
 #include "attribute/error_counters.h"
 #include "attribute/kubelet_client.h"
 #include "attribute/pod_matcher.h"
-#include "attribute/source_errors.h"
+#include "model/attribution.h"
+#include "model/source_errors.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
@@ -35,7 +35,8 @@ class PodResourcesRefresher {
 
   // `errors` may be null (no counting).
   PodResourcesRefresher(KubeletClientOptions client, PodMatcher matcher,
-                        std::chrono::milliseconds period, std::shared_ptr<SourceErrors> errors);
+                        std::chrono::milliseconds period,
+                        std::shared_ptr<model::SourceErrors> errors);
   ~PodResourcesRefresher();
   PodResourcesRefresher(const PodResourcesRefresher&) = delete;
   PodResourcesRefresher& operator=(const PodResourcesRefresher&) = delete;
@@ -49,7 +50,7 @@ class PodResourcesRefresher {
   // Wakes the thread for a refresh now (e.g. after the device set changed).
   void RefreshSoon();
 
-  std::shared_ptr<const DeviceAttribution> Latest() const;
+  std::shared_ptr<const model::DeviceAttribution> Latest() const;
 
  private:
   void Loop();
@@ -57,11 +58,11 @@ class PodResourcesRefresher {
   KubeletClient client_;
   PodMatcher matcher_;
   const std::chrono::milliseconds period_;
-  std::shared_ptr<SourceErrors> errors_;
+  std::shared_ptr<model::SourceErrors> errors_;
   FailureStreak streak_;  // only the refreshing thread touches it
 
   mutable std::mutex mu_;
-  std::shared_ptr<const DeviceAttribution> latest_ NVMLX_GUARDED_BY(mu_);
+  std::shared_ptr<const model::DeviceAttribution> latest_ NVMLX_GUARDED_BY(mu_);
   bool stop_ NVMLX_GUARDED_BY(mu_) = false;
   bool soon_ NVMLX_GUARDED_BY(mu_) = false;
   std::condition_variable cv_;

@@ -39,8 +39,9 @@ const LabelFilter& NoLabels() {
 
 }  // namespace
 
-std::shared_ptr<const PodMetadata> BuildPodMetadata(const std::map<std::string, PodRecord>& pods) {
-  auto md = std::make_shared<PodMetadata>();
+std::shared_ptr<const model::PodMetadata> BuildPodMetadata(
+    const std::map<std::string, PodRecord>& pods) {
+  auto md = std::make_shared<model::PodMetadata>();
   for (const auto& [uid, rec] : pods) {
     md->by_uid[uid] = rec.meta;
     md->uid_by_name[rec.meta.namespace_name + "/" + rec.meta.pod] = uid;
@@ -59,7 +60,7 @@ PodWatcher::PodWatcher(PodWatcherOptions options)
 
 PodWatcher::~PodWatcher() { Stop(); }
 
-std::shared_ptr<const PodMetadata> PodWatcher::Latest() const {
+std::shared_ptr<const model::PodMetadata> PodWatcher::Latest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_;
 }
@@ -92,7 +93,7 @@ bool PodWatcher::Backoff() {
 }
 
 void PodWatcher::Publish() {
-  std::shared_ptr<const PodMetadata> md = BuildPodMetadata(pods_);
+  std::shared_ptr<const model::PodMetadata> md = BuildPodMetadata(pods_);
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = std::move(md);
 }

@@ -25,10 +25,10 @@
 #include <string>
 #include <thread>
 
-#include "attribute/attribution.h"
 #include "attribute/error_counters.h"
 #include "attribute/kube_client.h"
 #include "attribute/pod_json.h"
+#include "model/attribution.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
@@ -37,7 +37,7 @@ struct PodWatcherOptions {
   KubeApiConfig api;
   std::string node_name;                      // empty: every pod of the cluster
   std::shared_ptr<const LabelFilter> labels;  // null: no labels
-  SourceErrors* errors = nullptr;             // may be null; must outlive the watcher
+  model::SourceErrors* errors = nullptr;      // may be null; must outlive the watcher
   std::chrono::milliseconds backoff_initial{1000};
   std::chrono::milliseconds backoff_max{30000};
   std::chrono::milliseconds request_timeout{30000};
@@ -49,7 +49,8 @@ struct PodWatcherOptions {
 
 // Builds the PodMetadata published for `pods` (uid -> record): by_uid also holds each static
 // pod's kubelet uid (mirror annotation), uid_by_name "namespace/pod" -> uid. Exposed for tests.
-std::shared_ptr<const PodMetadata> BuildPodMetadata(const std::map<std::string, PodRecord>& pods);
+std::shared_ptr<const model::PodMetadata> BuildPodMetadata(
+    const std::map<std::string, PodRecord>& pods);
 
 class PodWatcher {
  public:
@@ -59,7 +60,7 @@ class PodWatcher {
   PodWatcher& operator=(const PodWatcher&) = delete;
 
   // Null until the first successful list.
-  std::shared_ptr<const PodMetadata> Latest() const;
+  std::shared_ptr<const model::PodMetadata> Latest() const;
 
   void Start();
   void Stop();
@@ -81,7 +82,7 @@ class PodWatcher {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ NVMLX_GUARDED_BY(mu_) = false;
-  std::shared_ptr<const PodMetadata> latest_ NVMLX_GUARDED_BY(mu_);
+  std::shared_ptr<const model::PodMetadata> latest_ NVMLX_GUARDED_BY(mu_);
 
   // The watcher thread's own state.
   std::map<std::string, PodRecord> pods_;  // by uid

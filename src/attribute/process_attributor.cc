@@ -113,10 +113,10 @@ ProcessAttributor::ProcessAttributor(ProcessAttributorOptions options)
 
 ProcessAttributor::~ProcessAttributor() { Stop(); }
 
-void ProcessAttributor::Observe(const collect::Snapshot& snapshot) {
+void ProcessAttributor::Observe(const model::Snapshot& snapshot) {
   std::vector<unsigned> pids;
-  for (const collect::DeviceSnapshot& d : snapshot.devices) {
-    for (const collect::ProcessSample& p : d.processes) pids.push_back(p.pid);
+  for (const model::DeviceSnapshot& d : snapshot.devices) {
+    for (const model::ProcessSample& p : d.processes) pids.push_back(p.pid);
   }
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
@@ -128,7 +128,7 @@ void ProcessAttributor::Observe(const collect::Snapshot& snapshot) {
   cv_.notify_all();
 }
 
-std::shared_ptr<const ProcessAttribution> ProcessAttributor::Latest() const {
+std::shared_ptr<const model::ProcessAttribution> ProcessAttributor::Latest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_;
 }
@@ -140,7 +140,7 @@ void ProcessAttributor::ResolveNow() {
     pids = pids_;
   }
   std::lock_guard<std::mutex> resolve(resolve_mu_);
-  auto out = std::make_shared<ProcessAttribution>();
+  auto out = std::make_shared<model::ProcessAttribution>();
   std::unordered_map<unsigned, Cached> next;
   std::set<unsigned> missing;
   std::string first_error;

@@ -36,9 +36,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "attribute/attribution.h"
 #include "attribute/error_counters.h"
-#include "collect/snapshot.h"
+#include "model/attribution.h"
+#include "model/snapshot.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"
 
@@ -46,7 +46,7 @@ namespace nvmlx::attribute {
 
 struct ProcessAttributorOptions {
   std::string proc_root = "/proc";
-  SourceErrors* errors = nullptr;  // may be null (tests); must outlive the attributor
+  model::SourceErrors* errors = nullptr;  // may be null (tests); must outlive the attributor
 };
 
 // What one /proc lookup found: the process exited (gone), or its start time and owner (nullopt
@@ -56,7 +56,7 @@ struct ProcLookup {
   bool gone = false;
   uint64_t start_time = 0;
   bool cgroup_read = false;
-  std::optional<ProcessOwner> owner;
+  std::optional<model::ProcessOwner> owner;
 };
 Result<ProcLookup> LookUpProcess(const std::string& proc_root, unsigned pid,
                                  std::optional<uint64_t> known_start = std::nullopt);
@@ -69,9 +69,9 @@ class ProcessAttributor {
   ProcessAttributor& operator=(const ProcessAttributor&) = delete;
 
   // The PIDs of every device's processes in `snapshot`; wakes the thread when they changed.
-  void Observe(const collect::Snapshot& snapshot);
+  void Observe(const model::Snapshot& snapshot);
   // The latest attribution; null until the first pass.
-  std::shared_ptr<const ProcessAttribution> Latest() const;
+  std::shared_ptr<const model::ProcessAttribution> Latest() const;
   // One pass over the observed PIDs on the calling thread (--once, tests).
   void ResolveNow();
 
@@ -81,7 +81,7 @@ class ProcessAttributor {
  private:
   struct Cached {
     uint64_t start_time = 0;
-    std::optional<ProcessOwner> owner;
+    std::optional<model::ProcessOwner> owner;
   };
   void Loop();
 
@@ -92,7 +92,7 @@ class ProcessAttributor {
   std::vector<unsigned> pids_ NVMLX_GUARDED_BY(mu_);  // ascending, from the latest snapshot
   uint64_t generation_ NVMLX_GUARDED_BY(mu_) = 0;     // bumped by Observe
   bool stopping_ NVMLX_GUARDED_BY(mu_) = false;
-  std::shared_ptr<const ProcessAttribution> latest_ NVMLX_GUARDED_BY(mu_);
+  std::shared_ptr<const model::ProcessAttribution> latest_ NVMLX_GUARDED_BY(mu_);
 
   // Only the resolving thread (Loop, or ResolveNow's caller) touches these; resolve_mu_ keeps
   // ResolveNow and the thread apart.

@@ -17,17 +17,17 @@ const std::string kFixture = std::string(NVMLX_SOURCE_DIR) + "/testdata/proc";
 constexpr char kUidA[] = "8f1c2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f";
 constexpr char kUidB[] = "11111111-2222-3333-4444-555555555555";
 
-collect::Snapshot SnapshotWith(const std::vector<std::vector<unsigned>>& pids_per_device) {
-  collect::Snapshot s;
+model::Snapshot SnapshotWith(const std::vector<std::vector<unsigned>>& pids_per_device) {
+  model::Snapshot s;
   for (const auto& pids : pids_per_device) {
-    collect::DeviceSnapshot d;
+    model::DeviceSnapshot d;
     for (unsigned pid : pids) d.processes.push_back({pid, 0, false, 0, 0});
     s.devices.push_back(d);
   }
   return s;
 }
 
-uint64_t ErrorsOf(const SourceErrors& c, const std::string& source) {
+uint64_t ErrorsOf(const model::SourceErrors& c, const std::string& source) {
   for (const auto& [s, n] : c.Counts()) {
     if (s == source) return n;
   }
@@ -68,7 +68,7 @@ std::string PodPath(const std::string& uid_with_dashes, char container_digit) {
 }
 
 TEST(ProcessAttributorTest, ResolvesTheFixtureTree) {
-  SourceErrors errors;
+  model::SourceErrors errors;
   ProcessAttributor a({kFixture, &errors});
   EXPECT_EQ(a.Latest(), nullptr);
   a.Observe(SnapshotWith({{4101, 4102, 4201, 4301, 4401, 4999}, {5101, 5102}}));
@@ -87,7 +87,7 @@ TEST(ProcessAttributorTest, ResolvesTheFixtureTree) {
 }
 
 TEST(ProcessAttributorTest, PidStillListedButNeverInProcIsAnError) {
-  SourceErrors errors;
+  model::SourceErrors errors;
   ProcessAttributor a({kFixture, &errors});
   a.Observe(SnapshotWith({{4101, 4999}}));
   a.ResolveNow();
@@ -134,7 +134,7 @@ TEST(ProcessAttributorTest, ExitedPidsLeaveTheAttribution) {
 }
 
 TEST(ProcessAttributorTest, MissingProcRootIsAnErrorAndKeepsNothingStale) {
-  SourceErrors errors;
+  model::SourceErrors errors;
   ProcessAttributor a({"/nonexistent/proc-root", &errors});
   a.Observe(SnapshotWith({{1}}));
   a.ResolveNow();
@@ -146,7 +146,7 @@ TEST(ProcessAttributorTest, MissingProcRootIsAnErrorAndKeepsNothingStale) {
 TEST(ProcessAttributorTest, UnreadableEntryKeepsTheLastOwner) {
   ProcTree tree("unreadable");
   tree.Add(303, 10, PodPath(kUidA, 'a'));
-  SourceErrors errors;
+  model::SourceErrors errors;
   ProcessAttributor a({tree.root(), &errors});
   a.Observe(SnapshotWith({{303}}));
   a.ResolveNow();

@@ -11,20 +11,6 @@ using Clock = ClockEventWindow::Clock;
 // A fake clock: explicit time points, no sleeping.
 const Clock::time_point kT0 = Clock::time_point() + std::chrono::hours(1);
 
-TEST(ClockEventNameTest, DcgmExporterNames) {
-  EXPECT_EQ(ClockEventName(0x1), "gpu_idle");
-  EXPECT_EQ(ClockEventName(0x2), "clocks_setting");
-  EXPECT_EQ(ClockEventName(0x4), "power_cap");
-  EXPECT_EQ(ClockEventName(0x8), "hw_slowdown");
-  EXPECT_EQ(ClockEventName(0x10), "sync_boost");
-  EXPECT_EQ(ClockEventName(0x20), "sw_thermal");
-  EXPECT_EQ(ClockEventName(0x40), "hw_thermal");
-  EXPECT_EQ(ClockEventName(0x80), "hw_power_brake");
-  EXPECT_EQ(ClockEventName(0x100), "display_clocks");
-  EXPECT_EQ(ClockEventName(0x200), "");
-  EXPECT_EQ(ClockEventName(0x5), "") << "one bit at a time";
-}
-
 TEST(ClockEventWindowTest, CountsSamplesPerReasonWithinTheWindow) {
   ClockEventWindow w(milliseconds(1000));
   // Every 200 ms: power cap throughout, sw thermal in two samples, an unnamed bit (0x200) once.
@@ -33,7 +19,7 @@ TEST(ClockEventWindowTest, CountsSamplesPerReasonWithinTheWindow) {
   w.Add(kT0 + milliseconds(400), 0x4 | 0x20 | 0x200);
   w.Add(kT0 + milliseconds(600), 0x4);
   bool sampled = false;
-  std::vector<ClockEventCount> counts;
+  std::vector<model::ClockEventCount> counts;
   w.Counts(kT0 + milliseconds(600), &sampled, &counts);
   EXPECT_TRUE(sampled);
   ASSERT_EQ(counts.size(), 2u);
@@ -59,7 +45,7 @@ TEST(ClockEventWindowTest, CountsSamplesPerReasonWithinTheWindow) {
 TEST(ClockEventWindowTest, NoReasonAndNoSampleAreDifferent) {
   ClockEventWindow w(milliseconds(500));
   bool sampled = true;
-  std::vector<ClockEventCount> counts = {{0x4, 1}};
+  std::vector<model::ClockEventCount> counts = {{0x4, 1}};
   w.Counts(kT0, &sampled, &counts);
   EXPECT_FALSE(sampled) << "nothing read yet";
   EXPECT_TRUE(counts.empty());

@@ -66,19 +66,19 @@ std::vector<const fields::FieldDef*> OfScope(const std::vector<const fields::Fie
   return out;
 }
 
-void MergeSorted(std::vector<fields::Sample>* into, const std::vector<fields::Sample>& more) {
+void MergeSorted(std::vector<model::Sample>* into, const std::vector<model::Sample>& more) {
   into->insert(into->end(), more.begin(), more.end());
-  std::stable_sort(
-      into->begin(), into->end(),
-      [](const fields::Sample& a, const fields::Sample& b) { return a.field_id < b.field_id; });
+  std::stable_sort(into->begin(), into->end(), [](const model::Sample& a, const model::Sample& b) {
+    return a.field_id < b.field_id;
+  });
 }
 
 // The identity of GPU `index`, read once: UUID, name, PCI bus id, minor number and the values of
 // the CSV's label rows (a failing label is omitted with one warning).
-DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle, unsigned index,
-                            bool replace_blanks,
-                            const std::vector<const fields::FieldDef*>& label_fields) {
-  DeviceIdentity id;
+model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle, unsigned index,
+                                   bool replace_blanks,
+                                   const std::vector<const fields::FieldDef*>& label_fields) {
+  model::DeviceIdentity id;
   id.index = index;
   if (auto r = lib.Uuid(handle); r.ok()) id.uuid = *r;
   if (auto r = lib.Name(handle); r.ok()) id.model_name = *r;
@@ -88,7 +88,7 @@ DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle, unsig
   fields::ReadContext ctx{lib, handle, {}, {}, {}};
   for (const fields::FieldDef* f : label_fields) {
     if (f->read == nullptr) continue;
-    Result<fields::Value> v = f->read(ctx);
+    Result<model::Value> v = f->read(ctx);
     if (!v.ok()) {
       log::Warn("label field unavailable; label omitted", {{"gpu", std::to_string(index)},
                                                            {"field", std::string(f->name)},
@@ -154,7 +154,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     if (row.field->id == kClockEventsCountField) clock_events_enabled = true;
   }
 
-  auto identities = std::make_shared<std::vector<DeviceIdentity>>();
+  auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
   unsigned instance_count = 0;  // MIG instances seen so far on the host
   for (unsigned i = 0; i < *count; ++i) {
     if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) continue;
@@ -165,7 +165,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
                  {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
       continue;
     }
-    DeviceIdentity id =
+    model::DeviceIdentity id =
         ReadIdentity(lib, *handle, i, c->options_.replace_blanks_in_model_name, label_fields);
     // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
     bool mig_on = false;
@@ -190,7 +190,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     }
     if (sel.kind == config::DeviceSelector::Kind::kInstances && chosen.empty()) continue;
     const size_t gpu_position = c->devices_.size();
-    DeviceIdentity parent_identity = id;
+    model::DeviceIdentity parent_identity = id;
     c->AddEntity(lib, *handle, std::move(id), mig_on ? gpu_fields : all_fields, *handle,
                  std::nullopt, std::nullopt, clock_events_enabled, identities.get());
     // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
@@ -199,7 +199,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, *handle);
     }
     for (const MigInstance* inst : chosen) {
-      DeviceIdentity inst_id = parent_identity;
+      model::DeviceIdentity inst_id = parent_identity;
       inst_id.mig = inst->mig;
       c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
                    inst->mig.gpu_instance_id, gpu_position, false, identities.get());
@@ -262,10 +262,11 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
   }
 }
 
-void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle, DeviceIdentity identity,
-                          const EntityFields& f, nvml::Device gpm_device,
-                          std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
-                          bool clock_events, std::vector<DeviceIdentity>* identities) {
+void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
+                          model::DeviceIdentity identity, const EntityFields& f,
+                          nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
+                          std::optional<size_t> parent, bool clock_events,
+                          std::vector<model::DeviceIdentity>* identities) {
   auto dev = std::make_unique<Device>();
   dev->handle = handle;
   dev->parent = parent;
@@ -273,7 +274,7 @@ void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle, DeviceI
   dev->slow = std::make_unique<fields::DeviceReader>(lib, handle, f.slow);
   // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
   // first collection (and --once) already has them. Errors surface on the real reads.
-  std::vector<fields::Sample> ignored_samples;
+  std::vector<model::Sample> ignored_samples;
   std::vector<fields::FieldError> ignored_errors;
   dev->fast->Read(&ignored_samples, &ignored_errors);
   // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
@@ -312,7 +313,7 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
   }
 }
 
-void Collector::ReadClockEvents(size_t device, DeviceSnapshot* out) {
+void Collector::ReadClockEvents(size_t device, model::DeviceSnapshot* out) {
   Device& d = *devices_[device];
   const Clock::time_point now = Clock::now();
   Result<uint64_t> reasons = lib_.ClocksEventReasons(d.handle);
@@ -341,7 +342,7 @@ void Collector::NoteProcessFailure(size_t device, const Status& status) {
 void Collector::ReadSlow() {
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (Lost(i)) continue;
-    std::vector<fields::Sample> samples;
+    std::vector<model::Sample> samples;
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
     NoteErrors(i, errors);
@@ -350,15 +351,15 @@ void Collector::ReadSlow() {
   }
 }
 
-std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
-  auto snap = std::make_shared<Snapshot>();
+std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline) {
+  auto snap = std::make_shared<model::Snapshot>();
   snap->time = std::chrono::system_clock::now();
   const auto start = Clock::now();
   if (read_slow_inline) ReadSlow();
   snap->identities = identities_;
   snap->devices.resize(devices_.size());
   for (size_t i = 0; i < devices_.size(); ++i) {
-    DeviceSnapshot& ds = snap->devices[i];
+    model::DeviceSnapshot& ds = snap->devices[i];
     ds.identity = &(*identities_)[i];
     const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
     if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
@@ -372,7 +373,7 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     devices_[i]->fast->Read(&ds.samples, &errors);
     NoteErrors(i, errors);
     if (devices_[i]->gpm != nullptr && !Lost(i)) {
-      std::vector<fields::Sample> prof;
+      std::vector<model::Sample> prof;
       std::vector<fields::FieldError> prof_errors;
       Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
       NoteErrors(i, prof_errors);
@@ -397,9 +398,9 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
     }
     if (xids_ != nullptr && xid_slot) {
       int64_t last = 0;
-      std::vector<XidCount> counts;
+      std::vector<model::XidCount> counts;
       if (xids_->Read(*xid_slot, &last, &counts)) {
-        if (xid_last_enabled_) MergeSorted(&ds.samples, {fields::Sample{kXidErrorsField, last}});
+        if (xid_last_enabled_) MergeSorted(&ds.samples, {model::Sample{kXidErrorsField, last}});
         if (xid_counts_enabled_) {
           ds.xid_watched = true;
           ds.xid_counts = std::move(counts);
@@ -412,9 +413,9 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
   // sibling read before) must not claim to be up in this very snapshot.
   for (size_t i = 0; i < devices_.size(); ++i) {
-    DeviceSnapshot& ds = snap->devices[i];
+    model::DeviceSnapshot& ds = snap->devices[i];
     if (!ds.up || !Lost(i)) continue;
-    ds = DeviceSnapshot{};
+    ds = model::DeviceSnapshot{};
     ds.identity = &(*identities_)[i];
     ds.up = false;
   }
@@ -425,7 +426,7 @@ std::shared_ptr<const Snapshot> Collector::Collect(bool read_slow_inline) {
   return snap;
 }
 
-std::shared_ptr<const Snapshot> Collector::CollectOnce() {
+std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
   // GPM values are window averages: give the window since the priming sample a useful length.
   Clock::time_point ready = Clock::now();
   for (const auto& d : devices_) {

@@ -45,11 +45,11 @@
 #include "collect/gpm_reader.h"
 #include "collect/mig.h"
 #include "collect/process_reader.h"
-#include "collect/snapshot.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
 #include "config/device_selector.h"
 #include "fields/reader.h"
+#include "model/snapshot.h"
 #include "nvml/nvml.h"
 #include "util/thread_annotations.h"
 
@@ -66,7 +66,7 @@ struct CollectorOptions {
   std::chrono::milliseconds clock_events_window{300000};
   // Returns the latest attribution (attribute/), attached to each snapshot. Must be cheap and
   // non-blocking (it copies a few shared_ptrs); called on the fast loop. Empty: none.
-  std::function<attribute::Attribution()> attribution;
+  std::function<model::Attribution()> attribution;
   // Fill DeviceSnapshot::processes (NVML compute processes and per-process utilization) on the
   // fast loop, for process attribution. A failure degrades only the processes (logged once per
   // GPU).
@@ -75,7 +75,7 @@ struct CollectorOptions {
 
 class Collector {
  public:
-  using PublishFn = std::function<void(std::shared_ptr<const Snapshot>)>;
+  using PublishFn = std::function<void(std::shared_ptr<const model::Snapshot>)>;
 
   // Enumerates the selected GPUs and reads their identity. `lib` must outlive the Collector
   // (its per-device readers keep a reference). Fails when a GPU named by the
@@ -91,14 +91,14 @@ class Collector {
   // One full collection on the calling thread, slow fields included (for --once and the first
   // publish). Must not be called while the loops run. With GPM fields it first waits until
   // kOnceGpmWindow has passed since the priming sample, so that --once prints them.
-  std::shared_ptr<const Snapshot> CollectOnce();
+  std::shared_ptr<const model::Snapshot> CollectOnce();
 
   // Starts both loops; `publish` receives every snapshot (first one immediately).
   void Start(PublishFn publish);
   void Stop();
 
   // Every collected entity: GPUs, and MIG instances (identity.mig set) after their GPU.
-  const std::vector<DeviceIdentity>& identities() const { return *identities_; }
+  const std::vector<model::DeviceIdentity>& identities() const { return *identities_; }
   std::chrono::milliseconds interval() const { return options_.interval; }
 
  private:
@@ -122,7 +122,7 @@ class Collector {
   };
 
   Collector(const nvml::Library& lib, CollectorOptions options);
-  std::shared_ptr<const Snapshot> Collect(bool read_slow_inline);
+  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline);
   void ReadSlow();
   void FastLoop();
   void SlowLoop();
@@ -133,21 +133,21 @@ class Collector {
   void MarkLost(size_t device, const Status& why);
   bool Lost(size_t device) const;
   // Adds one entity (GPU or MIG instance) with its readers; takes the priming reads.
-  void AddEntity(const nvml::Library& lib, nvml::Device handle, DeviceIdentity identity,
+  void AddEntity(const nvml::Library& lib, nvml::Device handle, model::DeviceIdentity identity,
                  const EntityFields& fields, nvml::Device gpm_device,
                  std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
-                 bool clock_events, std::vector<DeviceIdentity>* identities);
+                 bool clock_events, std::vector<model::DeviceIdentity>* identities);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
   void NoteGpmFailure(size_t device, const Status& status);
   // A per-process read failed: logged once per device; GPU_IS_LOST marks the device lost.
   void NoteProcessFailure(size_t device, const Status& status);
 
   // Samples the reasons bitmask of device i into its window and fills the snapshot's counts.
-  void ReadClockEvents(size_t device, DeviceSnapshot* out);
+  void ReadClockEvents(size_t device, model::DeviceSnapshot* out);
 
   const nvml::Library& lib_;
   CollectorOptions options_;
-  std::shared_ptr<const std::vector<DeviceIdentity>> identities_;
+  std::shared_ptr<const std::vector<model::DeviceIdentity>> identities_;
   std::vector<std::unique_ptr<Device>> devices_;
   // Null unless DCGM_FI_DEV_XID_ERRORS or DCGM_EXP_XID_ERRORS_COUNT is enabled. Runs from Create
   // to destruction, so that --once sees the Xids already delivered too.
@@ -156,7 +156,7 @@ class Collector {
   bool xid_counts_enabled_ = false;  // field 9001
 
   std::mutex slow_mu_;
-  std::vector<std::vector<fields::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
+  std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
 
   std::mutex log_mu_;
   // (device, field id); field id 0 stands for the device's GPM calls as a whole, -1 for its

@@ -23,7 +23,7 @@ config::CollectorEntry Row(const char* name, config::MetricType type = config::M
   return e;
 }
 
-const fields::Sample* Find(const DeviceSnapshot& d, int id) {
+const model::Sample* Find(const model::DeviceSnapshot& d, int id) {
   for (const auto& s : d.samples) {
     if (s.field_id == id) return &s;
   }
@@ -66,7 +66,7 @@ TEST_F(CollectorTest, OnceReadsSlowFieldsAndOmitsFailures) {
   ASSERT_TRUE(c.ok());
   auto snap = (*c)->CollectOnce();
   ASSERT_EQ(snap->devices.size(), 3u);
-  const DeviceSnapshot& d0 = snap->devices[0];
+  const model::DeviceSnapshot& d0 = snap->devices[0];
   ASSERT_NE(Find(d0, 203), nullptr);
   EXPECT_EQ(std::get<int64_t>(Find(d0, 203)->value), 77);
   EXPECT_EQ(Find(d0, 191), nullptr) << "NOT_SUPPORTED fan speed must be omitted";
@@ -81,8 +81,8 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   auto c = Collector::Create(*lib_, options_);
   ASSERT_TRUE(c.ok());
   std::mutex mu;
-  std::vector<std::shared_ptr<const Snapshot>> got;
-  (*c)->Start([&](std::shared_ptr<const Snapshot> s) {
+  std::vector<std::shared_ptr<const model::Snapshot>> got;
+  (*c)->Start([&](std::shared_ptr<const model::Snapshot> s) {
     std::lock_guard<std::mutex> lock(mu);
     got.push_back(std::move(s));
   });
@@ -95,7 +95,7 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   for (size_t i = 1; i < got.size(); ++i) {
     EXPECT_LT(got[i]->collect_seconds, 0.3) << "fast round " << i << " waited on a slow field";
   }
-  const Snapshot& last = *got.back();
+  const model::Snapshot& last = *got.back();
   EXPECT_TRUE(last.devices[0].up);
   EXPECT_FALSE(last.devices[1].up) << "GPU 1 is lost after 0.8 s";
   EXPECT_TRUE(last.devices[1].samples.empty());
@@ -163,7 +163,7 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   ASSERT_EQ(snap->devices.size(), 3u);
 
   // GPU 0: ratio = percent / 100; bytes/s = MiB/s * 2^20; DCGM's NVLink TX (1011) is GPM 61.
-  const DeviceSnapshot& d0 = snap->devices[0];
+  const model::DeviceSnapshot& d0 = snap->devices[0];
   ASSERT_NE(Find(d0, 1001), nullptr);
   EXPECT_DOUBLE_EQ(std::get<double>(Find(d0, 1001)->value), 0.5);
   ASSERT_NE(Find(d0, 1009), nullptr);
@@ -177,7 +177,7 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   }
 
   // GPU 1 has no GPM: PROF fields absent, one "metric not enabled" warning per field.
-  const DeviceSnapshot& d1 = snap2->devices[1];
+  const model::DeviceSnapshot& d1 = snap2->devices[1];
   EXPECT_NE(Find(d1, 203), nullptr);
   for (int id : {1001, 1009, 1011, 1012}) EXPECT_EQ(Find(d1, id), nullptr) << id;
   EXPECT_EQ(Count(log, "metric not enabled\" gpu=1 field=DCGM_FI_PROF_GR_ENGINE_ACTIVE"), 1u)
@@ -185,7 +185,7 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   EXPECT_EQ(Count(log, "metric not enabled"), 4u) << log;
 
   // GPU 2: nvmlGpmMetricsGet fails: PROF omitted, logged once over two collections.
-  const DeviceSnapshot& d2 = snap2->devices[2];
+  const model::DeviceSnapshot& d2 = snap2->devices[2];
   EXPECT_TRUE(d2.up);
   EXPECT_NE(Find(d2, 203), nullptr);
   EXPECT_EQ(Find(d2, 1001), nullptr);
@@ -214,25 +214,25 @@ TEST(XidCollectorTest, LastXidAndWindowedCounts) {
   auto snap = (*c)->CollectOnce();
   ASSERT_EQ(snap->devices.size(), 4u);
   EXPECT_EQ(snap->xid_window_ms, 1000);
-  const DeviceSnapshot& d0 = snap->devices[0];
+  const model::DeviceSnapshot& d0 = snap->devices[0];
   ASSERT_NE(Find(d0, 230), nullptr);
   EXPECT_EQ(std::get<int64_t>(Find(d0, 230)->value), 48);
   EXPECT_TRUE(d0.xid_watched);
   ASSERT_EQ(d0.xid_counts.size(), 1u);
   EXPECT_EQ(d0.xid_counts[0].xid, 48);
   EXPECT_EQ(d0.xid_counts[0].count, 1);
-  const DeviceSnapshot& d1 = snap->devices[1];
+  const model::DeviceSnapshot& d1 = snap->devices[1];
   ASSERT_NE(Find(d1, 230), nullptr);
   EXPECT_EQ(std::get<int64_t>(Find(d1, 230)->value), 13);
   ASSERT_EQ(d1.xid_counts.size(), 1u);
   EXPECT_EQ(d1.xid_counts[0].xid, 13);
   EXPECT_EQ(d1.xid_counts[0].count, 2);
-  const DeviceSnapshot& d2 = snap->devices[2];
+  const model::DeviceSnapshot& d2 = snap->devices[2];
   ASSERT_NE(Find(d2, 230), nullptr) << "0 until an Xid arrives";
   EXPECT_EQ(std::get<int64_t>(Find(d2, 230)->value), 0);
   EXPECT_TRUE(d2.xid_watched);
   EXPECT_TRUE(d2.xid_counts.empty());
-  const DeviceSnapshot& d3 = snap->devices[3];
+  const model::DeviceSnapshot& d3 = snap->devices[3];
   EXPECT_EQ(Find(d3, 230), nullptr) << "registration failed: omitted";
   EXPECT_FALSE(d3.xid_watched);
   EXPECT_NE(Find(d3, 203), nullptr) << "other fields unaffected";

@@ -69,13 +69,13 @@ std::unique_ptr<GpmReader> GpmReader::Create(const nvml::Library& lib, nvml::Dev
     r->field_metric_.push_back(static_cast<size_t>(it - r->metric_ids_.begin()));
   }
   // The priming sample. A failure here surfaces on the first real Read(), which then primes.
-  std::vector<fields::Sample> ignored_samples;
+  std::vector<model::Sample> ignored_samples;
   std::vector<fields::FieldError> ignored_errors;
   (void)r->Read(&ignored_samples, &ignored_errors);
   return r;
 }
 
-Status GpmReader::Read(std::vector<fields::Sample>* samples,
+Status GpmReader::Read(std::vector<model::Sample>* samples,
                        std::vector<fields::FieldError>* errors) {
   const Clock::time_point now = Clock::now();
   if (has_previous_ && now < ReadyAt()) {
@@ -113,7 +113,7 @@ Status GpmReader::Read(std::vector<fields::Sample>* samples,
       errors->push_back({fields_[i]->id, v.status()});
       continue;
     }
-    Result<fields::Value> value = fields::FromGpm(*fields_[i], *v);
+    Result<model::Value> value = fields::FromGpm(*fields_[i], *v);
     if (!value.ok()) {
       errors->push_back({fields_[i]->id, value.status()});
       continue;

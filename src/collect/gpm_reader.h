@@ -46,7 +46,7 @@ class GpmReader {
   // id); a field whose metric failed becomes a FieldError. The first successful sample only
   // primes. A failure of a whole GPM call (sample or metrics) is the returned Status: no values
   // this time, and the previous good sample stays the baseline.
-  Status Read(std::vector<fields::Sample>* samples, std::vector<fields::FieldError>* errors);
+  Status Read(std::vector<model::Sample>* samples, std::vector<fields::FieldError>* errors);
 
   // The earliest time at which a Read() measures a full window (and does not repeat).
   Clock::time_point ReadyAt() const { return last_sample_time_ + kMinWindow; }
@@ -68,7 +68,7 @@ class GpmReader {
   int current_ = 0;  // index of the latest good sample (when has_previous_)
   bool has_previous_ = false;
   Clock::time_point last_sample_time_{};
-  std::vector<fields::Sample> last_values_;  // repeated when a Read() comes too soon
+  std::vector<model::Sample> last_values_;  // repeated when a Read() comes too soon
 };
 
 }  // namespace nvmlx::collect

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "collect/snapshot.h"
 #include "fields/catalog.h"
+#include "model/snapshot.h"
 #include "nvml/nvml.h"
 
 namespace nvmlx::collect {
@@ -50,7 +50,7 @@ uint64_t ProfileMemoryMb(unsigned slice_count, uint64_t instance_memory_mb,
 
 struct MigInstance {
   nvml::Device handle = nullptr;  // the MIG device (one compute instance)
-  DeviceIdentity::Mig mig;
+  model::DeviceIdentity::Mig mig;
 };
 
 // The MIG instances of `parent`, in slot order (nvmlDeviceGetMigDeviceHandleByIndex over

@@ -94,7 +94,7 @@ class MigSimTest : public ::testing::Test {
       return {};
     }
     std::vector<std::string> out;
-    for (const DeviceIdentity& id : (*c)->identities()) {
+    for (const model::DeviceIdentity& id : (*c)->identities()) {
       std::string e = std::to_string(id.index);
       if (id.mig) e += "/" + std::to_string(id.mig->gpu_instance_id);
       out.push_back(e);

@@ -13,7 +13,7 @@ ProcessReader::ProcessReader(const nvml::Library& lib, nvml::Device device)
   }
 }
 
-Status ProcessReader::Read(std::vector<ProcessSample>* out) {
+Status ProcessReader::Read(std::vector<model::ProcessSample>* out) {
   out->clear();
   Result<std::vector<nvml::ProcessInfo>> procs = lib_.ComputeProcesses(device_);
   if (!procs.ok()) return procs.status();
@@ -35,7 +35,7 @@ Status ProcessReader::Read(std::vector<ProcessSample>* out) {
   }
   out->reserve(procs->size());
   for (const nvml::ProcessInfo& p : *procs) {
-    ProcessSample s;
+    model::ProcessSample s;
     s.pid = p.pid;
     s.used_memory_bytes = p.used_memory_bytes;
     if (auto it = by_pid.find(p.pid); it != by_pid.end()) {
@@ -48,8 +48,8 @@ Status ProcessReader::Read(std::vector<ProcessSample>* out) {
     out->push_back(s);
   }
   // NVML lists a process once per context; keep the pids unique (memory summed).
-  std::vector<ProcessSample> merged;
-  for (ProcessSample& s : *out) {
+  std::vector<model::ProcessSample> merged;
+  for (model::ProcessSample& s : *out) {
     if (!merged.empty() && merged.back().pid == s.pid) {
       merged.back().used_memory_bytes += s.used_memory_bytes;
       continue;

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collect/snapshot.h"
+#include "model/snapshot.h"
 #include "nvml/nvml.h"
 #include "util/status.h"
 
@@ -27,7 +27,7 @@ class ProcessReader {
   // Fills *out (ascending pid). A failed process list leaves *out empty and is returned; a failed
   // utilization read (e.g. NOT_SUPPORTED under MIG) keeps the list with has_utilization false and
   // is returned too, so the caller can log it once.
-  Status Read(std::vector<ProcessSample>* out);
+  Status Read(std::vector<model::ProcessSample>* out);
 
  private:
   const nvml::Library& lib_;

@@ -45,12 +45,12 @@ class ProcessReaderTest : public ::testing::Test {
 TEST_F(ProcessReaderTest, FrozenClockNothingNewIsIdleNotAnError) {
   Load(kScenario, "10");
   ProcessReader r(*lib_, Dev(0));  // priming consumed every sample up to t=10
-  std::vector<ProcessSample> out;
+  std::vector<model::ProcessSample> out;
   ASSERT_TRUE(r.Read(&out).ok());
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].pid, 4101u);
   EXPECT_EQ(out[0].used_memory_bytes, 10240ull << 20);
-  for (const ProcessSample& p : out) {
+  for (const model::ProcessSample& p : out) {
     EXPECT_FALSE(p.has_utilization) << p.pid;  // NOT_FOUND: idle since the last read
     EXPECT_EQ(p.sm_util_percent, 0u);
   }
@@ -59,7 +59,7 @@ TEST_F(ProcessReaderTest, FrozenClockNothingNewIsIdleNotAnError) {
 TEST_F(ProcessReaderTest, RunningClockGivesTheWindowsAverage) {
   Load(kScenario, nullptr);
   ProcessReader r(*lib_, Dev(0));
-  std::vector<ProcessSample> out;
+  std::vector<model::ProcessSample> out;
   // Wait for new samples (1/6 s apart) so that the window is not empty; values are constant, so
   // what is checked does not depend on how long the window is.
   for (int i = 0; i < 50; ++i) {
@@ -72,7 +72,7 @@ TEST_F(ProcessReaderTest, RunningClockGivesTheWindowsAverage) {
   EXPECT_EQ(out[0].sm_util_percent, 40u);
   EXPECT_EQ(out[0].mem_util_percent, 10u);
   // The idle process 4401 never has a sample.
-  for (const ProcessSample& p : out) {
+  for (const model::ProcessSample& p : out) {
     if (p.pid == 4401) {
       EXPECT_FALSE(p.has_utilization);
     }

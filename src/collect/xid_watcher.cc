@@ -90,7 +90,7 @@ void XidWatcher::Record(nvml::Device device, int64_t xid) {
   }
 }
 
-bool XidWatcher::Read(size_t device, int64_t* last, std::vector<XidCount>* counts) const {
+bool XidWatcher::Read(size_t device, int64_t* last, std::vector<model::XidCount>* counts) const {
   if (!Watched(device)) return false;
   const Clock::time_point cutoff = Clock::now() - window_;
   std::map<int64_t, int64_t> by_xid;

@@ -734,7 +734,7 @@ std::string SuggestName(std::string_view name) {
   return std::string(best);
 }
 
-Result<Value> FromGpm(const FieldDef& f, double gpm_value) {
+Result<model::Value> FromGpm(const FieldDef& f, double gpm_value) {
   if (f.gpm_metric_id == 0) return InvalidArgument(std::string(f.name) + " has no GPM metric");
   const double v = gpm_value * f.gpm_scale;
   // GPM answers averages over a window: a negative or non-finite one is not a measurement.
@@ -742,9 +742,9 @@ Result<Value> FromGpm(const FieldDef& f, double gpm_value) {
     return Internal("GPM metric " + std::to_string(f.gpm_metric_id) + " gave " +
                     std::to_string(gpm_value));
   }
-  if (f.kind == ValueKind::kDouble) return Value(v);
+  if (f.kind == ValueKind::kDouble) return model::Value(v);
   if (v >= 9.2e18) return Internal("GPM metric " + std::to_string(f.gpm_metric_id) + " overflows");
-  return Value(static_cast<int64_t>(v));
+  return model::Value(static_cast<int64_t>(v));
 }
 
 }  // namespace nvmlx::fields

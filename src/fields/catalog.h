@@ -12,8 +12,8 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <variant>
 
+#include "model/sample.h"
 #include "nvml/nvml.h"
 #include "util/status.h"
 
@@ -35,8 +35,6 @@ enum class Source {
   kEvent,      // event-driven (DCGM_FI_DEV_XID_ERRORS)
 };
 
-using Value = std::variant<int64_t, double, std::string>;
-
 // Per-device, per-collection memo so fields that share one NVML call (memory info, utilisation,
 // remapped rows, …) make it once. Owned by one collecting thread; not shared.
 struct ReadContext {
@@ -49,9 +47,9 @@ struct ReadContext {
   std::optional<Result<nvmlBAR1Memory_t>> bar1 = std::nullopt;
 };
 
-using ReadFn = Result<Value> (*)(ReadContext& ctx);
+using ReadFn = Result<model::Value> (*)(ReadContext& ctx);
 // Converts one element of nvmlDeviceGetFieldValues (already checked: nvmlReturn == SUCCESS).
-using ConvertFn = Result<Value> (*)(const nvmlFieldValue_t& fv);
+using ConvertFn = Result<model::Value> (*)(const nvmlFieldValue_t& fv);
 
 struct FieldDef {
   int id = 0;                 // DCGM field id
@@ -88,7 +86,7 @@ struct FieldAlias {
 // The DCGM value of a GPM field (gpm_metric_id > 0) from the GPM metric value: times gpm_scale,
 // truncated for integer fields (as DCGM's (int64_t) cast). Errors: not a GPM field, or a
 // non-finite / negative result (a broken sample pair, not a measurement).
-Result<Value> FromGpm(const FieldDef& f, double gpm_value);
+Result<model::Value> FromGpm(const FieldDef& f, double gpm_value);
 
 // All fields, ascending id.
 std::span<const FieldDef> AllFields();

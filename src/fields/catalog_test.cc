@@ -197,7 +197,7 @@ TEST(CatalogTest, GpmMappingAndConversions) {
   ASSERT_NE(gr, nullptr);
   EXPECT_EQ(gr->source, Source::kProfiling);
   EXPECT_EQ(gr->gpm_metric_id, 1u);
-  Result<Value> v = FromGpm(*gr, 99.9);
+  Result<model::Value> v = FromGpm(*gr, 99.9);
   ASSERT_TRUE(v.ok());
   EXPECT_DOUBLE_EQ(std::get<double>(*v), 0.999) << "percent / 100 -> ratio";
   EXPECT_EQ(FindById(1004)->gpm_metric_id, 5u) << "PIPE_TENSOR_ACTIVE is ANY_TENSOR_UTIL";

@@ -11,19 +11,19 @@ constexpr uint64_t kMiB = 1024ULL * 1024ULL;
 constexpr unsigned kMaxPlausibleTempC = 200;
 
 template <typename T>
-Result<Value> AsInt(const Result<T>& r) {
+Result<model::Value> AsInt(const Result<T>& r) {
   if (!r.ok()) return r.status();
-  return Value(static_cast<int64_t>(*r));
+  return model::Value(static_cast<int64_t>(*r));
 }
 
-Result<Value> AsString(const Result<std::string>& r) {
+Result<model::Value> AsString(const Result<std::string>& r) {
   if (!r.ok()) return r.status();
-  return Value(*r);
+  return model::Value(*r);
 }
 
-Result<Value> AsWholeWatts(const Result<unsigned>& r) {
+Result<model::Value> AsWholeWatts(const Result<unsigned>& r) {
   if (!r.ok()) return r.status();
-  return Value(MilliwattsToWholeWatts(*r));
+  return model::Value(MilliwattsToWholeWatts(*r));
 }
 
 const Result<nvml::MemoryInfo>& Memory(ReadContext& ctx) {
@@ -111,143 +111,149 @@ std::optional<int64_t> CounterRate(uint64_t prev, int64_t prev_us, uint64_t cur,
 
 // --- ConvertFns ----------------------------------------------------------------------------------
 
-Result<Value> ConvertInteger(const nvmlFieldValue_t& fv) {
+Result<model::Value> ConvertInteger(const nvmlFieldValue_t& fv) {
   switch (fv.valueType) {
     case NVML_VALUE_TYPE_DOUBLE:
-      return Value(static_cast<int64_t>(fv.value.dVal));
+      return model::Value(static_cast<int64_t>(fv.value.dVal));
     case NVML_VALUE_TYPE_UNSIGNED_INT:
-      return Value(static_cast<int64_t>(fv.value.uiVal));
+      return model::Value(static_cast<int64_t>(fv.value.uiVal));
     case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      return Value(static_cast<int64_t>(fv.value.ulVal));
+      return model::Value(static_cast<int64_t>(fv.value.ulVal));
     case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      return Value(static_cast<int64_t>(fv.value.ullVal));
+      return model::Value(static_cast<int64_t>(fv.value.ullVal));
     case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-      return Value(static_cast<int64_t>(fv.value.sllVal));
+      return model::Value(static_cast<int64_t>(fv.value.sllVal));
     case NVML_VALUE_TYPE_SIGNED_INT:
-      return Value(static_cast<int64_t>(fv.value.siVal));
+      return model::Value(static_cast<int64_t>(fv.value.siVal));
     case NVML_VALUE_TYPE_UNSIGNED_SHORT:
-      return Value(static_cast<int64_t>(fv.value.usVal));
+      return model::Value(static_cast<int64_t>(fv.value.usVal));
   }
   return Internal(TypeMismatch(fv, "an integer type"));
 }
 
-Result<Value> ConvertEccUll(const nvmlFieldValue_t& fv) {
+Result<model::Value> ConvertEccUll(const nvmlFieldValue_t& fv) {
   // An old NVML reported the ECC counters with a wrong valueType; DCGM ignores it and reads ull.
-  return Value(static_cast<int64_t>(fv.value.ullVal));
+  return model::Value(static_cast<int64_t>(fv.value.ullVal));
 }
 
-Result<Value> ConvertMemoryTemp(const nvmlFieldValue_t& fv) {
+Result<model::Value> ConvertMemoryTemp(const nvmlFieldValue_t& fv) {
   // r545 drivers said DOUBLE while writing an unsigned int; DCGM reads uiVal unconditionally.
   const unsigned c = fv.value.uiVal;
   if (c > kMaxPlausibleTempC) {
     return Internal("nvmlDeviceGetFieldValues: memory temperature " + std::to_string(c) +
                     " C is implausible (> 200)");
   }
-  return Value(static_cast<int64_t>(c));
+  return model::Value(static_cast<int64_t>(c));
 }
 
-Result<Value> ConvertClockEventNs(const nvmlFieldValue_t& fv) {
+Result<model::Value> ConvertClockEventNs(const nvmlFieldValue_t& fv) {
   // These ids sat at 251-253 in the 12.9/13.0 headers and at 269-271 from 13.1 on; a driver that
   // numbers them differently answers a power-smoothing field here, which is not a ULL ns counter.
   if (fv.valueType != NVML_VALUE_TYPE_UNSIGNED_LONG_LONG) {
     return NotSupported(TypeMismatch(fv, "3 (unsigned long long ns)"));
   }
-  return Value(static_cast<int64_t>(fv.value.ullVal));
+  return model::Value(static_cast<int64_t>(fv.value.ullVal));
 }
 
-Result<Value> ConvertMilliwattsToWatts(const nvmlFieldValue_t& fv) {
-  Result<Value> mw = ConvertInteger(fv);
+Result<model::Value> ConvertMilliwattsToWatts(const nvmlFieldValue_t& fv) {
+  Result<model::Value> mw = ConvertInteger(fv);
   if (!mw.ok()) return mw;
-  return Value(static_cast<double>(std::get<int64_t>(*mw)) / 1000.0);
+  return model::Value(static_cast<double>(std::get<int64_t>(*mw)) / 1000.0);
 }
 
 // --- ReadFns: system and identity ----------------------------------------------------------------
 
-Result<Value> ReadDriverVersion(ReadContext& ctx) { return AsString(ctx.lib.DriverVersion()); }
-Result<Value> ReadNvmlVersion(ReadContext& ctx) { return AsString(ctx.lib.NvmlVersion()); }
-Result<Value> ReadName(ReadContext& ctx) { return AsString(ctx.lib.Name(ctx.device)); }
+Result<model::Value> ReadDriverVersion(ReadContext& ctx) {
+  return AsString(ctx.lib.DriverVersion());
+}
+Result<model::Value> ReadNvmlVersion(ReadContext& ctx) { return AsString(ctx.lib.NvmlVersion()); }
+Result<model::Value> ReadName(ReadContext& ctx) { return AsString(ctx.lib.Name(ctx.device)); }
 
-Result<Value> ReadBrand(ReadContext& ctx) {
+Result<model::Value> ReadBrand(ReadContext& ctx) {
   Result<int> b = ctx.lib.Brand(ctx.device);
   if (!b.ok()) return b.status();
-  return Value(std::string(BrandName(*b)));
+  return model::Value(std::string(BrandName(*b)));
 }
 
-Result<Value> ReadSerial(ReadContext& ctx) { return AsString(ctx.lib.Serial(ctx.device)); }
-Result<Value> ReadUuid(ReadContext& ctx) { return AsString(ctx.lib.Uuid(ctx.device)); }
-Result<Value> ReadMinorNumber(ReadContext& ctx) { return AsInt(ctx.lib.MinorNumber(ctx.device)); }
+Result<model::Value> ReadSerial(ReadContext& ctx) { return AsString(ctx.lib.Serial(ctx.device)); }
+Result<model::Value> ReadUuid(ReadContext& ctx) { return AsString(ctx.lib.Uuid(ctx.device)); }
+Result<model::Value> ReadMinorNumber(ReadContext& ctx) {
+  return AsInt(ctx.lib.MinorNumber(ctx.device));
+}
 
-Result<Value> ReadOemInforom(ReadContext& ctx) {
+Result<model::Value> ReadOemInforom(ReadContext& ctx) {
   return AsString(ctx.lib.InforomVersion(ctx.device, NVML_INFOROM_OEM));
 }
 
-Result<Value> ReadPciBusId(ReadContext& ctx) {
+Result<model::Value> ReadPciBusId(ReadContext& ctx) {
   Result<nvml::PciInfo> pci = ctx.lib.Pci(ctx.device);
   if (!pci.ok()) return pci.status();
-  return Value(pci->bus_id);
+  return model::Value(pci->bus_id);
 }
 
-Result<Value> ReadEccInforom(ReadContext& ctx) {
+Result<model::Value> ReadEccInforom(ReadContext& ctx) {
   return AsString(ctx.lib.InforomVersion(ctx.device, NVML_INFOROM_ECC));
 }
 
-Result<Value> ReadPowerInforom(ReadContext& ctx) {
+Result<model::Value> ReadPowerInforom(ReadContext& ctx) {
   return AsString(ctx.lib.InforomVersion(ctx.device, NVML_INFOROM_POWER));
 }
 
-Result<Value> ReadInforomImage(ReadContext& ctx) {
+Result<model::Value> ReadInforomImage(ReadContext& ctx) {
   return AsString(ctx.lib.InforomImageVersion(ctx.device));
 }
 
-Result<Value> ReadVbios(ReadContext& ctx) { return AsString(ctx.lib.VbiosVersion(ctx.device)); }
+Result<model::Value> ReadVbios(ReadContext& ctx) {
+  return AsString(ctx.lib.VbiosVersion(ctx.device));
+}
 
 // --- BAR1 ----------------------------------------------------------------------------------------
 
-Result<Value> ReadBar1Total(ReadContext& ctx) {
+Result<model::Value> ReadBar1Total(ReadContext& ctx) {
   const auto& b = Bar1(ctx);
   if (!b.ok()) return b.status();
-  return Value(BytesToMiB(b->bar1Total));
+  return model::Value(BytesToMiB(b->bar1Total));
 }
 
-Result<Value> ReadBar1Used(ReadContext& ctx) {
+Result<model::Value> ReadBar1Used(ReadContext& ctx) {
   const auto& b = Bar1(ctx);
   if (!b.ok()) return b.status();
-  return Value(BytesToMiB(b->bar1Used));
+  return model::Value(BytesToMiB(b->bar1Used));
 }
 
-Result<Value> ReadBar1Free(ReadContext& ctx) {
+Result<model::Value> ReadBar1Free(ReadContext& ctx) {
   const auto& b = Bar1(ctx);
   if (!b.ok()) return b.status();
-  return Value(BytesToMiB(b->bar1Free));
+  return model::Value(BytesToMiB(b->bar1Free));
 }
 
 // --- Clocks --------------------------------------------------------------------------------------
 
-Result<Value> ReadSmClock(ReadContext& ctx) {
+Result<model::Value> ReadSmClock(ReadContext& ctx) {
   return AsInt(ctx.lib.ClockMhz(ctx.device, NVML_CLOCK_SM));
 }
-Result<Value> ReadMemClock(ReadContext& ctx) {
+Result<model::Value> ReadMemClock(ReadContext& ctx) {
   return AsInt(ctx.lib.ClockMhz(ctx.device, NVML_CLOCK_MEM));
 }
-Result<Value> ReadVideoClock(ReadContext& ctx) {
+Result<model::Value> ReadVideoClock(ReadContext& ctx) {
   return AsInt(ctx.lib.ClockMhz(ctx.device, NVML_CLOCK_VIDEO));
 }
-Result<Value> ReadClocksEventReasons(ReadContext& ctx) {
+Result<model::Value> ReadClocksEventReasons(ReadContext& ctx) {
   return AsInt(ctx.lib.ClocksEventReasons(ctx.device));
 }
-Result<Value> ReadMaxSmClock(ReadContext& ctx) {
+Result<model::Value> ReadMaxSmClock(ReadContext& ctx) {
   return AsInt(ctx.lib.MaxClockMhz(ctx.device, NVML_CLOCK_SM));
 }
-Result<Value> ReadMaxMemClock(ReadContext& ctx) {
+Result<model::Value> ReadMaxMemClock(ReadContext& ctx) {
   return AsInt(ctx.lib.MaxClockMhz(ctx.device, NVML_CLOCK_MEM));
 }
-Result<Value> ReadMaxVideoClock(ReadContext& ctx) {
+Result<model::Value> ReadMaxVideoClock(ReadContext& ctx) {
   return AsInt(ctx.lib.MaxClockMhz(ctx.device, NVML_CLOCK_VIDEO));
 }
 
 // --- Thermal and power ---------------------------------------------------------------------------
 
-Result<Value> ReadGpuTemp(ReadContext& ctx) {
+Result<model::Value> ReadGpuTemp(ReadContext& ctx) {
   Result<unsigned> t = ctx.lib.GpuTemperatureC(ctx.device);
   if (!t.ok()) return t.status();
   if (*t > kMaxPlausibleTempC) {
@@ -255,116 +261,122 @@ Result<Value> ReadGpuTemp(ReadContext& ctx) {
     return Internal("nvmlDeviceGetTemperature: " + std::to_string(*t) +
                     " C is implausible (> 200), dropped");
   }
-  return Value(static_cast<int64_t>(*t));
+  return model::Value(static_cast<int64_t>(*t));
 }
 
-Result<Value> ReadPowerUsage(ReadContext& ctx) {
+Result<model::Value> ReadPowerUsage(ReadContext& ctx) {
   Result<unsigned> mw = ctx.lib.PowerUsageMw(ctx.device);
   if (!mw.ok()) return mw.status();
-  return Value(static_cast<double>(*mw) / 1000.0);
+  return model::Value(static_cast<double>(*mw) / 1000.0);
 }
 
-Result<Value> ReadPowerMgmtLimit(ReadContext& ctx) {
+Result<model::Value> ReadPowerMgmtLimit(ReadContext& ctx) {
   return AsWholeWatts(ctx.lib.PowerLimitMw(ctx.device));
 }
 
-Result<Value> ReadPowerMgmtLimitMin(ReadContext& ctx) {
+Result<model::Value> ReadPowerMgmtLimitMin(ReadContext& ctx) {
   auto r = ctx.lib.PowerLimitConstraintsMw(ctx.device);
   if (!r.ok()) return r.status();
-  return Value(MilliwattsToWholeWatts(r->first));
+  return model::Value(MilliwattsToWholeWatts(r->first));
 }
 
-Result<Value> ReadPowerMgmtLimitMax(ReadContext& ctx) {
+Result<model::Value> ReadPowerMgmtLimitMax(ReadContext& ctx) {
   auto r = ctx.lib.PowerLimitConstraintsMw(ctx.device);
   if (!r.ok()) return r.status();
-  return Value(MilliwattsToWholeWatts(r->second));
+  return model::Value(MilliwattsToWholeWatts(r->second));
 }
 
-Result<Value> ReadPowerMgmtLimitDef(ReadContext& ctx) {
+Result<model::Value> ReadPowerMgmtLimitDef(ReadContext& ctx) {
   return AsWholeWatts(ctx.lib.DefaultPowerLimitMw(ctx.device));
 }
 
-Result<Value> ReadEnforcedPowerLimit(ReadContext& ctx) {
+Result<model::Value> ReadEnforcedPowerLimit(ReadContext& ctx) {
   return AsWholeWatts(ctx.lib.EnforcedPowerLimitMw(ctx.device));
 }
 
-Result<Value> ReadPstate(ReadContext& ctx) { return AsInt(ctx.lib.PerformanceState(ctx.device)); }
-Result<Value> ReadFanSpeed(ReadContext& ctx) { return AsInt(ctx.lib.FanSpeedPercent(ctx.device)); }
+Result<model::Value> ReadPstate(ReadContext& ctx) {
+  return AsInt(ctx.lib.PerformanceState(ctx.device));
+}
+Result<model::Value> ReadFanSpeed(ReadContext& ctx) {
+  return AsInt(ctx.lib.FanSpeedPercent(ctx.device));
+}
 
 // --- PCIe ----------------------------------------------------------------------------------------
 
-Result<Value> ReadPcieTxThroughput(ReadContext& ctx) {
+Result<model::Value> ReadPcieTxThroughput(ReadContext& ctx) {
   return AsInt(ctx.lib.PcieThroughputKBs(ctx.device, NVML_PCIE_UTIL_TX_BYTES));
 }
-Result<Value> ReadPcieRxThroughput(ReadContext& ctx) {
+Result<model::Value> ReadPcieRxThroughput(ReadContext& ctx) {
   return AsInt(ctx.lib.PcieThroughputKBs(ctx.device, NVML_PCIE_UTIL_RX_BYTES));
 }
-Result<Value> ReadPcieReplay(ReadContext& ctx) {
+Result<model::Value> ReadPcieReplay(ReadContext& ctx) {
   return AsInt(ctx.lib.PcieReplayCounter(ctx.device));
 }
-Result<Value> ReadPcieMaxLinkGen(ReadContext& ctx) {
+Result<model::Value> ReadPcieMaxLinkGen(ReadContext& ctx) {
   return AsInt(ctx.lib.MaxPcieLinkGen(ctx.device));
 }
-Result<Value> ReadPcieMaxLinkWidth(ReadContext& ctx) {
+Result<model::Value> ReadPcieMaxLinkWidth(ReadContext& ctx) {
   return AsInt(ctx.lib.MaxPcieLinkWidth(ctx.device));
 }
-Result<Value> ReadPcieLinkGen(ReadContext& ctx) { return AsInt(ctx.lib.PcieLinkGen(ctx.device)); }
-Result<Value> ReadPcieLinkWidth(ReadContext& ctx) {
+Result<model::Value> ReadPcieLinkGen(ReadContext& ctx) {
+  return AsInt(ctx.lib.PcieLinkGen(ctx.device));
+}
+Result<model::Value> ReadPcieLinkWidth(ReadContext& ctx) {
   return AsInt(ctx.lib.PcieLinkWidth(ctx.device));
 }
 
 // --- Utilisation ---------------------------------------------------------------------------------
 
-Result<Value> ReadGpuUtil(ReadContext& ctx) {
+Result<model::Value> ReadGpuUtil(ReadContext& ctx) {
   const auto& u = Utilization(ctx);
   if (!u.ok()) return u.status();
-  return Value(static_cast<int64_t>(u->gpu));
+  return model::Value(static_cast<int64_t>(u->gpu));
 }
 
-Result<Value> ReadMemCopyUtil(ReadContext& ctx) {
+Result<model::Value> ReadMemCopyUtil(ReadContext& ctx) {
   const auto& u = Utilization(ctx);
   if (!u.ok()) return u.status();
-  return Value(static_cast<int64_t>(u->memory));
+  return model::Value(static_cast<int64_t>(u->memory));
 }
 
-Result<Value> ReadEncUtil(ReadContext& ctx) {
+Result<model::Value> ReadEncUtil(ReadContext& ctx) {
   return AsInt(ctx.lib.EncoderUtilization(ctx.device));
 }
-Result<Value> ReadDecUtil(ReadContext& ctx) {
+Result<model::Value> ReadDecUtil(ReadContext& ctx) {
   return AsInt(ctx.lib.DecoderUtilization(ctx.device));
 }
 
 // --- Frame buffer --------------------------------------------------------------------------------
 
-Result<Value> ReadFbTotal(ReadContext& ctx) {
+Result<model::Value> ReadFbTotal(ReadContext& ctx) {
   const auto& m = Memory(ctx);
   if (!m.ok()) return m.status();
-  return Value(BytesToMiB(m->total));
+  return model::Value(BytesToMiB(m->total));
 }
 
-Result<Value> ReadFbFree(ReadContext& ctx) {
+Result<model::Value> ReadFbFree(ReadContext& ctx) {
   const auto& m = Memory(ctx);
   if (!m.ok()) return m.status();
-  return Value(BytesToMiB(m->free));
+  return model::Value(BytesToMiB(m->free));
 }
 
-Result<Value> ReadFbUsed(ReadContext& ctx) {
+Result<model::Value> ReadFbUsed(ReadContext& ctx) {
   // v2 .used excludes reserved; before R510 only v1 exists and its .used includes it (DCGM too).
   const auto& m = Memory(ctx);
   if (!m.ok()) return m.status();
-  return Value(BytesToMiB(m->used));
+  return model::Value(BytesToMiB(m->used));
 }
 
-Result<Value> ReadFbReserved(ReadContext& ctx) {
+Result<model::Value> ReadFbReserved(ReadContext& ctx) {
   const auto& m = Memory(ctx);
   if (!m.ok()) return m.status();
   if (!m->has_reserved) {
     return NotSupported("nvmlDeviceGetMemoryInfo_v2: not present (driver < 510), no reserved FB");
   }
-  return Value(BytesToMiB(m->reserved));
+  return model::Value(BytesToMiB(m->reserved));
 }
 
-Result<Value> ReadFbUsedPercent(ReadContext& ctx) {
+Result<model::Value> ReadFbUsedPercent(ReadContext& ctx) {
   const auto& m = Memory(ctx);
   if (!m.ok()) return m.status();
   const uint64_t usable = m->total - m->reserved;
@@ -372,41 +384,41 @@ Result<Value> ReadFbUsedPercent(ReadContext& ctx) {
     return Internal("nvmlDeviceGetMemoryInfo: total " + std::to_string(m->total) +
                     " B leaves no usable memory after reserved " + std::to_string(m->reserved));
   }
-  return Value(static_cast<double>(m->used) / static_cast<double>(usable));
+  return model::Value(static_cast<double>(m->used) / static_cast<double>(usable));
 }
 
 // --- Retirement and remapping --------------------------------------------------------------------
 
-Result<Value> ReadRetiredSbe(ReadContext& ctx) {
+Result<model::Value> ReadRetiredSbe(ReadContext& ctx) {
   return AsInt(ctx.lib.RetiredPageCount(ctx.device,
                                         NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS));
 }
 
-Result<Value> ReadRemappedUncorrectable(ReadContext& ctx) {
+Result<model::Value> ReadRemappedUncorrectable(ReadContext& ctx) {
   const auto& r = Remapped(ctx);
   if (!r.ok()) return r.status();
-  return Value(static_cast<int64_t>(r->uncorrectable));
+  return model::Value(static_cast<int64_t>(r->uncorrectable));
 }
 
-Result<Value> ReadRemappedCorrectable(ReadContext& ctx) {
+Result<model::Value> ReadRemappedCorrectable(ReadContext& ctx) {
   const auto& r = Remapped(ctx);
   if (!r.ok()) return r.status();
-  return Value(static_cast<int64_t>(r->correctable));
+  return model::Value(static_cast<int64_t>(r->correctable));
 }
 
-Result<Value> ReadRemapFailure(ReadContext& ctx) {
+Result<model::Value> ReadRemapFailure(ReadContext& ctx) {
   const auto& r = Remapped(ctx);
   if (!r.ok()) return r.status();
-  return Value(static_cast<int64_t>(r->failure));
+  return model::Value(static_cast<int64_t>(r->failure));
 }
 
-Result<Value> ReadRemapPending(ReadContext& ctx) {
+Result<model::Value> ReadRemapPending(ReadContext& ctx) {
   const auto& r = Remapped(ctx);
   if (!r.ok()) return r.status();
-  return Value(static_cast<int64_t>(r->pending));
+  return model::Value(static_cast<int64_t>(r->pending));
 }
 
-Result<Value> ReadVgpuLicenseStatus(ReadContext& ctx) {
+Result<model::Value> ReadVgpuLicenseStatus(ReadContext& ctx) {
   return AsInt(ctx.lib.VgpuLicenseStatus(ctx.device));
 }
 

@@ -27,81 +27,81 @@ std::optional<int64_t> CounterRate(uint64_t prev, int64_t prev_us, uint64_t cur,
 
 // --- ConvertFns (one nvmlFieldValue_t element whose nvmlReturn was SUCCESS) ----------------------
 // Any integer valueType (DOUBLE truncates); error on an unknown valueType.
-Result<Value> ConvertInteger(const nvmlFieldValue_t& fv);
+Result<model::Value> ConvertInteger(const nvmlFieldValue_t& fv);
 // ECC counters: value.ullVal whatever valueType says (DCGM forces ULL for the ECC range).
-Result<Value> ConvertEccUll(const nvmlFieldValue_t& fv);
+Result<model::Value> ConvertEccUll(const nvmlFieldValue_t& fv);
 // FI 82: value.uiVal whatever valueType says (r545 reported DOUBLE); > 200 C is an error.
-Result<Value> ConvertMemoryTemp(const nvmlFieldValue_t& fv);
+Result<model::Value> ConvertMemoryTemp(const nvmlFieldValue_t& fv);
 // FI 269-271: valueType must be ULL (ns); anything else means the id moved between headers.
-Result<Value> ConvertClockEventNs(const nvmlFieldValue_t& fv);
+Result<model::Value> ConvertClockEventNs(const nvmlFieldValue_t& fv);
 // Integer mW -> double W (/1000.0), e.g. FI 186 POWER_INSTANT.
-Result<Value> ConvertMilliwattsToWatts(const nvmlFieldValue_t& fv);
+Result<model::Value> ConvertMilliwattsToWatts(const nvmlFieldValue_t& fv);
 
 // --- ReadFns -------------------------------------------------------------------------------------
 // System (the device in the context is ignored).
-Result<Value> ReadDriverVersion(ReadContext& ctx);
-Result<Value> ReadNvmlVersion(ReadContext& ctx);
+Result<model::Value> ReadDriverVersion(ReadContext& ctx);
+Result<model::Value> ReadNvmlVersion(ReadContext& ctx);
 // Identity / label fields.
-Result<Value> ReadName(ReadContext& ctx);
-Result<Value> ReadBrand(ReadContext& ctx);
-Result<Value> ReadSerial(ReadContext& ctx);
-Result<Value> ReadUuid(ReadContext& ctx);
-Result<Value> ReadMinorNumber(ReadContext& ctx);
-Result<Value> ReadOemInforom(ReadContext& ctx);
-Result<Value> ReadPciBusId(ReadContext& ctx);
-Result<Value> ReadEccInforom(ReadContext& ctx);
-Result<Value> ReadPowerInforom(ReadContext& ctx);
-Result<Value> ReadInforomImage(ReadContext& ctx);
-Result<Value> ReadVbios(ReadContext& ctx);
+Result<model::Value> ReadName(ReadContext& ctx);
+Result<model::Value> ReadBrand(ReadContext& ctx);
+Result<model::Value> ReadSerial(ReadContext& ctx);
+Result<model::Value> ReadUuid(ReadContext& ctx);
+Result<model::Value> ReadMinorNumber(ReadContext& ctx);
+Result<model::Value> ReadOemInforom(ReadContext& ctx);
+Result<model::Value> ReadPciBusId(ReadContext& ctx);
+Result<model::Value> ReadEccInforom(ReadContext& ctx);
+Result<model::Value> ReadPowerInforom(ReadContext& ctx);
+Result<model::Value> ReadInforomImage(ReadContext& ctx);
+Result<model::Value> ReadVbios(ReadContext& ctx);
 // BAR1 (memoised).
-Result<Value> ReadBar1Total(ReadContext& ctx);
-Result<Value> ReadBar1Used(ReadContext& ctx);
-Result<Value> ReadBar1Free(ReadContext& ctx);
+Result<model::Value> ReadBar1Total(ReadContext& ctx);
+Result<model::Value> ReadBar1Used(ReadContext& ctx);
+Result<model::Value> ReadBar1Free(ReadContext& ctx);
 // Clocks.
-Result<Value> ReadSmClock(ReadContext& ctx);
-Result<Value> ReadMemClock(ReadContext& ctx);
-Result<Value> ReadVideoClock(ReadContext& ctx);
-Result<Value> ReadClocksEventReasons(ReadContext& ctx);
-Result<Value> ReadMaxSmClock(ReadContext& ctx);
-Result<Value> ReadMaxMemClock(ReadContext& ctx);
-Result<Value> ReadMaxVideoClock(ReadContext& ctx);
+Result<model::Value> ReadSmClock(ReadContext& ctx);
+Result<model::Value> ReadMemClock(ReadContext& ctx);
+Result<model::Value> ReadVideoClock(ReadContext& ctx);
+Result<model::Value> ReadClocksEventReasons(ReadContext& ctx);
+Result<model::Value> ReadMaxSmClock(ReadContext& ctx);
+Result<model::Value> ReadMaxMemClock(ReadContext& ctx);
+Result<model::Value> ReadMaxVideoClock(ReadContext& ctx);
 // Thermal and power.
-Result<Value> ReadGpuTemp(ReadContext& ctx);
-Result<Value> ReadPowerUsage(ReadContext& ctx);
-Result<Value> ReadPowerMgmtLimit(ReadContext& ctx);
-Result<Value> ReadPowerMgmtLimitMin(ReadContext& ctx);
-Result<Value> ReadPowerMgmtLimitMax(ReadContext& ctx);
-Result<Value> ReadPowerMgmtLimitDef(ReadContext& ctx);
-Result<Value> ReadEnforcedPowerLimit(ReadContext& ctx);
-Result<Value> ReadPstate(ReadContext& ctx);
-Result<Value> ReadFanSpeed(ReadContext& ctx);
+Result<model::Value> ReadGpuTemp(ReadContext& ctx);
+Result<model::Value> ReadPowerUsage(ReadContext& ctx);
+Result<model::Value> ReadPowerMgmtLimit(ReadContext& ctx);
+Result<model::Value> ReadPowerMgmtLimitMin(ReadContext& ctx);
+Result<model::Value> ReadPowerMgmtLimitMax(ReadContext& ctx);
+Result<model::Value> ReadPowerMgmtLimitDef(ReadContext& ctx);
+Result<model::Value> ReadEnforcedPowerLimit(ReadContext& ctx);
+Result<model::Value> ReadPstate(ReadContext& ctx);
+Result<model::Value> ReadFanSpeed(ReadContext& ctx);
 // PCIe.
-Result<Value> ReadPcieTxThroughput(ReadContext& ctx);
-Result<Value> ReadPcieRxThroughput(ReadContext& ctx);
-Result<Value> ReadPcieReplay(ReadContext& ctx);
-Result<Value> ReadPcieMaxLinkGen(ReadContext& ctx);
-Result<Value> ReadPcieMaxLinkWidth(ReadContext& ctx);
-Result<Value> ReadPcieLinkGen(ReadContext& ctx);
-Result<Value> ReadPcieLinkWidth(ReadContext& ctx);
+Result<model::Value> ReadPcieTxThroughput(ReadContext& ctx);
+Result<model::Value> ReadPcieRxThroughput(ReadContext& ctx);
+Result<model::Value> ReadPcieReplay(ReadContext& ctx);
+Result<model::Value> ReadPcieMaxLinkGen(ReadContext& ctx);
+Result<model::Value> ReadPcieMaxLinkWidth(ReadContext& ctx);
+Result<model::Value> ReadPcieLinkGen(ReadContext& ctx);
+Result<model::Value> ReadPcieLinkWidth(ReadContext& ctx);
 // Utilisation (GPU/MEM_COPY memoised).
-Result<Value> ReadGpuUtil(ReadContext& ctx);
-Result<Value> ReadMemCopyUtil(ReadContext& ctx);
-Result<Value> ReadEncUtil(ReadContext& ctx);
-Result<Value> ReadDecUtil(ReadContext& ctx);
+Result<model::Value> ReadGpuUtil(ReadContext& ctx);
+Result<model::Value> ReadMemCopyUtil(ReadContext& ctx);
+Result<model::Value> ReadEncUtil(ReadContext& ctx);
+Result<model::Value> ReadDecUtil(ReadContext& ctx);
 // Frame buffer (memoised).
-Result<Value> ReadFbTotal(ReadContext& ctx);
-Result<Value> ReadFbFree(ReadContext& ctx);
-Result<Value> ReadFbUsed(ReadContext& ctx);
-Result<Value> ReadFbReserved(ReadContext& ctx);
-Result<Value> ReadFbUsedPercent(ReadContext& ctx);
+Result<model::Value> ReadFbTotal(ReadContext& ctx);
+Result<model::Value> ReadFbFree(ReadContext& ctx);
+Result<model::Value> ReadFbUsed(ReadContext& ctx);
+Result<model::Value> ReadFbReserved(ReadContext& ctx);
+Result<model::Value> ReadFbUsedPercent(ReadContext& ctx);
 // Page retirement and row remapping (remapped rows memoised).
-Result<Value> ReadRetiredSbe(ReadContext& ctx);
-Result<Value> ReadRemappedUncorrectable(ReadContext& ctx);
-Result<Value> ReadRemappedCorrectable(ReadContext& ctx);
-Result<Value> ReadRemapFailure(ReadContext& ctx);
-Result<Value> ReadRemapPending(ReadContext& ctx);
+Result<model::Value> ReadRetiredSbe(ReadContext& ctx);
+Result<model::Value> ReadRemappedUncorrectable(ReadContext& ctx);
+Result<model::Value> ReadRemappedCorrectable(ReadContext& ctx);
+Result<model::Value> ReadRemapFailure(ReadContext& ctx);
+Result<model::Value> ReadRemapPending(ReadContext& ctx);
 // vGPU.
-Result<Value> ReadVgpuLicenseStatus(ReadContext& ctx);
+Result<model::Value> ReadVgpuLicenseStatus(ReadContext& ctx);
 
 }  // namespace nvmlx::fields::internal
 

@@ -67,7 +67,8 @@ DeviceReader::DeviceReader(const nvml::Library& lib, nvml::Device device,
   }
 }
 
-void DeviceReader::Read(std::vector<Sample>* samples, std::vector<FieldError>* errors) const {
+void DeviceReader::Read(std::vector<model::Sample>* samples,
+                        std::vector<FieldError>* errors) const {
   std::vector<nvmlFieldValue_t> values = request_;
   Status batch;
   if (!values.empty()) {
@@ -91,18 +92,18 @@ void DeviceReader::Read(std::vector<Sample>* samples, std::vector<FieldError>* e
   ReadContext ctx{lib_, device_, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   for (size_t i = 0; i < fields_.size(); ++i) {
     const FieldDef* f = fields_[i];
-    Result<Value> value = Internal("unreachable");
+    Result<model::Value> value = Internal("unreachable");
     if (slot_[i] < 0) {
-      value = lost.ok() ? f->read(ctx) : Result<Value>(lost);
+      value = lost.ok() ? f->read(ctx) : Result<model::Value>(lost);
     } else if (partner_slot_[i] < 0) {
       Result<nvmlFieldValue_t> fv = element(slot_[i]);
-      value = fv.ok() ? f->convert(*fv) : Result<Value>(fv.status());
+      value = fv.ok() ? f->convert(*fv) : Result<model::Value>(fv.status());
     } else {
       // A rate from two raw counters: sum now, compare with the previous Read's sum.
       Result<nvmlFieldValue_t> a = element(slot_[i]);
       Result<nvmlFieldValue_t> b = element(partner_slot_[i]);
-      Result<Value> va = a.ok() ? f->convert(*a) : Result<Value>(a.status());
-      Result<Value> vb = b.ok() ? f->convert(*b) : Result<Value>(b.status());
+      Result<model::Value> va = a.ok() ? f->convert(*a) : Result<model::Value>(a.status());
+      Result<model::Value> vb = b.ok() ? f->convert(*b) : Result<model::Value>(b.status());
       RateState& st = rate_state_[i];
       if (!va.ok() || !vb.ok()) {
         st.has_prev = false;
@@ -121,7 +122,7 @@ void DeviceReader::Read(std::vector<Sample>* samples, std::vector<FieldError>* e
       }
       const bool advanced = !st.has_prev || st.driver_time != driver_time || now_us > st.time_us;
       if (advanced) st = RateState{true, driver_time, sum, now_us};
-      if (rate) samples->push_back({f->id, Value(*rate)});
+      if (rate) samples->push_back({f->id, model::Value(*rate)});
       continue;
     }
     if (!value.ok() && value.status().code() == StatusCode::kGpuLost && lost.ok()) {

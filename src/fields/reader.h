@@ -13,13 +13,9 @@
 #include <vector>
 
 #include "fields/catalog.h"
+#include "model/sample.h"
 
 namespace nvmlx::fields {
-
-struct Sample {
-  int field_id = 0;
-  Value value;
-};
 
 struct FieldError {
   int field_id = 0;
@@ -37,7 +33,7 @@ class DeviceReader {
   // the first Read() (baseline only), nor when its counter went backwards (driver reload).
   // After a GPU_IS_LOST answer the remaining dedicated calls of this Read() are skipped and
   // reported with that same status, so a GPU that fell off the bus is not hammered.
-  void Read(std::vector<Sample>* samples, std::vector<FieldError>* errors) const;
+  void Read(std::vector<model::Sample>* samples, std::vector<FieldError>* errors) const;
 
   const std::vector<const FieldDef*>& fields() const { return fields_; }
 

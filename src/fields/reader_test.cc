@@ -12,7 +12,7 @@ namespace nvmlx::fields {
 namespace {
 
 struct Outcome {
-  std::map<int, Value> values;
+  std::map<int, model::Value> values;
   std::map<int, Status> errors;
   std::vector<int> order;
 };
@@ -51,7 +51,7 @@ class ReaderTest : public ::testing::Test {
   }
 
   static Outcome ReadAll(const DeviceReader& reader) {
-    std::vector<Sample> samples;
+    std::vector<model::Sample> samples;
     std::vector<FieldError> errors;
     reader.Read(&samples, &errors);
     Outcome o;

@@ -149,7 +149,7 @@ EmfRenderer::EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions option
   }
 }
 
-void EmfRenderer::Render(const collect::Snapshot& snapshot, std::vector<std::string>* docs) {
+void EmfRenderer::Render(const model::Snapshot& snapshot, std::vector<std::string>* docs) {
   BuildSeries(snapshot, series_options_, &groups_);
   RenderGroups(groups_, snapshot.time, docs);
 }

@@ -42,7 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collect/snapshot.h"
+#include "model/snapshot.h"
 #include "render/emf_rules.h"
 #include "render/series.h"
 
@@ -76,7 +76,7 @@ class EmfRenderer {
   EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions options);
 
   // Appends the documents for `snapshot` to *docs.
-  void Render(const collect::Snapshot& snapshot, std::vector<std::string>* docs);
+  void Render(const model::Snapshot& snapshot, std::vector<std::string>* docs);
 
   // Renders already built series (benchmarks, tests); `time` is the documents' Timestamp.
   void RenderGroups(const std::vector<SeriesGroup>& groups,

@@ -19,11 +19,11 @@
 namespace nvmlx::render {
 namespace {
 
-using collect::DeviceIdentity;
-using collect::DeviceSnapshot;
-using collect::Snapshot;
 using config::CollectorEntry;
 using config::MetricType;
+using model::DeviceIdentity;
+using model::DeviceSnapshot;
+using model::Snapshot;
 using nlohmann::json;
 
 constexpr int64_t kTimeMs = 1700000000123;
@@ -75,7 +75,7 @@ struct World {
       snapshot.devices.push_back(std::move(d));
     }
   }
-  void Set(unsigned gpu, int field_id, const fields::Value& v) {
+  void Set(unsigned gpu, int field_id, const model::Value& v) {
     for (auto& s : snapshot.devices[gpu].samples) {
       if (s.field_id == field_id) s.value = v;
     }
@@ -180,7 +180,7 @@ TEST(EmfRendererTest, EightGpusDefaultRules) { ExpectDefaultDocuments(8); }
 
 TEST(EmfRendererTest, AttributionAndTheArticleDeclaration) {
   World w(DcpEntries(), 3);
-  auto attribution = std::make_shared<attribute::DeviceAttribution>();
+  auto attribution = std::make_shared<model::DeviceAttribution>();
   // GPU 0 shared by two pods (time-slicing), GPU 1 held by one, GPU 2 idle.
   attribution->pods_by_device[(*w.ids)[0].uuid] = {{"ml", "train-0", "main", "0"},
                                                    {"ml", "train-1", "main", "1"}};
@@ -288,7 +288,7 @@ TEST(EmfRendererTest, QuotesAndUnicodeInLabels) {
   World w(DcpEntries(), 1);
   const std::string model = "NVIDIA \"H200\" \\ ünïcødé ✓ \x01 tab\t";
   (*w.ids)[0].model_name = model + "\xff";  // plus one invalid UTF-8 byte
-  auto attribution = std::make_shared<attribute::DeviceAttribution>();
+  auto attribution = std::make_shared<model::DeviceAttribution>();
   attribution->pods_by_device[(*w.ids)[0].uuid] = {{"ns\"q", "pod-\"x\"", "c\\d", ""}};
   w.snapshot.attribution.devices = attribution;
   Result<EmfRules> rules = ParseEmfRules(

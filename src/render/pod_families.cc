@@ -4,7 +4,7 @@
 #include <charconv>
 #include <tuple>
 
-#include "render/prometheus.h"
+#include "render/text_format.h"
 
 namespace nvmlx::render {
 namespace {
@@ -17,7 +17,7 @@ constexpr uint64_t kMiB = uint64_t{1024} * 1024;
 struct PodUsage {
   std::string owner_uid;  // as the cgroup names it (a static pod's kubelet uid); the join key
   std::string uid, namespace_name, pod, container, vgpu;
-  const attribute::PodMeta* meta = nullptr;  // null: the API server does not know the uid (yet)
+  const model::PodMeta* meta = nullptr;  // null: the API server does not know the uid (yet)
   uint64_t memory_bytes = 0;
   uint64_t memory_mib = 0;  // sum of each process's whole MiB, as dcgm-exporter sums them
   uint64_t sm_percent = 0;
@@ -32,7 +32,7 @@ struct DeviceUsage {
   uint64_t sm_percent = 0;
 };
 
-DeviceUsage Aggregate(const collect::DeviceSnapshot& dev, const attribute::Attribution& a) {
+DeviceUsage Aggregate(const model::DeviceSnapshot& dev, const model::Attribution& a) {
   DeviceUsage u;
   auto find = [&u](const std::string& uid, const std::string& container) -> PodUsage* {
     for (PodUsage& p : u.pods) {
@@ -40,12 +40,12 @@ DeviceUsage Aggregate(const collect::DeviceSnapshot& dev, const attribute::Attri
     }
     return nullptr;
   };
-  for (const collect::ProcessSample& p : dev.processes) {
+  for (const model::ProcessSample& p : dev.processes) {
     const unsigned sm = p.has_utilization ? p.sm_util_percent : 0;
     ++u.processes;
     u.memory_bytes += p.used_memory_bytes;
     u.sm_percent += sm;
-    const attribute::ProcessOwner* owner = nullptr;
+    const model::ProcessOwner* owner = nullptr;
     if (a.processes != nullptr) {
       if (auto it = a.processes->by_pid.find(p.pid); it != a.processes->by_pid.end()) {
         owner = &it->second;
@@ -55,7 +55,7 @@ DeviceUsage Aggregate(const collect::DeviceSnapshot& dev, const attribute::Attri
       ++u.unattributed;
       continue;
     }
-    const attribute::PodMeta* meta = nullptr;
+    const model::PodMeta* meta = nullptr;
     std::string container;
     if (a.metadata != nullptr) {
       if (auto it = a.metadata->by_uid.find(owner->pod_uid); it != a.metadata->by_uid.end()) {
@@ -90,9 +90,9 @@ DeviceUsage Aggregate(const collect::DeviceSnapshot& dev, const attribute::Attri
   if (a.devices != nullptr && dev.identity != nullptr) {
     auto it = a.devices->pods_by_device.find(dev.identity->DeviceKey());
     if (it != a.devices->pods_by_device.end()) {
-      for (const attribute::PodRef& ref : it->second) {
+      for (const model::PodRef& ref : it->second) {
         std::string uid;
-        const attribute::PodMeta* meta = nullptr;
+        const model::PodMeta* meta = nullptr;
         if (a.metadata != nullptr) {
           auto n = a.metadata->uid_by_name.find(ref.namespace_name + "/" + ref.pod);
           if (n != a.metadata->uid_by_name.end()) {
@@ -163,7 +163,7 @@ bool ReservedLabel(std::string_view name) {
 
 // Our families' device labels, as nvml_exporter_gpu_up has them: gpu and UUID (uuid with -o).
 // dcgm-exporter's camelCase modelName stays on the DCGM families only, so ours are lint-clean.
-std::string OwnPrefix(const collect::DeviceSnapshot& dev, const PodFamiliesOptions& o) {
+std::string OwnPrefix(const model::DeviceSnapshot& dev, const PodFamiliesOptions& o) {
   std::string p = "{gpu=\"";
   AppendUint(dev.identity != nullptr ? dev.identity->index : 0, &p);
   p.push_back('"');
@@ -195,7 +195,7 @@ bool PerPodSeriesField(int field_id, const PodFamiliesOptions& options) {
 }
 
 void AppendDcgmPerPodSeries(int field_id, std::string_view family, const DeviceSeriesPrefix& dev,
-                            const collect::Snapshot& snapshot, const PodFamiliesOptions& options,
+                            const model::Snapshot& snapshot, const PodFamiliesOptions& options,
                             std::string* out) {
   if (!PerPodSeriesField(field_id, options)) return;
   const DeviceUsage u = Aggregate(*dev.dev, snapshot.attribution);
@@ -220,7 +220,7 @@ void AppendDcgmPerPodSeries(int field_id, std::string_view family, const DeviceS
   }
 }
 
-void AppendPodFamilies(const collect::Snapshot& snapshot,
+void AppendPodFamilies(const model::Snapshot& snapshot,
                        const std::vector<DeviceSeriesPrefix>& devices,
                        const PodFamiliesOptions& options, std::string* out) {
   if (options.enabled) {

@@ -32,7 +32,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collect/snapshot.h"
+#include "model/snapshot.h"
 
 namespace nvmlx::render {
 
@@ -47,7 +47,7 @@ struct PodFamiliesOptions {
 
 // A device with series, and its label set "{gpu=…,…} " as every family of it starts.
 struct DeviceSeriesPrefix {
-  const collect::DeviceSnapshot* dev = nullptr;
+  const model::DeviceSnapshot* dev = nullptr;
   std::string prefix;
 };
 
@@ -58,11 +58,11 @@ bool PerPodSeriesField(int field_id, const PodFamiliesOptions& options);
 // The per-pod series of DCGM family `field_id` (203 GPU_UTIL, 252 FB_USED; others: nothing) for
 // one device, appended after its device-level series.
 void AppendDcgmPerPodSeries(int field_id, std::string_view family, const DeviceSeriesPrefix& dev,
-                            const collect::Snapshot& snapshot, const PodFamiliesOptions& options,
+                            const model::Snapshot& snapshot, const PodFamiliesOptions& options,
                             std::string* out);
 
 // Our per-pod and per-GPU process families.
-void AppendPodFamilies(const collect::Snapshot& snapshot,
+void AppendPodFamilies(const model::Snapshot& snapshot,
                        const std::vector<DeviceSeriesPrefix>& devices,
                        const PodFamiliesOptions& options, std::string* out);
 

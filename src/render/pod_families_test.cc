@@ -40,7 +40,7 @@ config::CollectorEntry Row(int id, const char* name) {
 class PodFamiliesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ids_ = std::make_shared<std::vector<collect::DeviceIdentity>>(2);
+    ids_ = std::make_shared<std::vector<model::DeviceIdentity>>(2);
     for (unsigned i = 0; i < 2; ++i) {
       (*ids_)[i].index = i;
       (*ids_)[i].uuid = "GPU-" + std::to_string(i);
@@ -59,13 +59,13 @@ class PodFamiliesTest : public ::testing::Test {
         {100, 10240ull << 20, true, 40, 10}, {101, (2048ull << 20) + 5, true, 15, 3},
         {102, 512ull << 20, false, 0, 0},    {200, 8192ull << 20, true, 30, 8},
         {300, 1024ull << 20, true, 5, 1},    {400, 256ull << 20, true, 2, 0}};
-    auto procs = std::make_shared<attribute::ProcessAttribution>();
+    auto procs = std::make_shared<model::ProcessAttribution>();
     procs->by_pid[100] = {kUidA, kCidMain};
     procs->by_pid[101] = {kUidA, kCidSide};
     procs->by_pid[102] = {kUidA, kCidMain};
     procs->by_pid[200] = {kUidB, kCidB};
     procs->by_pid[400] = {kUidUnknown, std::string(64, '4')};
-    auto md = std::make_shared<attribute::PodMetadata>();
+    auto md = std::make_shared<model::PodMetadata>();
     md->by_uid[kUidA] = {"ml",
                          "trainer-a",
                          kUidA,
@@ -101,8 +101,8 @@ class PodFamiliesTest : public ::testing::Test {
     return out;
   }
 
-  std::shared_ptr<std::vector<collect::DeviceIdentity>> ids_;
-  collect::Snapshot snap_;
+  std::shared_ptr<std::vector<model::DeviceIdentity>> ids_;
+  model::Snapshot snap_;
   PrometheusOptions opts_;
 };
 
@@ -184,7 +184,7 @@ TEST_F(PodFamiliesTest, OurFamiliesLabelsPerFlags) {
 }
 
 TEST_F(PodFamiliesTest, KubeletPodsWithoutProcessesReadZeroAndCarryVgpu) {
-  auto devs = std::make_shared<attribute::DeviceAttribution>();
+  auto devs = std::make_shared<model::DeviceAttribution>();
   devs->pods_by_device["GPU-0"] = {{"ml", "trainer-a", "main", "1"},
                                    {"research", "notebook-b", "notebook", "2"},
                                    {"ml", "idle-c", "worker", "3"}};
@@ -198,7 +198,7 @@ TEST_F(PodFamiliesTest, KubeletPodsWithoutProcessesReadZeroAndCarryVgpu) {
 }
 
 TEST_F(PodFamiliesTest, DisabledRendersNothingButErrors) {
-  auto errors = std::make_shared<attribute::SourceErrors>();
+  auto errors = std::make_shared<model::SourceErrors>();
   errors->Register("apiserver");
   errors->Register("cgroup");
   errors->Increment("cgroup");

@@ -10,9 +10,10 @@
 #include <utility>
 #include <variant>
 
-#include "collect/clock_events.h"
+#include "fields/clock_event_names.h"
 #include "fields/xid_text.h"
 #include "render/series.h"
+#include "render/text_format.h"
 
 namespace nvmlx::render {
 namespace {
@@ -32,28 +33,6 @@ void AppendUnsigned(uint64_t v, std::string* out) {
   out->append(buf, end);
 }
 
-// Go's %f is strconv.AppendFloat(f, 'f', 6, 64): the exact binary value correctly rounded to 6
-// decimals, which is what std::to_chars(fixed, 6) produces too. Go would print NaN/+Inf/-Inf
-// the same way we do, and these are the spellings the Prometheus parser accepts.
-void AppendFixed(double v, int decimals, std::string* out) {
-  if (std::isnan(v)) {
-    out->append("NaN");
-    return;
-  }
-  if (std::isinf(v)) {
-    out->append(v > 0 ? "+Inf" : "-Inf");
-    return;
-  }
-  // DBL_MAX has 309 integer digits; 6 decimals, sign and point fit comfortably.
-  char buf[400];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::fixed, decimals);
-  if (ec != std::errc()) {  // cannot happen with this buffer; keep the output parseable anyway
-    out->append("NaN");
-    return;
-  }
-  out->append(buf, end);
-}
-
 void AppendLabel(std::string_view name, std::string_view value, bool first, std::string* out) {
   if (!first) out->push_back(',');
   out->append(name);
@@ -64,7 +43,7 @@ void AppendLabel(std::string_view name, std::string_view value, bool first, std:
 
 // The per-device label set, from '{' through the last label (no closing brace), built once per
 // render and shared by every series of the device: the label part is ~80% of each line.
-std::string BuildDeviceLabels(const collect::DeviceIdentity& id, const PrometheusOptions& options,
+std::string BuildDeviceLabels(const model::DeviceIdentity& id, const PrometheusOptions& options,
                               const std::vector<const CollectorEntry*>& label_rows) {
   std::string p;
   p.reserve(192);
@@ -110,13 +89,13 @@ struct AttributeSet {
 
 // The attribute sets of one device: the cross product of the pods holding it and its HPC jobs,
 // or one empty set. Attributes sort byte-wise by name, as dcgm-exporter's template does.
-std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
-                                             const attribute::Attribution& attribution,
-                                             bool old_names, bool pod_uid) {
-  static const std::vector<attribute::PodRef> kNoPods;
+std::vector<AttributeSet> BuildAttributeSets(const model::DeviceIdentity& id,
+                                             const model::Attribution& attribution, bool old_names,
+                                             bool pod_uid) {
+  static const std::vector<model::PodRef> kNoPods;
   static const std::vector<std::string> kNoJobs;
   const std::string& key = id.DeviceKey();
-  const std::vector<attribute::PodRef>* pods = &kNoPods;
+  const std::vector<model::PodRef>* pods = &kNoPods;
   const std::vector<std::string>* jobs = &kNoJobs;
   if (attribution.devices) {
     auto it = attribution.devices->pods_by_device.find(key);
@@ -134,12 +113,12 @@ std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
     for (size_t j = 0; j < njobs; ++j) {
       AttributeSet set;
       if (p < pods->size()) {
-        const attribute::PodRef& pod = (*pods)[p];
+        const model::PodRef& pod = (*pods)[p];
         set.attrs.emplace_back(old_names ? "container_name" : "container", pod.container);
         set.attrs.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
         set.attrs.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
         if (!pod.vgpu.empty()) set.attrs.emplace_back("vgpu", pod.vgpu);
-        if (const std::string* uid = pod_uid ? attribute::FindPodUid(attribution, pod) : nullptr) {
+        if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
           set.attrs.emplace_back("pod_uid", *uid);
         }
       }
@@ -155,7 +134,7 @@ std::vector<AttributeSet> BuildAttributeSets(const collect::DeviceIdentity& id,
 
 // DCGM_FI_DEV_XID_ERRORS carries dcgm-exporter's attributes err_code and err_msg; attributes
 // come after all labels, so after the CSV label fields, sorted with the pod attributes.
-void AppendXidLastPrefix(const std::string& labels, const AttributeSet& set, const fields::Value& v,
+void AppendXidLastPrefix(const std::string& labels, const AttributeSet& set, const model::Value& v,
                          std::string* out) {
   int64_t xid = 0;
   if (const auto* i = std::get_if<int64_t>(&v)) {
@@ -175,11 +154,11 @@ void AppendXidLastPrefix(const std::string& labels, const AttributeSet& set, con
 // DCGM_EXP_XID_ERRORS_COUNT: one series per Xid seen in the window, labels window_size_in_ms
 // then xid (sorted with the CSV label fields, byte-wise: upper-case DCGM_FI_* names first).
 // With no Xid in the window, one series valued 0 without an xid label, as dcgm-exporter does.
-void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
+void AppendXidCounts(const model::DeviceSnapshot& dev, std::string_view name,
                      const std::string& labels, const std::string& tail, int64_t window_ms,
                      std::string* out) {
   if (!dev.xid_watched) return;
-  auto series = [&](const collect::XidCount* c) {
+  auto series = [&](const model::XidCount* c) {
     out->append(name);
     out->append(labels);
     out->append(",window_size_in_ms=\"");
@@ -195,14 +174,14 @@ void AppendXidCounts(const collect::DeviceSnapshot& dev, std::string_view name,
     out->push_back('\n');
   };
   if (dev.xid_counts.empty()) series(nullptr);
-  for (const collect::XidCount& c : dev.xid_counts) series(&c);
+  for (const model::XidCount& c : dev.xid_counts) series(&c);
 }
 
 // DCGM_EXP_CLOCK_EVENTS_COUNT: one series per reason seen in the window, labels clock_event then
 // window_size_in_ms (byte-wise sorted with the CSV label fields, as dcgm-exporter's label map).
 // As dcgm-exporter: a GPU with samples in the window but no reason active gets no series at all;
 // one with no sample (every read failed) gets one series valued 0 without clock_event.
-void AppendClockEventCounts(const collect::DeviceSnapshot& dev, std::string_view name,
+void AppendClockEventCounts(const model::DeviceSnapshot& dev, std::string_view name,
                             const std::string& labels, const std::string& tail, int64_t window_ms,
                             std::string* out) {
   if (!dev.clock_events_watched) return;
@@ -221,26 +200,26 @@ void AppendClockEventCounts(const collect::DeviceSnapshot& dev, std::string_view
     series("", 0);
     return;
   }
-  for (const collect::ClockEventCount& c : dev.clock_event_counts) {
-    series(collect::ClockEventName(c.reason), c.count);
+  for (const model::ClockEventCount& c : dev.clock_event_counts) {
+    series(fields::ClockEventName(c.reason), c.count);
   }
 }
 
-const fields::Value* FindSample(const std::vector<fields::Sample>& samples, int field_id) {
+const model::Value* FindSample(const std::vector<model::Sample>& samples, int field_id) {
   // Samples are in ascending field id (DeviceReader's contract).
   auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
-                             [](const fields::Sample& s, int id) { return s.field_id < id; });
+                             [](const model::Sample& s, int id) { return s.field_id < id; });
   if (it == samples.end() || it->field_id != field_id) return nullptr;
   return &it->value;
 }
 
 // Appends "<value>\n"; false (nothing appended) for a string value, which would be an invalid
 // sample in a numeric family.
-bool AppendValue(const fields::Value& value, std::string* out) {
+bool AppendValue(const model::Value& value, std::string* out) {
   if (const auto* i = std::get_if<int64_t>(&value)) {
     AppendInt(*i, out);
   } else if (const auto* d = std::get_if<double>(&value)) {
-    AppendFixed(*d, 6, out);
+    AppendGoFixed(*d, out);
   } else {
     return false;
   }
@@ -248,12 +227,12 @@ bool AppendValue(const fields::Value& value, std::string* out) {
   return true;
 }
 
-void AppendSelfMetrics(const collect::Snapshot& snapshot, const PrometheusOptions& options,
+void AppendSelfMetrics(const model::Snapshot& snapshot, const PrometheusOptions& options,
                        std::string* out) {
   AppendHelpType("nvml_exporter_collect_duration_seconds",
                  "Time the last collection of all devices took, in seconds.", "gauge", out);
   out->append("nvml_exporter_collect_duration_seconds ");
-  AppendFixed(snapshot.collect_seconds, 6, out);
+  AppendGoFixed(snapshot.collect_seconds, out);
   out->push_back('\n');
 
   AppendHelpType("nvml_exporter_last_collect_timestamp_seconds",
@@ -280,7 +259,7 @@ void AppendSelfMetrics(const collect::Snapshot& snapshot, const PrometheusOption
                  "failed.",
                  "gauge", out);
   const std::string_view uuid_label = options.use_old_namespace ? "uuid" : "UUID";
-  for (const collect::DeviceSnapshot& dev : snapshot.devices) {
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
     // One per physical GPU: a MIG instance is up exactly when its GPU is.
     if (dev.identity == nullptr || dev.identity->mig) continue;
     out->append("nvml_exporter_gpu_up{gpu=\"");
@@ -318,34 +297,9 @@ void AppendSelfMetrics(const collect::Snapshot& snapshot, const PrometheusOption
   }
 }
 
-// Text format 0.0.4: label values escape \\, " and newline; HELP text only \\ and newline.
-void AppendEscaped(std::string_view text, bool escape_quote, std::string* out) {
-  for (char c : text) {
-    if (c == '\\') {
-      out->append("\\\\");
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c == '"' && escape_quote) {
-      out->append("\\\"");
-    } else {
-      out->push_back(c);
-    }
-  }
-}
-
 }  // namespace
 
-void AppendGoFixed(double value, std::string* out) { AppendFixed(value, 6, out); }
-
-void AppendEscapedLabelValue(std::string_view value, std::string* out) {
-  AppendEscaped(value, /*escape_quote=*/true, out);
-}
-
-void AppendEscapedHelp(std::string_view help, std::string* out) {
-  AppendEscaped(help, /*escape_quote=*/false, out);
-}
-
-void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions& options,
+void RenderPrometheus(const model::Snapshot& snapshot, const PrometheusOptions& options,
                       std::string* out) {
   out->clear();
 
@@ -356,7 +310,7 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
 
   // Devices that get series, with their labels and attribute sets (one series per set).
   struct LiveDevice {
-    const collect::DeviceSnapshot* dev;
+    const model::DeviceSnapshot* dev;
     std::string labels;
     std::vector<AttributeSet> sets;
     DeviceSeriesPrefix bare;  // the labels without attributes, for the per-pod families
@@ -364,7 +318,7 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
   std::vector<LiveDevice> live;
   live.reserve(snapshot.devices.size());
   size_t series_per_family = 0;
-  for (const collect::DeviceSnapshot& dev : snapshot.devices) {
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
     LiveDevice d{&dev,
                  BuildDeviceLabels(*dev.identity, options, label_rows),
@@ -407,7 +361,7 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
         }
         continue;
       }
-      const fields::Value* v = FindSample(d.dev->samples, f->field->id);
+      const model::Value* v = FindSample(d.dev->samples, f->field->id);
       if (v == nullptr || std::holds_alternative<std::string>(*v)) continue;
       if (PerPodSeriesField(f->field->id, options.pods)) {
         // dcgm-exporter 4.8's shape for shared GPUs with per-process data: the device series
@@ -439,20 +393,6 @@ void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions
   for (const LiveDevice& d : live) bare.push_back(d.bare);
   AppendPodFamilies(snapshot, bare, options.pods, out);
   AppendSelfMetrics(snapshot, options, out);
-}
-
-void AppendHelpType(std::string_view name, std::string_view help, std::string_view type,
-                    std::string* out) {
-  // dcgm-exporter's template prints "# HELP name " even for an empty help: keep the space.
-  out->append("# HELP ");
-  out->append(name);
-  out->push_back(' ');
-  AppendEscapedHelp(help, out);
-  out->append("\n# TYPE ");
-  out->append(name);
-  out->push_back(' ');
-  out->append(type);
-  out->push_back('\n');
 }
 
 }  // namespace nvmlx::render

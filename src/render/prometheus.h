@@ -28,9 +28,9 @@
 #include <string_view>
 #include <vector>
 
-#include "attribute/source_errors.h"
-#include "collect/snapshot.h"
 #include "config/collectors_csv.h"
+#include "model/snapshot.h"
+#include "model/source_errors.h"
 #include "render/pod_families.h"
 
 namespace nvmlx::render {
@@ -52,25 +52,14 @@ struct PrometheusOptions {
   bool device_pod_uid = false;
   BuildInfo build;
   // Failed refreshes per attribution source, read once per render; null: no attribution.
-  std::shared_ptr<const attribute::SourceErrors> attribution_errors;
+  std::shared_ptr<const model::SourceErrors> attribution_errors;
   // Per-pod series and attribution errors (render/pod_families.h).
   PodFamiliesOptions pods;
 };
 
 // Appends the exposition to *out (cleared first).
-void RenderPrometheus(const collect::Snapshot& snapshot, const PrometheusOptions& options,
+void RenderPrometheus(const model::Snapshot& snapshot, const PrometheusOptions& options,
                       std::string* out);
-
-// Escaping per the 0.0.4 spec: label values escape \ " and newline; HELP escapes \ and newline.
-void AppendEscapedLabelValue(std::string_view value, std::string* out);
-// "# HELP name help\n# TYPE name type\n" (help escaped), shared by every family we render.
-void AppendHelpType(std::string_view name, std::string_view help, std::string_view type,
-                    std::string* out);
-void AppendEscapedHelp(std::string_view help, std::string* out);
-
-// A double as Go's %f: 6 decimals, correctly rounded; NaN, +Inf and -Inf as Prometheus spells
-// them. Exposed for tests and for other renderers that must match dcgm-exporter's numbers.
-void AppendGoFixed(double value, std::string* out);
 
 }  // namespace nvmlx::render
 

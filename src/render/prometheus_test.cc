@@ -16,17 +16,18 @@
 #include <vector>
 
 #include "fields/xid_text.h"
+#include "render/text_format.h"
 
 namespace nvmlx::render {
 namespace {
 
-using collect::DeviceIdentity;
-using collect::DeviceSnapshot;
-using collect::Snapshot;
 using config::CollectorEntry;
 using config::MetricType;
 using fields::FieldDef;
 using fields::ValueKind;
+using model::DeviceIdentity;
+using model::DeviceSnapshot;
+using model::Snapshot;
 
 // The 26 active rows of dcgm-exporter's etc/default-counters.csv, in the file's order (which is
 // not ascending id: 526 precedes 393, and the label row sits in the middle). FieldDefs are made
@@ -663,9 +664,9 @@ const char kLabels0[] =
     "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00.0\","
     "device=\"nvidia0\",modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"";
 
-std::shared_ptr<attribute::DeviceAttribution> PodsOn(const std::string& key,
-                                                     std::vector<attribute::PodRef> pods) {
-  auto a = std::make_shared<attribute::DeviceAttribution>();
+std::shared_ptr<model::DeviceAttribution> PodsOn(const std::string& key,
+                                                 std::vector<model::PodRef> pods) {
+  auto a = std::make_shared<model::DeviceAttribution>();
   a->pods_by_device[key] = std::move(pods);
   return a;
 }
@@ -728,7 +729,7 @@ TEST(RenderPrometheusTest, HpcJobsTimesPods) {
   const std::string uuid0 = f.snapshot.identities->at(0).uuid;
   const std::string uuid1 = f.snapshot.identities->at(1).uuid;
   f.snapshot.attribution.devices = PodsOn(uuid0, {{"ns", "a", "c", ""}});
-  auto hpc = std::make_shared<attribute::HpcJobs>();
+  auto hpc = std::make_shared<model::HpcJobs>();
   hpc->jobs_by_device[uuid0] = {"j1", "j2"};
   hpc->jobs_by_device[uuid1] = {"j3"};
   f.snapshot.attribution.hpc = hpc;
@@ -752,7 +753,7 @@ TEST(RenderPrometheusTest, DevicePodUidFromTheApiServerMetadata) {
   Fixture f = AttributionFixture();
   f.snapshot.attribution.devices =
       PodsOn(f.snapshot.identities->at(0).uuid, {{"ns", "a", "c", "0"}, {"ns", "b", "c", "1"}});
-  auto meta = std::make_shared<attribute::PodMetadata>();
+  auto meta = std::make_shared<model::PodMetadata>();
   meta->uid_by_name["ns/a"] = "0b3e6c1a-1111-2222-3333-444455556666";
   f.snapshot.attribution.metadata = meta;
   const std::string l0 = kLabels0;
@@ -802,7 +803,7 @@ TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
 TEST(RenderPrometheusTest, AttributionErrorsFamily) {
   Fixture f = AttributionFixture();
   EXPECT_EQ(f.Render().find("nvml_exporter_attribution_errors_total"), std::string::npos);
-  auto errors = std::make_shared<attribute::SourceErrors>();
+  auto errors = std::make_shared<model::SourceErrors>();
   errors->Register("kubelet");
   errors->Increment("cgroup");
   errors->Increment("cgroup");
@@ -837,15 +838,15 @@ TEST(RenderPrometheusTest, SharedGpuUtilIsPerPodShareNotCopies) {
   f.snapshot.attribution.devices =
       PodsOn(uuid, {{"ml", "a", "main", "0"}, {"ml", "b", "main", "1"}});
   f.snapshot.devices[0].processes = {{100, 1 << 20, true, 30, 0}, {200, 2 << 20, true, 10, 0}};
-  auto procs = std::make_shared<attribute::ProcessAttribution>();
+  auto procs = std::make_shared<model::ProcessAttribution>();
   procs->by_pid[100] = {"11111111-1111-1111-1111-111111111111", std::string(64, 'a')};
   procs->by_pid[200] = {"22222222-2222-2222-2222-222222222222", std::string(64, 'b')};
   f.snapshot.attribution.processes = procs;
-  auto meta = std::make_shared<attribute::PodMetadata>();
+  auto meta = std::make_shared<model::PodMetadata>();
   for (const auto& [name, uid, cid] :
        {std::tuple{"a", "11111111-1111-1111-1111-111111111111", std::string(64, 'a')},
         std::tuple{"b", "22222222-2222-2222-2222-222222222222", std::string(64, 'b')}}) {
-    attribute::PodMeta m{"ml", name, uid, {}, {{cid, "main"}}};
+    model::PodMeta m{"ml", name, uid, {}, {{cid, "main"}}};
     meta->uid_by_name[std::string("ml/") + name] = uid;
     meta->by_uid[uid] = std::move(m);
   }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <variant>
 
-#include "collect/clock_events.h"
+#include "fields/clock_event_names.h"
 #include "fields/xid_text.h"
 
 namespace nvmlx::render {
@@ -16,14 +16,14 @@ constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
 constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
 constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
 
-const fields::Value* FindSample(const std::vector<fields::Sample>& samples, int field_id) {
+const model::Value* FindSample(const std::vector<model::Sample>& samples, int field_id) {
   auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
-                             [](const fields::Sample& s, int id) { return s.field_id < id; });
+                             [](const model::Sample& s, int id) { return s.field_id < id; });
   if (it == samples.end() || it->field_id != field_id) return nullptr;
   return &it->value;
 }
 
-bool ToSeriesValue(const CollectorEntry* entry, const fields::Value& v, SeriesValue* out) {
+bool ToSeriesValue(const CollectorEntry* entry, const model::Value& v, SeriesValue* out) {
   out->entry = entry;
   if (const auto* i = std::get_if<int64_t>(&v)) {
     out->is_integer = true;
@@ -69,13 +69,13 @@ Labels Assemble(const Labels& fixed, Labels sorted_labels, Labels attributes) {
 // product of the pods holding it (with vgpu when shared) and its HPC jobs, in attribution order,
 // or one empty set. Names as dcgm-exporter spells them (-o: container_name, pod_name,
 // pod_namespace); Assemble sorts them.
-std::vector<Labels> AttributeSets(const collect::DeviceIdentity& id,
-                                  const attribute::Attribution& attribution, bool old_names,
+std::vector<Labels> AttributeSets(const model::DeviceIdentity& id,
+                                  const model::Attribution& attribution, bool old_names,
                                   bool pod_uid) {
-  const std::vector<attribute::PodRef> kNoPods;
+  const std::vector<model::PodRef> kNoPods;
   const std::vector<std::string> kNoJobs;
   const std::string& key = id.DeviceKey();
-  const std::vector<attribute::PodRef>* pods = &kNoPods;
+  const std::vector<model::PodRef>* pods = &kNoPods;
   const std::vector<std::string>* jobs = &kNoJobs;
   if (attribution.devices != nullptr) {
     const auto& by_device = attribution.devices->pods_by_device;
@@ -93,12 +93,12 @@ std::vector<Labels> AttributeSets(const collect::DeviceIdentity& id,
     for (size_t j = 0; j < njobs; ++j) {
       Labels set;
       if (p < pods->size()) {
-        const attribute::PodRef& pod = (*pods)[p];
+        const model::PodRef& pod = (*pods)[p];
         set.emplace_back(old_names ? "container_name" : "container", pod.container);
         set.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
         set.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
         if (!pod.vgpu.empty()) set.emplace_back("vgpu", pod.vgpu);
-        if (const std::string* uid = pod_uid ? attribute::FindPodUid(attribution, pod) : nullptr) {
+        if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
           set.emplace_back("pod_uid", *uid);
         }
       }
@@ -144,16 +144,16 @@ OrderedRows OrderRows(const std::vector<CollectorEntry>& entries) {
   return rows;
 }
 
-void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options,
+void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options,
                  std::vector<SeriesGroup>* out) {
   out->clear();
   const OrderedRows rows = OrderRows(options.entries);
   const std::vector<const CollectorEntry*>& unique_families = rows.families;
   const std::vector<const CollectorEntry*>& label_rows = rows.label_rows;
 
-  for (const collect::DeviceSnapshot& dev : snapshot.devices) {
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
-    const collect::DeviceIdentity& id = *dev.identity;
+    const model::DeviceIdentity& id = *dev.identity;
 
     Labels fixed;
     fixed.emplace_back("gpu", std::to_string(id.index));
@@ -188,7 +188,7 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
         const int field_id = f->field->id;
         if (field_id == kXidCountField) {
           if (!dev.xid_watched) continue;
-          auto count_group = [&](const collect::XidCount* c) {
+          auto count_group = [&](const model::XidCount* c) {
             Labels labels = csv_labels;
             labels.emplace_back("window_size_in_ms", std::to_string(snapshot.xid_window_ms));
             if (c != nullptr) labels.emplace_back("xid", std::to_string(c->xid));
@@ -199,7 +199,7 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
             extra.push_back(std::move(g));
           };
           if (dev.xid_counts.empty()) count_group(nullptr);
-          for (const collect::XidCount& c : dev.xid_counts) count_group(&c);
+          for (const model::XidCount& c : dev.xid_counts) count_group(&c);
           continue;
         }
         if (field_id == kClockEventsCountField) {
@@ -220,13 +220,13 @@ void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options
           if (!dev.clock_events_sampled) {
             event_group("", 0);
           } else {
-            for (const collect::ClockEventCount& c : dev.clock_event_counts) {
-              event_group(collect::ClockEventName(c.reason), c.count);
+            for (const model::ClockEventCount& c : dev.clock_event_counts) {
+              event_group(fields::ClockEventName(c.reason), c.count);
             }
           }
           continue;
         }
-        const fields::Value* v = FindSample(dev.samples, field_id);
+        const model::Value* v = FindSample(dev.samples, field_id);
         if (v == nullptr) continue;
         SeriesValue sv;
         if (!ToSeriesValue(f, *v, &sv)) continue;

@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "collect/snapshot.h"
 #include "config/collectors_csv.h"
+#include "model/snapshot.h"
 
 namespace nvmlx::render {
 
@@ -58,7 +58,7 @@ struct SeriesValue {
 
 // Every series sharing one label set.
 struct SeriesGroup {
-  const collect::DeviceSnapshot* device = nullptr;
+  const model::DeviceSnapshot* device = nullptr;
   Labels labels;
   std::vector<SeriesValue> values;
 };
@@ -75,7 +75,7 @@ OrderedRows OrderRows(const std::vector<config::CollectorEntry>& entries);
 
 // Replaces *out with the series of `snapshot`. `options` must outlive *out (entries are pointed
 // at).
-void BuildSeries(const collect::Snapshot& snapshot, const SeriesOptions& options,
+void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options,
                  std::vector<SeriesGroup>* out);
 
 // Looks a label up by name in a group's labels (linear: a group has ~15).

@@ -15,11 +15,11 @@
 namespace nvmlx::render {
 namespace {
 
-using collect::DeviceIdentity;
-using collect::DeviceSnapshot;
-using collect::Snapshot;
 using config::CollectorEntry;
 using config::MetricType;
+using model::DeviceIdentity;
+using model::DeviceSnapshot;
+using model::Snapshot;
 
 struct SeriesFixture {
   std::vector<std::unique_ptr<fields::FieldDef>> defs;
@@ -71,7 +71,7 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
   d.xid_counts = {{13, 2}, {79, 1}};
   f.snapshot.xid_window_ms = 300000;
   f.snapshot.devices.push_back(d);
-  auto attribution = std::make_shared<attribute::DeviceAttribution>();
+  auto attribution = std::make_shared<model::DeviceAttribution>();
   attribution->pods_by_device["MIG-abc"] = {{"ns", "p", "c", ""}};
   f.snapshot.attribution.devices = attribution;
 
@@ -125,7 +125,7 @@ TEST(BuildSeriesTest, SharedGpuGetsOneCopyPerPodAndStringsAreSkipped) {
   d.identity = &(*f.ids)[0];
   d.samples = {{50, std::string("H200")}, {203, 1.5}};
   f.snapshot.devices.push_back(d);
-  auto attribution = std::make_shared<attribute::DeviceAttribution>();
+  auto attribution = std::make_shared<model::DeviceAttribution>();
   attribution->pods_by_device["GPU-0"] = {{"a", "p1", "c", "0"}, {"b", "p2", "c", "1"}};
   f.snapshot.attribution.devices = attribution;
   std::vector<SeriesGroup> groups;
@@ -233,17 +233,17 @@ TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
   }
   // GPU-0 shared by two pods (vgpu replicas); GPU-1 held by one pod and listed for two HPC jobs
   // (one series per (pod, job)); GPU-2 unattributed; the MIG instance held by a pod and a job.
-  auto pods = std::make_shared<attribute::DeviceAttribution>();
+  auto pods = std::make_shared<model::DeviceAttribution>();
   pods->pods_by_device["GPU-0"] = {{"ns-a", "pod-a", "main", "0"}, {"ns-b", "pod-b", "side", "1"}};
   pods->pods_by_device["GPU-1"] = {{"ns-c", "pod-c", "train", ""}};
   pods->pods_by_device["MIG-5"] = {{"ns-d", "pod-d", "infer", ""}};
-  auto hpc = std::make_shared<attribute::HpcJobs>();
+  auto hpc = std::make_shared<model::HpcJobs>();
   hpc->jobs_by_device["GPU-1"] = {"job-1", "job-2"};
   hpc->jobs_by_device["MIG-5"] = {"job-3"};
   f.snapshot.attribution.devices = pods;
   f.snapshot.attribution.hpc = hpc;
   // --kubernetes-enable-pod-uid: pod_uid from the API server's metadata (pod-b unknown to it).
-  auto meta = std::make_shared<attribute::PodMetadata>();
+  auto meta = std::make_shared<model::PodMetadata>();
   meta->uid_by_name["ns-a/pod-a"] = "uid-a";
   meta->uid_by_name["ns-d/pod-d"] = "uid-d";
   f.snapshot.attribution.metadata = meta;

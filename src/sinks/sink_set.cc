@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "render/prometheus.h"
+#include "render/text_format.h"
 
 namespace nvmlx::sinks {
 

@@ -6,11 +6,12 @@
 // Increment() from its own thread, and to the Prometheus renderer (PrometheusOptions), which
 // reads Counts() once per collection when it renders the page. Counters are registered at zero
 // when a source is enabled, so the family shows every enabled source before its first failure
-// (Prometheus' rate() needs the zero).
+// (Prometheus' rate() needs the zero). It lives in model/ because both the sources (attribute/)
+// and the renderer (render/) use it, and the renderer must not depend on the sources.
 //
 // Thread-safety: every method is thread-safe (one mutex; calls are rare and short).
-#ifndef NVML_EXPORTER_ATTRIBUTE_SOURCE_ERRORS_H_
-#define NVML_EXPORTER_ATTRIBUTE_SOURCE_ERRORS_H_
+#ifndef NVML_EXPORTER_MODEL_SOURCE_ERRORS_H_
+#define NVML_EXPORTER_MODEL_SOURCE_ERRORS_H_
 
 #include <cstdint>
 #include <functional>
@@ -23,7 +24,7 @@
 
 #include "util/thread_annotations.h"
 
-namespace nvmlx::attribute {
+namespace nvmlx::model {
 
 class SourceErrors {
  public:
@@ -49,6 +50,6 @@ class SourceErrors {
   std::map<std::string, uint64_t, std::less<>> counts_ NVMLX_GUARDED_BY(mu_);
 };
 
-}  // namespace nvmlx::attribute
+}  // namespace nvmlx::model
 
-#endif  // NVML_EXPORTER_ATTRIBUTE_SOURCE_ERRORS_H_
+#endif  // NVML_EXPORTER_MODEL_SOURCE_ERRORS_H_

@@ -1,10 +1,11 @@
-// Snapshot: everything one collection saw, immutable once published. The renderers read it;
-// nothing on the scrape path touches NVML.
+// Snapshot: everything one collection saw, as plain data, immutable once published. The collector
+// (collect/) builds it, the attribution sources (attribute/) read the device identities and
+// processes, the renderers (render/) read all of it; nothing on the scrape path touches NVML.
 //
 // Thread-safety: built by the collector thread, then published as shared_ptr<const Snapshot>;
 // after that it is never mutated, so any number of threads may read it concurrently.
-#ifndef NVML_EXPORTER_COLLECT_SNAPSHOT_H_
-#define NVML_EXPORTER_COLLECT_SNAPSHOT_H_
+#ifndef NVML_EXPORTER_MODEL_SNAPSHOT_H_
+#define NVML_EXPORTER_MODEL_SNAPSHOT_H_
 
 #include <chrono>
 #include <cstdint>
@@ -14,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "attribute/attribution.h"
-#include "fields/reader.h"
+#include "model/attribution.h"
+#include "model/sample.h"
 
-namespace nvmlx::collect {
+namespace nvmlx::model {
 
 // Read once at start-up, per selected GPU.
 struct DeviceIdentity {
@@ -40,7 +41,7 @@ struct DeviceIdentity {
   };
   std::optional<Mig> mig;
 
-  // The attribution key of this device (attribute/attribution.h): MIG UUID or GPU UUID.
+  // The attribution key of this device (model/attribution.h): MIG UUID or GPU UUID.
   const std::string& DeviceKey() const { return mig ? mig->uuid : uuid; }
 };
 
@@ -70,7 +71,7 @@ struct ProcessSample {
 struct DeviceSnapshot {
   const DeviceIdentity* identity = nullptr;  // points into Snapshot::identities
   bool up = true;                            // false: GPU lost / every read failed
-  std::vector<fields::Sample> samples;       // ascending field id; failed fields are absent
+  std::vector<Sample> samples;               // ascending field id; failed fields are absent
   // DCGM_FI_DEV_XID_ERRORS (the last Xid) is a sample of `samples` like any field. The windowed
   // counts are not a single value: xid_watched says whether they are known at all (false: Xid
   // events could not be registered on this GPU, or the field is not enabled).
@@ -93,9 +94,9 @@ struct Snapshot {
   int64_t xid_window_ms = 0;            // the window of DeviceSnapshot::xid_counts
   int64_t clock_events_window_ms = 0;   // the window of DeviceSnapshot::clock_event_counts
   // The latest attribution of every enabled source when the collection ran (parts null when off).
-  attribute::Attribution attribution;
+  Attribution attribution;
 };
 
-}  // namespace nvmlx::collect
+}  // namespace nvmlx::model
 
-#endif  // NVML_EXPORTER_COLLECT_SNAPSHOT_H_
+#endif  // NVML_EXPORTER_MODEL_SNAPSHOT_H_

@@ -1,18 +1,20 @@
 // Attribution: who uses each GPU (Kubernetes pods, their processes, HPC jobs), as plain data.
 //
+// The attribution sources (attribute/) produce the parts, the collector attaches them to each
+// Snapshot, the renderers (render/) read them; those stages know this header, not each other.
 // Each source has its own background refresher (never on the scrape path) that publishes an
-// immutable part; an Attribution bundles the latest part of every source, and the collector
-// attaches one to each Snapshot. The renderers join the parts with the snapshot's devices and
-// processes. A part is null when its source is disabled or has never succeeded; a source that
-// fails later keeps its last good part (see the refresher of each source).
+// immutable part; an Attribution bundles the latest part of every source. The renderers join the
+// parts with the snapshot's devices and processes. A part is null when its source is disabled or
+// has never succeeded; a source that fails later keeps its last good part (see the refresher of
+// each source).
 //
 // Keys: a device is named by its "device key": the GPU's UUID ("GPU-…") for a whole GPU, the
-// MIG device UUID ("MIG-…") for a MIG instance (collect::DeviceIdentity::DeviceKey()).
+// MIG device UUID ("MIG-…") for a MIG instance (model::DeviceIdentity::DeviceKey()).
 //
 // Thread-safety: every part is immutable once published and shared as shared_ptr<const T>;
 // any number of threads may read it.
-#ifndef NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_
-#define NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_
+#ifndef NVML_EXPORTER_MODEL_ATTRIBUTION_H_
+#define NVML_EXPORTER_MODEL_ATTRIBUTION_H_
 
 #include <memory>
 #include <string>
@@ -20,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-namespace nvmlx::attribute {
+namespace nvmlx::model {
 
 // A container of a pod that holds a device (from the kubelet) or runs a process on it.
 struct PodRef {
@@ -85,6 +87,6 @@ inline const std::string* FindPodUid(const Attribution& attribution, const PodRe
   return it == by_name.end() ? nullptr : &it->second;
 }
 
-}  // namespace nvmlx::attribute
+}  // namespace nvmlx::model
 
-#endif  // NVML_EXPORTER_ATTRIBUTE_ATTRIBUTION_H_
+#endif  // NVML_EXPORTER_MODEL_ATTRIBUTION_H_
