@@ -11,6 +11,7 @@
 #include "attribute/cgroup.h"
 #include "attribute/process_attributor.h"
 #include "fields/catalog.h"
+#include "fields/field_ids.h"
 #include "render/prometheus.h"
 
 namespace {
@@ -73,7 +74,7 @@ void BM_RenderPerPod(benchmark::State& state) {
     (*ids)[g].pci_bus_id = "00000000:0" + std::to_string(g) + ":00.0";
     model::DeviceSnapshot d;
     d.identity = &(*ids)[g];
-    d.samples = {{203, int64_t{90}}, {252, int64_t{30000}}};
+    d.samples = {{fields::ids::kGpuUtil, int64_t{90}}, {fields::ids::kFbUsed, int64_t{30000}}};
     for (unsigned p = 0; p < 4; ++p) {
       const std::string uid = "uid-" + std::to_string(g) + "-" + std::to_string(p);
       const std::string cid(64, static_cast<char>('a' + p));
@@ -88,10 +89,10 @@ void BM_RenderPerPod(benchmark::State& state) {
   snap.attribution.processes = procs;
   snap.attribution.metadata = md;
   render::PrometheusOptions o;
-  for (int id : {203, 252}) {
+  for (int id : {fields::ids::kGpuUtil, fields::ids::kFbUsed}) {
     config::CollectorEntry e;
     e.field = fields::FindById(id);
-    e.name = id == 203 ? "DCGM_FI_DEV_GPU_UTIL" : "DCGM_FI_DEV_FB_USED";
+    e.name = id == fields::ids::kGpuUtil ? "DCGM_FI_DEV_GPU_UTIL" : "DCGM_FI_DEV_FB_USED";
     o.entries.push_back(e);
   }
   o.hostname = "node1";

@@ -22,6 +22,7 @@
 #include "collect/collector.h"
 #include "config/collectors_csv.h"
 #include "config/options.h"
+#include "fields/field_ids.h"
 #include "model/source_errors.h"
 #include "nvml/nvml.h"
 #include "render/gzip.h"
@@ -78,13 +79,13 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
       case fields::Source::kExporter:
         // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher,
         // DCGM_EXP_CLOCK_EVENTS_COUNT from its clock-event windows.
-        if (f->id != 9001 && f->id != 9002) {
+        if (f->id != fields::ids::kXidErrorsCount && f->id != fields::ids::kClockEventsCount) {
           why = "exporter-computed DCGM_EXP_* counters come in a later release";
         }
         break;
       case fields::Source::kEvent:
         // DCGM_FI_DEV_XID_ERRORS comes from the collector's XidWatcher.
-        if (f->id != 230) why = "event-driven fields come in a later release";
+        if (f->id != fields::ids::kXidErrors) why = "event-driven fields come in a later release";
         break;
       default:
         if (row.type != config::MetricType::kLabel && f->read == nullptr && f->nvml_field_id == 0) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "fields/field_ids.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
@@ -11,9 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
-constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
-constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
+constexpr int kXidErrorsField = fields::ids::kXidErrors;
+constexpr int kXidCountField = fields::ids::kXidErrorsCount;
+constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
 
 // dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
 std::string ReplaceBlanks(const std::string& name) {

@@ -2,20 +2,21 @@
 
 #include <string>
 
+#include "fields/field_ids.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
 
 FieldScope ScopeOf(const fields::FieldDef& field) {
   switch (field.id) {
-    case 90:   // DCGM_FI_DEV_BAR1_TOTAL
-    case 92:   // DCGM_FI_DEV_BAR1_USED
-    case 93:   // DCGM_FI_DEV_BAR1_FREE
-    case 250:  // DCGM_FI_DEV_FB_TOTAL
-    case 251:  // DCGM_FI_DEV_FB_FREE
-    case 252:  // DCGM_FI_DEV_FB_USED
-    case 253:  // DCGM_FI_DEV_FB_RESERVED
-    case 254:  // DCGM_FI_DEV_FB_USED_PERCENT
+    case fields::ids::kBar1Total:
+    case fields::ids::kBar1Used:
+    case fields::ids::kBar1Free:
+    case fields::ids::kFbTotal:
+    case fields::ids::kFbFree:
+    case fields::ids::kFbUsed:
+    case fields::ids::kFbReserved:
+    case fields::ids::kFbUsedPercent:
       return FieldScope::kInstance;
     default:
       break;

@@ -4,9 +4,34 @@
 
 #include <set>
 #include <string>
+#include <utility>
+
+#include "fields/field_ids.h"
 
 namespace nvmlx::fields {
 namespace {
+
+TEST(CatalogTest, NamedIdsMatchTheirEntries) {
+  const std::pair<int, std::string_view> named[] = {
+      {ids::kBar1Total, "DCGM_FI_DEV_BAR1_TOTAL"},
+      {ids::kBar1Used, "DCGM_FI_DEV_BAR1_USED"},
+      {ids::kBar1Free, "DCGM_FI_DEV_BAR1_FREE"},
+      {ids::kGpuUtil, "DCGM_FI_DEV_GPU_UTIL"},
+      {ids::kXidErrors, "DCGM_FI_DEV_XID_ERRORS"},
+      {ids::kFbTotal, "DCGM_FI_DEV_FB_TOTAL"},
+      {ids::kFbFree, "DCGM_FI_DEV_FB_FREE"},
+      {ids::kFbUsed, "DCGM_FI_DEV_FB_USED"},
+      {ids::kFbReserved, "DCGM_FI_DEV_FB_RESERVED"},
+      {ids::kFbUsedPercent, "DCGM_FI_DEV_FB_USED_PERCENT"},
+      {ids::kXidErrorsCount, "DCGM_EXP_XID_ERRORS_COUNT"},
+      {ids::kClockEventsCount, "DCGM_EXP_CLOCK_EVENTS_COUNT"},
+  };
+  for (const auto& [id, name] : named) {
+    const FieldDef* f = FindById(id);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f->name, name);
+  }
+}
 
 TEST(CatalogTest, IdsAscendingAndUnique) {
   auto all = AllFields();

@@ -4,13 +4,14 @@
 #include <charconv>
 #include <tuple>
 
+#include "fields/field_ids.h"
 #include "render/text_format.h"
 
 namespace nvmlx::render {
 namespace {
 
-constexpr int kGpuUtilField = 203;  // DCGM_FI_DEV_GPU_UTIL
-constexpr int kFbUsedField = 252;   // DCGM_FI_DEV_FB_USED
+constexpr int kGpuUtilField = fields::ids::kGpuUtil;
+constexpr int kFbUsedField = fields::ids::kFbUsed;
 constexpr uint64_t kMiB = uint64_t{1024} * 1024;
 
 // What one pod container does on one GPU.

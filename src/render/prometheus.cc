@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "fields/clock_event_names.h"
+#include "fields/field_ids.h"
 #include "fields/xid_text.h"
 #include "render/series.h"
 #include "render/text_format.h"
@@ -77,9 +78,9 @@ std::string BuildDeviceLabels(const model::DeviceIdentity& id, const PrometheusO
   return p;
 }
 
-constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
-constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
-constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
+constexpr int kXidErrorsField = fields::ids::kXidErrors;
+constexpr int kXidCountField = fields::ids::kXidErrorsCount;
+constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
 // One set of attributes of a device's series: a (pod, HPC job) pair, either possibly absent.
 // `tail` is the attributes rendered, from ',' through the closing "} ".
 struct AttributeSet {

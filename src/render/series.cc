@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "fields/clock_event_names.h"
+#include "fields/field_ids.h"
 #include "fields/xid_text.h"
 
 namespace nvmlx::render {
@@ -12,9 +13,9 @@ namespace {
 using config::CollectorEntry;
 using config::MetricType;
 
-constexpr int kXidErrorsField = 230;          // DCGM_FI_DEV_XID_ERRORS
-constexpr int kXidCountField = 9001;          // DCGM_EXP_XID_ERRORS_COUNT
-constexpr int kClockEventsCountField = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT
+constexpr int kXidErrorsField = fields::ids::kXidErrors;
+constexpr int kXidCountField = fields::ids::kXidErrorsCount;
+constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
 
 const model::Value* FindSample(const std::vector<model::Sample>& samples, int field_id) {
   auto it = std::lower_bound(samples.begin(), samples.end(), field_id,

@@ -1,0 +1,27 @@
+// Named DCGM field ids: the ids (dcgm_fields.h numbering) that code outside the catalog table
+// refers to, so that no stage spells a field as a bare number. The catalog table
+// (fields/catalog.cc) uses the same names for these rows; catalog_test checks each name against
+// the catalog's entry.
+//
+// Thread-safety: compile-time constants.
+#ifndef NVML_EXPORTER_FIELDS_FIELD_IDS_H_
+#define NVML_EXPORTER_FIELDS_FIELD_IDS_H_
+
+namespace nvmlx::fields::ids {
+
+inline constexpr int kBar1Total = 90;           // DCGM_FI_DEV_BAR1_TOTAL
+inline constexpr int kBar1Used = 92;            // DCGM_FI_DEV_BAR1_USED
+inline constexpr int kBar1Free = 93;            // DCGM_FI_DEV_BAR1_FREE
+inline constexpr int kGpuUtil = 203;            // DCGM_FI_DEV_GPU_UTIL
+inline constexpr int kXidErrors = 230;          // DCGM_FI_DEV_XID_ERRORS (the last Xid)
+inline constexpr int kFbTotal = 250;            // DCGM_FI_DEV_FB_TOTAL
+inline constexpr int kFbFree = 251;             // DCGM_FI_DEV_FB_FREE
+inline constexpr int kFbUsed = 252;             // DCGM_FI_DEV_FB_USED
+inline constexpr int kFbReserved = 253;         // DCGM_FI_DEV_FB_RESERVED
+inline constexpr int kFbUsedPercent = 254;      // DCGM_FI_DEV_FB_USED_PERCENT
+inline constexpr int kXidErrorsCount = 9001;    // DCGM_EXP_XID_ERRORS_COUNT (windowed counts)
+inline constexpr int kClockEventsCount = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT (windowed counts)
+
+}  // namespace nvmlx::fields::ids
+
+#endif  // NVML_EXPORTER_FIELDS_FIELD_IDS_H_
