@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "config/text_file.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -26,7 +27,9 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
   render::EmfRules rules = render::DefaultEmfRules(!e.cluster_name.empty());
   if (!e.config_file.empty()) {
     std::vector<std::string> warnings;
-    Result<render::EmfRules> loaded = render::LoadEmfRules(e.config_file, &warnings);
+    Result<std::string> text = config::ReadTextFile(e.config_file, "EMF rules file");
+    if (!text.ok()) return text.status();
+    Result<render::EmfRules> loaded = render::ParseEmfRules(*text, e.config_file, &warnings);
     if (!loaded.ok()) return loaded.status();
     for (const std::string& w : warnings) log::Warn("EMF rules", {{"warning", w}});
     rules = std::move(*loaded);

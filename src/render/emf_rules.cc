@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <initializer_list>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 namespace nvmlx::render {
@@ -433,14 +431,6 @@ Result<EmfRules> ParseEmfRules(std::string_view text, std::string_view source,
                                std::vector<std::string>* warnings) {
   Parser p(source, warnings);
   return p.Parse(text);
-}
-
-Result<EmfRules> LoadEmfRules(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open the EMF rules file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseEmfRules(ss.str(), path, warnings);
 }
 
 EmfRules DefaultEmfRules(bool with_cluster_name) {

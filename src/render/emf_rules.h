@@ -94,11 +94,12 @@ std::vector<EmfDirective> MatchRules(const EmfRules& rules, const Labels& labels
                                      bool (*usable_dimension)(const Labels&, std::string_view),
                                      NameMatchCache* cache = nullptr);
 
-// Parses a rules file. Errors: INVALID_ARGUMENT "<source>:<line>: <what was expected>".
+// Parses the text of a rules file; `source` (the file's path) names it in messages. The caller
+// reads the file (config::ReadTextFile): render does no I/O.
+// Errors: INVALID_ARGUMENT "<source>:<line>: <what was expected>".
 // `warnings` (may be null) receives "<source>:<line>: ..." for skipped declarations.
 Result<EmfRules> ParseEmfRules(std::string_view text, std::string_view source,
                                std::vector<std::string>* warnings);
-Result<EmfRules> LoadEmfRules(const std::string& path, std::vector<std::string>* warnings);
 
 // The built-in rules: the article's 14 selectors plus temperatures (GPU util, mem copy util,
 // enc/dec util, power, SM/mem clocks, GPU/memory temperature, XID, row remap failure, GR engine,

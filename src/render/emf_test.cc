@@ -13,11 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "config/text_file.h"
 #include "emf_validator.h"
 #include "fields/catalog.h"
 
 namespace nvmlx::render {
 namespace {
+
+// Reads and parses a rules file the way the daemon does (app/emf_pipeline.cc).
+Result<EmfRules> LoadEmfRules(const std::string& path, std::vector<std::string>* warnings) {
+  Result<std::string> text = config::ReadTextFile(path, "EMF rules file");
+  if (!text.ok()) return text.status();
+  return ParseEmfRules(*text, path, warnings);
+}
 
 using config::CollectorEntry;
 using config::MetricType;
