@@ -7,10 +7,9 @@
 // but empty counts as unset. Booleans from env vars and from `--flag=value` follow Go's
 // strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False).
 //
-// dcgm-exporter flags we do not implement yet (-p, -m, -r, -s, --web-config-file,
-// --kubernetes-enable-dra, ...; the list is in docs/dcgm-compat.md §1) are recognised, and
-// setting one to a non-default value by flag or env var is an error (`flag --web-config-file is
-// not supported yet (planned)`), never silently ignored.
+// dcgm-exporter flags we do not implement yet (-p, -m, -r, -s, --kubernetes-enable-*, ...) are
+// recognised, and setting one to a non-default value by flag or env var is an error
+// (`flag --kubernetes is not supported yet (planned)`), never silently ignored.
 //
 // Pure function over its inputs (argv and the getenv callback): thread-safe.
 #ifndef NVML_EXPORTER_CONFIG_OPTIONS_H_
