@@ -6,7 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build make pkg-config git
-  # libraries (see DEVELOPERS.md "Prefer a well-kept library")
+  # libraries: well-kept upstream projects from Debian, not our own code (docs/architecture.md
+  # "Dependencies" says what each is for)
   libboost-dev libboost-system-dev libssl-dev zlib1g-dev libcrypt-dev
   libyaml-cpp-dev nlohmann-json3-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

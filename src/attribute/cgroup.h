@@ -1,5 +1,5 @@
 // cgroup parsing: which Kubernetes pod and container a host process belongs to, from the text of
-// /proc/<pid>/cgroup (nvml-mapping.md §3).
+// /proc/<pid>/cgroup (docs/nvml.md §4).
 //
 // Handles cgroup v1 (many "N:controllers:path" lines) and v2 (one "0::path" line), the systemd
 // and cgroupfs cgroup drivers, containerd ("cri-containerd-<id>.scope", bare "<id>"), CRI-O

@@ -1,5 +1,5 @@
 // Table-driven tests of ParseCgroupPath / ParseCgroupFile over the cgroup path shapes that real
-// nodes produce (nvml-mapping.md §3), plus malformed input.
+// nodes produce (docs/nvml.md §4), plus malformed input.
 #include "attribute/cgroup.h"
 
 #include <gtest/gtest.h>

@@ -195,7 +195,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->AddEntity(lib, *handle, std::move(id), mig_on ? gpu_fields : all_fields, *handle,
                  std::nullopt, std::nullopt, clock_events_enabled, identities.get());
     // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
-    // aggregate, and only for privileged users: nvml-mapping.md §4).
+    // aggregate, and only for privileged users: docs/nvml.md §5).
     if (c->options_.process_metrics && !mig_on) {
       c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, *handle);
     }

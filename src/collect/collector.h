@@ -5,7 +5,7 @@
 // Two threads:
 //  - the fast loop reads the cheap fields (µs per call) of all GPUs every interval;
 //  - the slow loop reads the expensive ones (energy ~4 ms, PCIe throughput ~21 ms, violation
-//    counters, PCIe replay on an H200; h200-probe.md) and leaves its latest values in a cache
+//    counters, PCIe replay on an H200; docs/nvml.md §9) and leaves its latest values in a cache
 //    that the fast loop merges in. A slow or blocked slow call therefore never delays the
 //    gauges; its values are at most one slow round old.
 // DCGM_FI_PROF_* fields come from NVML GPM (GpmReader, one per GPU, on the fast loop): each

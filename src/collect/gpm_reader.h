@@ -1,4 +1,4 @@
-// GpmReader: the DCGM_FI_PROF_* fields of one GPU, from NVML GPM (nvml-mapping.md §2).
+// GpmReader: the DCGM_FI_PROF_* fields of one GPU, from NVML GPM (docs/nvml.md §3).
 //
 // GPM metrics are averages between two samples, so the reader keeps two sample buffers that
 // alternate: each Read() fills the older one with a fresh sample and computes every field from

@@ -1,5 +1,5 @@
 // MIG: discovering the MIG instances of a GPU, naming their profiles as DCGM does, and deciding
-// which entity each field is emitted for (nvml-mapping.md §4).
+// which entity each field is emitted for (docs/nvml.md §5).
 //
 // Entities. A GPU without MIG is one entity with every field. On a GPU with MIG enabled, DCGM's
 // GPU-instance entity (FE_GPU_I; one per MIG device here) carries what NVML measures per

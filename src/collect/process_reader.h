@@ -1,7 +1,7 @@
 // ProcessReader: one GPU's compute processes and their utilization since the previous read
 // (DeviceSnapshot::processes), for process attribution.
 //
-// Utilization uses NVML's lastSeenTimeStamp protocol (nvml-mapping.md §3): each read passes the
+// Utilization uses NVML's lastSeenTimeStamp protocol (docs/nvml.md §4): each read passes the
 // largest sample timestamp the previous one returned, so a value covers exactly the time since
 // then, and NOT_FOUND ("nothing new") reads as idle. The constructor takes a priming read whose
 // samples are discarded: with lastSeen 0 NVML would average its whole buffer, which stays stale

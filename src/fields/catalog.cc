@@ -1,6 +1,6 @@
 // The field table. Names and ids are those of dcgm_fields.h (DCGM 4.6.1, the copy in
 // NVIDIA/go-dcgm); "new" names are the DCGM 4.6 names that replaced the old ones (the old ones stay
-// as aliases there, and dcgm-exporter's CSVs still use them). Reads follow nvml-mapping.md §1.
+// as aliases there, and dcgm-exporter's CSVs still use them). Reads follow docs/nvml.md §2.
 #include "fields/catalog.h"
 
 #include <algorithm>
@@ -79,7 +79,7 @@ constexpr FieldDef Rate(FieldDef f) {
   return f;
 }
 
-// A DCGM_FI_PROF_* field computed by NVML GPM from two samples (nvml-mapping.md §2, after DCGM
+// A DCGM_FI_PROF_* field computed by NVML GPM from two samples (docs/nvml.md §3, after DCGM
 // 4.6's DcgmFieldIdToNvmlGpmMetricId): the GPM metric id and the factor to DCGM's unit.
 constexpr double kPercentToRatio = 0.01;
 constexpr double kMibToBytes = 1048576.0;
@@ -91,7 +91,7 @@ constexpr FieldDef Gpm(FieldDef f, unsigned gpm_metric_id, double scale) {
 }
 
 // Ascending id. kSlow marks what costs milliseconds on an H200 (energy ~4 ms, PCIe throughput
-// ~21 ms, violation counters ~0.7 ms, PCIe replay ~0.15 ms; nvml-mapping.md §7). The
+// ~21 ms, violation counters ~0.7 ms, PCIe replay ~0.15 ms; docs/nvml.md §9). The
 // clock-event-reason ns counters 1422-1424 are not measured; they are assumed to cost what the
 // perf-policy counters (FI 74-81) cost, which is where NVML keeps them.
 constexpr FieldDef kFields[] = {

@@ -72,7 +72,7 @@ struct FieldDef {
   double rate_divisor = 1.0;
   // Profiling fields (Source::kProfiling) that NVML GPM computes: > 0 is the nvmlGpmMetricId_t,
   // and the GPM value times gpm_scale is the DCGM value (percent * 0.01 -> ratio, MiB/s *
-  // 1048576 -> B/s, 1 for raw counts; nvml-mapping.md §2). 0: no GPM source, not collected.
+  // 1048576 -> B/s, 1 for raw counts; docs/nvml.md §3). 0: no GPM source, not collected.
   unsigned gpm_metric_id = 0;
   double gpm_scale = 1.0;
 };

@@ -131,7 +131,7 @@ TEST(CatalogTest, ContainsTheShippedCsvAndCommentedOutFields) {
     ASSERT_NE(f, nullptr) << n;
     EXPECT_EQ(f->name, n) << "canonical (old) name expected";
   }
-  // Every PROF id of nvml-mapping.md §2.
+  // Every PROF id of docs/nvml.md §3.
   for (int id = 1001; id <= 1096; ++id) {
     if (id >= 1035 && id <= 1039) continue;  // unassigned in dcgm_fields.h
     const FieldDef* f = FindById(id);
@@ -158,7 +158,7 @@ TEST(CatalogTest, TypesUnitsAndCosts) {
   for (int id : {100, 101, 140, 150, 155, 203, 252}) {
     EXPECT_EQ(FindById(id)->cost, Cost::kFast) << id;
   }
-  // Easy to swap (nvml-mapping.md §8 #12); we read them through nvmlDeviceGetRemappedRows.
+  // Easy to swap (docs/nvml.md §2); we read them through nvmlDeviceGetRemappedRows.
   EXPECT_NE(FindById(393)->read, FindById(394)->read);
   EXPECT_EQ(FindById(140)->nvml_field_id, NVML_FI_DEV_MEMORY_TEMP);
   EXPECT_EQ(FindById(1422)->nvml_field_id, 269u);

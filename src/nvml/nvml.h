@@ -230,7 +230,7 @@ class Library {
   // happened" outcome, not an error: it is an empty optional.
   Result<std::optional<Event>> WaitEvent(const EventSet& set, unsigned timeout_ms) const;
 
-  // --- MIG (nvml-mapping.md §4). Read-only: nothing here changes a GPU's MIG configuration. --
+  // --- MIG (docs/nvml.md §5). Read-only: nothing here changes a GPU's MIG configuration. -----
   // The current MIG mode is ENABLE. A GPU without MIG support (NOT_SUPPORTED, or the symbol
   // absent) answers false rather than an error.
   Result<bool> MigEnabled(Device d) const;
@@ -246,7 +246,7 @@ class Library {
   Result<nvmlGpuInstanceProfileInfo_t> GpuInstanceProfileInfo(Device parent,
                                                               unsigned profile) const;
 
-  // --- GPM (Hopper+; nvml-mapping.md §2) ----------------------------------------------------
+  // --- GPM (Hopper+; docs/nvml.md §3) -------------------------------------------------------
   // isSupportedDevice of nvmlGpmQueryDeviceSupport (version: the raw 1).
   Result<bool> GpmSupported(Device d) const;
   Result<GpmSample> GpmSampleAlloc() const;
@@ -260,7 +260,7 @@ class Library {
                                                     const GpmSample& sample2,
                                                     std::span<const unsigned> ids) const;
 
-  // --- Processes (nvml-mapping.md §3) ------------------------------------------------------
+  // --- Processes (docs/nvml.md §4) ---------------------------------------------------------
   // Compute processes with a context on `d`, ascending pid: _v3, else _v2, else the legacy
   // unversioned call. The entry stride of _v3/_v2 is measured against a sentinel-filled buffer
   // (drivers 535.43-535.86 wrote 32-byte entries under the same name); a stride that is none of

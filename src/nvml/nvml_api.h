@@ -1,16 +1,16 @@
 // Our own declarations of the subset of the NVML C API that nvml-exporter uses.
 //
-// Written from the published header (NVML 13.3, NVML_API_VERSION 13) and checked against
-// ../shared/reference/nvml-mapping.md: exact struct layouts (x86_64), explicit versioned symbol
-// names (the header's #defines such as nvmlInit -> nvmlInit_v2 only help at compile time; we dlsym
-// the versioned name). The static_asserts at the bottom pin every layout the driver writes into.
+// Written from the published header (NVML 13.3, NVML_API_VERSION 13), with exact struct layouts
+// (x86_64, docs/nvml.md §7) and explicit versioned symbol names (docs/nvml.md §1: the header's
+// #defines such as nvmlInit -> nvmlInit_v2 only help at compile time; we dlsym the versioned
+// name). The static_asserts at the bottom pin every layout the driver writes into.
 //
 // The exporter never links these functions: src/nvml/nvml.cc takes their types with decltype and
 // resolves them with dlsym, so an older driver that lacks one disables single fields only. The
 // simulated GPU library (tools/simgpu) defines them, so both sides share one declaration.
 //
 // Plain C declarations: no state, no thread-safety concerns of their own. NVML itself says it is
-// thread-safe; calls serialise inside the driver on the RM lock (nvml-mapping.md §6).
+// thread-safe; calls serialise inside the driver on the RM lock (docs/nvml.md §8).
 #ifndef NVML_EXPORTER_NVML_NVML_API_H_
 #define NVML_EXPORTER_NVML_NVML_API_H_
 
@@ -179,7 +179,7 @@ typedef struct {
   nvmlValue_t value;
 } nvmlFieldValue_t;
 
-// NVML field ids (nvmlDeviceGetFieldValues). Only the ones we read. See nvml-mapping.md §1.
+// NVML field ids (nvmlDeviceGetFieldValues). Only the ones we read. See docs/nvml.md §2.
 enum : unsigned {
   NVML_FI_DEV_ECC_CURRENT = 1,
   NVML_FI_DEV_ECC_PENDING = 2,
@@ -275,7 +275,7 @@ typedef struct {
   nvmlGpmMetric_t metrics[NVMLX_GPM_METRIC_MAX];
 } nvmlGpmMetricsGet_t;
 
-// MIG (nvml-mapping.md §4). Mode values of nvmlDeviceGetMigMode.
+// MIG (docs/nvml.md §5). Mode values of nvmlDeviceGetMigMode.
 enum : unsigned { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
 // nvmlDeviceGetAttributes_v2 (works on a MIG device handle without root).
 typedef struct {
@@ -304,7 +304,7 @@ typedef struct {
   unsigned ofaCount;
   unsigned long long memorySizeMB;
 } nvmlGpuInstanceProfileInfo_t;
-// Processes (nvml-mapping.md §3). nvmlProcessInfo_t is nvmlProcessInfo_v2_t: what _v3 and _v2
+// Processes (docs/nvml.md §4). nvmlProcessInfo_t is nvmlProcessInfo_v2_t: what _v3 and _v2
 // write, except drivers 535.43-535.86 whose _v3 wrote 32-byte entries (an extra
 // usedGpuCcProtectedMemory) with no version bump: readers measure the stride (nvml.cc).
 typedef struct {
@@ -487,7 +487,7 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
   X(nvmlDeviceGetProcessesUtilizationInfo)
 // clang-format on
 
-// Layouts the driver writes into (x86_64, nvml-mapping.md §6).
+// Layouts the driver writes into (x86_64, docs/nvml.md §7).
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlMemory_t) == 24);

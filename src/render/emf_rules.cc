@@ -11,7 +11,7 @@
 namespace nvmlx::render {
 namespace {
 
-// The EMF schema's unit list (cloudwatch-prometheus.md §1.1).
+// The EMF schema's unit list (docs/emf.md §3).
 constexpr std::array<std::string_view, 27> kUnits = {
     "Seconds",
     "Microseconds",

@@ -1,6 +1,6 @@
 // EMF selection rules: the CloudWatch agent's `emf_processor` (metric_namespace, metric_unit,
 // metric_declaration), with the agent's semantics, so a block pasted from a cwagent config works
-// unchanged (cloudwatch-prometheus.md §2.2; awsemfexporter metric_declaration.go):
+// unchanged (docs/emf.md §4; the agent's awsemfexporter metric_declaration.go):
 //   - a declaration applies to a label set when the values of its source_labels, joined with
 //     label_separator (";"), missing labels read as "", match label_matcher (default ".*");
 //   - it selects the metrics whose name matches any metric_selectors entry;

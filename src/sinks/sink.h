@@ -3,7 +3,7 @@
 //   file:PATH              one per line, appended; rotated by size (PATH.1 ... PATH.<keep>)
 //   tcp://HOST:PORT        newline-delimited, as the CloudWatch agent's emf listener reads TCP
 //   udp://HOST:PORT        one document per datagram (the agent's udp listener)
-// (cloudwatch-prometheus.md §1.4). Each sink has a bounded queue and its own thread, so a slow or
+// (docs/emf.md §6). Each sink has a bounded queue and its own thread, so a slow or
 // dead receiver never blocks collection or scrapes: Offer() never waits; when the queue is full
 // the new document is dropped and counted. A failed send is retried after a reconnect with
 // exponential backoff (the document stays at the head of the queue); documents that can never

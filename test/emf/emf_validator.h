@@ -1,5 +1,5 @@
 // An independent checker of CloudWatch Embedded Metric Format documents, written from the
-// specification (cloudwatch-prometheus.md §1), not from our renderer: every test applies it to
+// specification (docs/emf.md §1-§2), not from our renderer: every test applies it to
 // every document the renderer or the daemon produces.
 //
 // Checks: one JSON object and nothing else, no raw newline; `_aws` an object with only

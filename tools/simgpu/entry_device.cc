@@ -36,7 +36,7 @@ nvmlReturn_t ReadString(const char* fn, nvmlDevice_t d, char* buf, unsigned leng
 }
 
 // Utilization (GPU, memory, encoder, decoder) is not available on a MIG-enabled GPU nor on a MIG
-// device (nvml-mapping.md §4).
+// device (docs/nvml.md §5).
 bool NoUtilization(const Ctx& c) { return c.spec().mig_enabled || c.dev->mig != nullptr; }
 
 nvmlReturn_t Utilization(const char* fn, nvmlDevice_t d, unsigned* util, unsigned* period,

@@ -29,7 +29,7 @@ GpmSample* FromHandle(nvmlGpmSample_t handle) {
   return s != nullptr && s->magic == GpmSample::kMagic ? s : nullptr;
 }
 
-// nvmlGpmMetricId_t -> the scenario key that drives it (nvml-mapping.md §2 ids).
+// nvmlGpmMetricId_t -> the scenario key that drives it (ids: docs/nvml.md §3).
 std::optional<nvmlx::simgpu::ValueKey> GpmKey(unsigned metric_id) {
   using nvmlx::simgpu::ValueKey;
   switch (metric_id) {

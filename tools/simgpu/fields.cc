@@ -1,5 +1,5 @@
 // nvmlDeviceGetFieldValues, one element at a time: the value, its valueType and its per-element
-// nvmlReturn exactly as R580 answers them on an H200 (nvml-mapping.md §1, §6).
+// nvmlReturn exactly as R580 answers them on an H200 (docs/nvml.md §2, §1).
 #include <optional>
 
 #include "call.h"

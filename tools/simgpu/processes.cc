@@ -20,7 +20,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // The driver samples per-process utilization every 1/6 s and keeps about 20 s of samples.
 constexpr double kSamplePeriodS = 1.0 / 6.0;
 constexpr double kBufferS = 20.0;
-// R580 answers the size query with room for 72 entries whatever runs (nvml-mapping.md §3).
+// R580 answers the size query with room for 72 entries whatever runs (docs/nvml.md §4).
 constexpr unsigned kSizeHint = 72;
 
 std::vector<const ProcessSpec*> Running(const Ctx& c) {

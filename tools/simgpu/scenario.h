@@ -154,7 +154,7 @@ struct GpuSpec {
   std::array<ValueFn, kNumValueKeys> values;  // every key set, defaults included
   std::vector<ProcessSpec> processes;         // ascending pid, unique
   // Entry size nvmlDeviceGetComputeRunningProcesses_v3 writes: 24, or 32 as drivers
-  // 535.43-535.86 did (the ABI trap of nvml-mapping.md §3).
+  // 535.43-535.86 did (the stride trap of docs/nvml.md §4).
   unsigned process_info_stride = 24;
 
   const ValueFn& value(ValueKey k) const { return values[static_cast<int>(k)]; }
