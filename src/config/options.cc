@@ -496,18 +496,13 @@ std::optional<bool> ParseGoBool(std::string_view s) {
   return std::nullopt;
 }
 
-int ExitCodeFor(const Status& status) {
-  if (status.ok()) return 0;
-  return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
-}
-
 Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
   PrePass pre = RewriteArgs(argc, argv);
   Options o;
   if (pre.help || pre.version) {
     o.help_or_version_requested = true;
     o.help_text = pre.help ? HelpText() : "nvml-exporter version " NVMLX_CONFIG_VERSION "\n";
-    o.exit_code_hint = 0;
+    o.exit_code_hint = ExitCode::kOk;
     return o;
   }
   if (!pre.error.ok()) return pre.error;
@@ -532,7 +527,8 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
   } catch (const CLI::ParseError& e) {
     return InvalidArgument(e.what());
   } catch (const std::exception& e) {
-    return Internal(std::string("parsing flags: ") + e.what());
+    // Still the command line's fault as far as the caller can tell: a usage error (exit 2).
+    return InvalidArgument(std::string("parsing flags: ") + e.what());
   }
 
   std::vector<Raw> raw(kNumFlags);
