@@ -208,6 +208,9 @@ Status Daemon::BuildOutputs() {
 Daemon::~Daemon() { Stop(); }
 
 Status Daemon::Start() {
+  if (server_ == nullptr || state_ != State::kBuilt) {
+    return Internal("Daemon::Start: only once, on a daemon built without --once");
+  }
   state_ = State::kRunning;
   sources_->Start();
   collector_->Start(

@@ -104,6 +104,7 @@ TEST_F(DaemonTest, ServesMetricsOverASocketAndStopsPromptly) {
   EXPECT_EQ(daemon.port(), 0);
   EXPECT_EQ(HttpGet(port, "/metrics"), "") << "the server must not listen after Stop()";
   daemon.Stop();  // idempotent
+  EXPECT_FALSE(daemon.Start().ok()) << "a stopped daemon does not start again";
 }
 
 TEST_F(DaemonTest, OnceRendersOnePage) {
@@ -160,8 +161,8 @@ TEST_F(DaemonTest, BadCollectorsFileIsAUsageError) {
 }
 
 TEST_F(DaemonTest, UnusableNvmlOrGpuIsExitCodeOne) {
-  Result<std::unique_ptr<Daemon>> d =
-      Daemon::Create(Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", nullptr});
+  Result<std::unique_ptr<Daemon>> d = Daemon::Create(
+      Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", SimulatedGpus().getenv});
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUnavailable);
   EXPECT_THAT(d.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
