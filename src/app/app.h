@@ -1,5 +1,6 @@
-// The application: wires config -> nvml -> collect -> render -> serve, and runs until SIGINT or
-// SIGTERM. main.cc only forwards argv and the environment here.
+// The application: parses the flags, builds the Daemon (app/daemon.h) that owns every part, and
+// runs it until SIGINT or SIGTERM (or, with --once, prints one page). main.cc only forwards argv
+// here.
 //
 // Thread-safety: Run() is called once, from main, before any other thread exists (it blocks the
 // termination signals so that only its own sigwait() receives them).
@@ -8,8 +9,8 @@
 
 namespace nvmlx::app {
 
-// Returns the process exit code: 0 on a clean stop, 1 when NVML cannot be used, 2 for bad
-// flags or files.
+// Returns the process exit code (config/exit_code.h): 0 on a clean stop, 1 when NVML, a GPU or
+// the listen address cannot be used, 2 for bad flags or files.
 int Run(int argc, char** argv);
 
 }  // namespace nvmlx::app

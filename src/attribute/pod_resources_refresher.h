@@ -1,7 +1,7 @@
 // PodResourcesRefresher: keeps the latest kubelet attribution (DeviceAttribution) fresh on its
 // own background thread, so that no scrape and no collection ever waits for the kubelet.
 //
-// - Refreshes every `period` (app.cc: the collect interval, but at least 1 s) and at once when
+// - Refreshes every `period` (the app: the collect interval, but at least 1 s) and at once when
 //   RefreshSoon() is called (a device change).
 // - Each refresh is List (deadline = min(period, 10 s): a call never outlives its period) then
 //   PodMatcher::Match, and publishes a new immutable DeviceAttribution.

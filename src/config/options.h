@@ -7,9 +7,9 @@
 // but empty counts as unset. Booleans from env vars and from `--flag=value` follow Go's
 // strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False).
 //
-// dcgm-exporter flags we do not implement yet (-p, -m, -r, -s, --kubernetes-enable-*, ...) are
+// dcgm-exporter flags we do not implement yet (-p, -m, -r, -s, --kubernetes-enable-dra, ...) are
 // recognised, and setting one to a non-default value by flag or env var is an error
-// (`flag --kubernetes is not supported yet (planned)`), never silently ignored.
+// (`flag --switch-devices is not supported yet (planned)`), never silently ignored.
 //
 // Pure function over its inputs (argv and the getenv callback): thread-safe.
 #ifndef NVML_EXPORTER_CONFIG_OPTIONS_H_
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "config/device_selector.h"
+#include "config/exit_code.h"
 #include "util/go_duration.h"
 #include "util/status.h"
 
@@ -126,25 +127,22 @@ struct Options {
   std::string kubernetes_token_file;
   std::string kubernetes_ca_file;
 
-  // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint (0);
-  // the other fields are then defaults and must not be used.
+  // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint
+  // (kOk); the other fields are then defaults and must not be used.
   bool help_or_version_requested = false;
   std::string help_text;
-  // The exit status for the caller when it stops here (help/version: 0). Errors come back as a
-  // non-OK Status instead; ExitCodeFor() maps them (usage errors: 2).
-  int exit_code_hint = 0;
+  // The exit status for the caller when it stops here (help/version: kOk). Errors come back as a
+  // non-OK Status instead; ExitCodeFor() (config/exit_code.h) maps them (usage errors: kUsage).
+  ExitCode exit_code_hint = ExitCode::kOk;
 };
 
 using GetEnvFn = std::function<std::optional<std::string>(std::string_view)>;
 
-// argv[0] is the program name. Errors are INVALID_ARGUMENT with a message fit for stderr that
-// names where the value came from, e.g. `--collect-interval: 50 is below the minimum of 100
-// (milliseconds)` or `DCGM_EXPORTER_INTERVAL: "x" is not a whole number of milliseconds`.
-// -h/-v anywhere on the line win over any error.
+// argv[0] is the program name. Errors are always INVALID_ARGUMENT (ExitCode::kUsage), with a
+// message fit for stderr that names where the value came from, e.g. `--collect-interval: 50 is
+// below the minimum of 100 (milliseconds)` or `DCGM_EXPORTER_INTERVAL: "x" is not a whole number of
+// milliseconds`. -h/-v anywhere on the line win over any error.
 Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv);
-
-// The process exit status for a ParseOptions error: 2 (usage error) for INVALID_ARGUMENT, else 1.
-int ExitCodeFor(const Status& status);
 
 // Go's strconv.ParseBool. Exposed for tests.
 std::optional<bool> ParseGoBool(std::string_view s);

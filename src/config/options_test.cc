@@ -36,7 +36,7 @@ std::string Error(std::initializer_list<const char*> args, const Env& env = {}) 
   Result<Options> r = Parse(args, env);
   if (r.ok()) return "<parsed>";
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ExitCodeFor(r.status()), 2);
+  EXPECT_EQ(ExitCodeFor(r.status()), ExitCode::kUsage);
   return r.status().message();
 }
 
@@ -62,7 +62,7 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o.web_read_timeout, std::chrono::seconds(10));
   EXPECT_EQ(o.web_write_timeout, std::chrono::seconds(30));
   EXPECT_FALSE(o.help_or_version_requested);
-  EXPECT_EQ(o.exit_code_hint, 0);
+  EXPECT_EQ(o.exit_code_hint, ExitCode::kOk);
 }
 
 TEST(Options, LongShortAndGoSpellings) {
@@ -446,7 +446,7 @@ TEST(Options, Help) {
     Result<Options> r = Parse({h});
     ASSERT_TRUE(r.ok()) << h;
     EXPECT_TRUE(r->help_or_version_requested);
-    EXPECT_EQ(r->exit_code_hint, 0);
+    EXPECT_EQ(r->exit_code_hint, ExitCode::kOk);
     EXPECT_THAT(r->help_text, HasSubstr("Usage: nvml-exporter"));
   }
   const std::string help = Parse({"-h"})->help_text;

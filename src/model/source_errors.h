@@ -2,12 +2,13 @@
 // ("kubelet", and "cgroup"/"apiserver" from the process attribution). Rendered as the counter
 // family nvml_exporter_attribution_errors_total{source="…"}.
 //
-// Design: app.cc owns one instance (shared_ptr) and hands it to every refresher, which calls
-// Increment() from its own thread, and to the Prometheus renderer (PrometheusOptions), which
-// reads Counts() once per collection when it renders the page. Counters are registered at zero
-// when a source is enabled, so the family shows every enabled source before its first failure
-// (Prometheus' rate() needs the zero). It lives in model/ because both the sources (attribute/)
-// and the renderer (render/) use it, and the renderer must not depend on the sources.
+// Design: app::AttributionSources owns one instance (shared_ptr) and hands it to every source,
+// which calls Increment() from its own thread, and to the Prometheus renderer (PrometheusOptions),
+// which reads Counts() once per collection when it renders the page. Counters are registered at
+// zero when a source is enabled, so the family shows every enabled source before its first
+// failure (Prometheus' rate() needs the zero).
+// It lives in model/ because both the sources (attribute/) and the renderer (render/) use it,
+// and the renderer must not depend on the sources.
 //
 // Thread-safety: every method is thread-safe (one mutex; calls are rare and short).
 #ifndef NVML_EXPORTER_MODEL_SOURCE_ERRORS_H_

@@ -1,0 +1,165 @@
+#include "app/attribution_sources.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "util/log.h"
+
+namespace nvmlx::app {
+
+AttributionSources::AttributionSources(const config::Options& o)
+    : options_(o),
+      // Refreshed on their own threads every collect interval (at least 1 s), never in a scrape.
+      period_(std::max<std::chrono::milliseconds>(std::chrono::milliseconds(o.collect_interval_ms),
+                                                  std::chrono::seconds(1))),
+      enabled_(o.kubernetes || !o.hpc_job_mapping_dir.empty() || o.kubernetes_process_metrics),
+      errors_(std::make_shared<model::SourceErrors>()) {}
+
+Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
+    const config::Options& o, const attribute::EnvLookup& getenv) {
+  std::unique_ptr<AttributionSources> s(new AttributionSources(o));
+  // Pod labels on the device series are not rendered yet: only pod_uid needs the watcher there.
+  const bool device_metadata = o.kubernetes && o.kubernetes_enable_pod_uid;
+  if (!o.kubernetes_process_metrics && !device_metadata) return s;
+  s->pod_sources_ = true;
+  if (o.kubernetes_process_metrics) {
+    s->errors_->Register("cgroup");
+    s->processes_ = std::make_unique<attribute::ProcessAttributor>(
+        attribute::ProcessAttributorOptions{o.host_proc_root, s->errors_.get()});
+  }
+  Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
+      o.kubernetes_api_server, o.kubernetes_token_file, o.kubernetes_ca_file, getenv);
+  if (!api.ok()) {
+    if (api.status().code() != StatusCode::kNotFound) return api.status();
+    log::Warn(
+        "no Kubernetes API server: no pod_uid on device series; per-pod series carry pod_uid "
+        "only",
+        {{"err", api.status().message()}});
+    return s;
+  }
+  s->errors_->Register("apiserver");
+  attribute::PodWatcherOptions w;
+  w.api = *api;
+  w.node_name = o.node_name;
+  w.labels = attribute::LabelFilter::Create(o.kubernetes_enable_pod_labels,
+                                            o.kubernetes_pod_label_allowlist_regex);
+  w.errors = s->errors_.get();
+  s->pods_ = std::make_unique<attribute::PodWatcher>(std::move(w));
+  return s;
+}
+
+AttributionSources::~AttributionSources() { Stop(); }
+
+void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>& identities) {
+  const config::Options& o = options_;
+  std::unique_ptr<attribute::PodResourcesRefresher> kubelet;
+  std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs;
+  if (o.kubernetes) {
+    attribute::MatchOptions mopts;
+    mopts.id_type = o.kubernetes_gpu_id_type == config::KubernetesGpuIdType::kDeviceName
+                        ? attribute::GpuIdType::kDeviceName
+                        : attribute::GpuIdType::kUid;
+    mopts.extra_resource_names = o.nvidia_resource_names;
+    mopts.virtual_gpus = o.kubernetes_virtual_gpus;
+    attribute::KubeletClientOptions kopts;
+    kopts.socket_path = o.pod_resources_socket;
+    kopts.deadline = attribute::KubeletDeadlineFor(period_);
+    kubelet = std::make_unique<attribute::PodResourcesRefresher>(
+        kopts, attribute::PodMatcher(identities, std::move(mopts)), period_, errors_);
+    log::Info("kubernetes pod attribution on",
+              {{"socket", kopts.socket_path},
+               {"refresh_ms", std::to_string(period_.count())},
+               {"deadline_ms", std::to_string(kopts.deadline.count())},
+               {"virtual_gpus", o.kubernetes_virtual_gpus ? "true" : "false"}});
+    kubelet->RefreshOnce();  // bounded by the deadline; the first page gets pod labels
+  }
+  if (!o.hpc_job_mapping_dir.empty()) {
+    hpc_jobs = std::make_unique<attribute::HpcJobRefresher>(o.hpc_job_mapping_dir, identities,
+                                                            period_, errors_);
+    hpc_jobs->RefreshOnce();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  kubelet_ = std::move(kubelet);
+  hpc_jobs_ = std::move(hpc_jobs);
+}
+
+void AttributionSources::Start() {
+  attribute::PodResourcesRefresher* kubelet;
+  attribute::HpcJobRefresher* hpc_jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kubelet = kubelet_.get();
+    hpc_jobs = hpc_jobs_.get();
+  }
+  if (kubelet != nullptr) kubelet->Start();
+  if (hpc_jobs != nullptr) hpc_jobs->Start();
+  if (processes_ != nullptr) processes_->Start();
+  if (pods_ != nullptr) pods_->Start();
+}
+
+void AttributionSources::Stop() {
+  attribute::PodResourcesRefresher* kubelet;
+  attribute::HpcJobRefresher* hpc_jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kubelet = kubelet_.get();
+    hpc_jobs = hpc_jobs_.get();
+  }
+  if (kubelet != nullptr) kubelet->Stop();
+  if (hpc_jobs != nullptr) hpc_jobs->Stop();
+  if (processes_ != nullptr) processes_->Stop();
+  if (pods_ != nullptr) pods_->Stop();
+}
+
+model::Attribution AttributionSources::Latest() const {
+  model::Attribution a;
+  if (processes_ != nullptr) a.processes = processes_->Latest();
+  if (pods_ != nullptr) a.metadata = pods_->Latest();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (kubelet_ != nullptr) a.devices = kubelet_->Latest();
+  if (hpc_jobs_ != nullptr) a.hpc = hpc_jobs_->Latest();
+  return a;
+}
+
+void AttributionSources::Observe(const model::Snapshot& snapshot) {
+  if (processes_ != nullptr) processes_->Observe(snapshot);
+}
+
+render::PodFamiliesOptions AttributionSources::PodRenderOptions() const {
+  render::PodFamiliesOptions r;
+  if (!pod_sources_) return r;
+  const config::Options& o = options_;
+  r.enabled = processes_ != nullptr;
+  // dcgm-exporter 4.8 emits per-pod GPU_UTIL / FB_USED for shared GPUs under
+  // --kubernetes-virtual-gpus; with per-process data each pod gets its own share there (see
+  // pod_families.h). Without the flag the device series keep their kubelet pod labels and our
+  // own nvml_exporter_pod_gpu_* families carry the shares.
+  r.dcgm_per_pod_series = o.kubernetes_virtual_gpus;
+  r.pod_uid_label = o.kubernetes_enable_pod_uid;
+  r.use_old_namespace = o.use_old_namespace;
+  return r;
+}
+
+std::shared_ptr<const model::Snapshot> AttributionSources::ResolveForOnce(
+    std::shared_ptr<const model::Snapshot> snapshot, std::chrono::milliseconds wait) {
+  if (processes_ == nullptr && pods_ == nullptr) return snapshot;
+  if (processes_ != nullptr) {
+    processes_->Observe(*snapshot);
+    processes_->ResolveNow();
+  }
+  if (pods_ != nullptr) {
+    pods_->Start();
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (pods_->Latest() == nullptr && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  auto copy = std::make_shared<model::Snapshot>(*snapshot);
+  if (processes_ != nullptr) copy->attribution.processes = processes_->Latest();
+  if (pods_ != nullptr) copy->attribution.metadata = pods_->Latest();
+  return copy;
+}
+
+}  // namespace nvmlx::app

@@ -1,0 +1,115 @@
+// AttributionSources: the one owner of every attribution source the flags enable, and of the
+// error counters they share (nvml_exporter_attribution_errors_total):
+//  - the ProcessAttributor (--kubernetes-process-metrics): GPU processes -> pod uid and container
+//    through <host-proc-root>/<pid>/cgroup;
+//  - the PodWatcher (API server pod metadata): with --kubernetes-process-metrics, or with -k and
+//    --kubernetes-enable-pod-uid (pod uids for the kubelet-attributed device series);
+//  - the PodResourcesRefresher (-k): which pods hold which device, from the kubelet;
+//  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device.
+// Latest() bundles the latest part of each into one Attribution for the collector, which
+// attaches it to every snapshot.
+//
+// Life cycle, in this order, because the kubelet and HPC sources key their data by device while
+// the collector, which reads Latest(), is the one that enumerates the devices:
+//   1. Create(): builds the process and pod-metadata sources from the options (a bad Kubernetes
+//      API configuration fails here). Latest() is usable from now on.
+//   2. AttachDevices(): once the collector knows its devices, builds the kubelet and HPC
+//      refreshers for them and refreshes each once, so that the first page has their labels.
+//      Until then Latest() has null kubelet and HPC parts.
+//   3. Start(): every source's background thread. Stop() (also done by the destructor) stops
+//      them; the sources themselves live until destruction.
+//
+// Thread-safety: Latest(), Observe() and errors() may be called from any thread at any time
+// between Create() and destruction (the collector's fast loop calls Latest() and, through the
+// publish callback, Observe()). Create, AttachDevices, Start, Stop and ResolveForOnce come from
+// one controlling thread.
+#ifndef NVML_EXPORTER_APP_ATTRIBUTION_SOURCES_H_
+#define NVML_EXPORTER_APP_ATTRIBUTION_SOURCES_H_
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "model/attribution.h"
+#include "attribute/hpc_jobs.h"
+#include "attribute/pod_resources_refresher.h"
+#include "attribute/pod_watcher.h"
+#include "attribute/process_attributor.h"
+#include "model/source_errors.h"
+#include "model/snapshot.h"
+#include "config/options.h"
+#include "render/pod_families.h"
+#include "util/status.h"
+#include "util/thread_annotations.h"
+
+namespace nvmlx::app {
+
+class AttributionSources {
+ public:
+  // Without an API server (not in a cluster and no --kubernetes-api-server) the pod metadata
+  // source is left out with one warning, and per-process series carry pod uids only, as
+  // dcgm-exporter goes on without pod metadata. A bad --kubernetes-api-server (or its token or
+  // CA file) is an error. `options` is copied.
+  static Result<std::unique_ptr<AttributionSources>> Create(const config::Options& options,
+                                                            const attribute::EnvLookup& getenv);
+  ~AttributionSources();
+  AttributionSources(const AttributionSources&) = delete;
+  AttributionSources& operator=(const AttributionSources&) = delete;
+
+  // Whether any source is enabled (else Latest() is always empty and the collector need not
+  // ask).
+  bool enabled() const { return enabled_; }
+  // Whether the per-process sources run (--kubernetes-process-metrics): the collector must then
+  // read each GPU's processes.
+  bool process_metrics() const { return processes_ != nullptr; }
+
+  // Step 2: builds the kubelet (-k) and HPC (--hpc-job-mapping-dir) refreshers for `identities`
+  // and refreshes each once on the calling thread (the kubelet's bounded by its deadline). Call
+  // once, before Start().
+  void AttachDevices(const std::vector<model::DeviceIdentity>& identities);
+
+  void Start();
+  void Stop();
+
+  // The latest part of every source (cheap: a few shared_ptr copies; null parts for disabled
+  // sources, sources that never succeeded, and the kubelet and HPC ones before AttachDevices).
+  model::Attribution Latest() const;
+  // After each collection: the PIDs to resolve next.
+  void Observe(const model::Snapshot& snapshot);
+
+  // --once: resolves the snapshot's PIDs now and waits (up to `wait`) for the first pod list;
+  // returns the snapshot with that attribution attached (the same snapshot when neither the
+  // process nor the pod-metadata source runs).
+  std::shared_ptr<const model::Snapshot> ResolveForOnce(
+      std::shared_ptr<const model::Snapshot> snapshot, std::chrono::milliseconds wait);
+
+  // The per-pod rendering options (their `errors` not set: the renderer gets errors()).
+  // Default-constructed (nothing rendered) when neither the process nor the pod-metadata source
+  // is configured.
+  render::PodFamiliesOptions PodRenderOptions() const;
+  // The failure counters of every source, for the renderer.
+  const std::shared_ptr<model::SourceErrors>& errors() const { return errors_; }
+
+ private:
+  explicit AttributionSources(const config::Options& options);
+
+  const config::Options options_;
+  const std::chrono::milliseconds period_;  // the kubelet's and HPC refreshers'
+  const bool enabled_;
+  const std::shared_ptr<model::SourceErrors> errors_;
+  // Set by Create(), never changed after.
+  bool pod_sources_ = false;  // --kubernetes-process-metrics, or -k --kubernetes-enable-pod-uid
+  std::unique_ptr<attribute::ProcessAttributor> processes_;  // null: metadata only, or off
+  std::unique_ptr<attribute::PodWatcher> pods_;              // null without an API server
+
+  // Set once by AttachDevices() while Latest() may already run on another thread; destroyed only
+  // with this object, so a pointer read under the lock stays valid after it is released.
+  mutable std::mutex mu_;
+  std::unique_ptr<attribute::PodResourcesRefresher> kubelet_ NVMLX_GUARDED_BY(mu_);
+  std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs_ NVMLX_GUARDED_BY(mu_);
+};
+
+}  // namespace nvmlx::app
+
+#endif  // NVML_EXPORTER_APP_ATTRIBUTION_SOURCES_H_

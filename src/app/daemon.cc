@@ -1,0 +1,258 @@
+#include "app/daemon.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "app/version.h"
+#include "config/exit_code.h"
+#include "fields/field_ids.h"
+#include "render/gzip.h"
+#include "util/log.h"
+
+namespace nvmlx::app {
+namespace {
+
+// A failed step: the one line an operator sees on stderr, then the step's log entry if it has
+// one (`log_what`). Returns the Status the caller hands up, coded so that config::ExitCodeFor
+// gives `exit_code`, whatever code the failing part used.
+Status Fail(config::ExitCode exit_code, const std::string& message,
+            const char* log_what = nullptr) {
+  std::fprintf(stderr, "nvml-exporter: %s\n", message.c_str());
+  if (log_what != nullptr) log::Error(log_what, {{"err", message}});
+  return exit_code == config::ExitCode::kUsage ? InvalidArgument(message) : Unavailable(message);
+}
+
+std::string Hostname(const config::Options& o) {
+  if (o.no_hostname) return "";
+  if (!o.node_name.empty()) return o.node_name;
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+// Rows whose values come from stages that later issues build (or that have no NVML source):
+// say so once, like DCGM's "metric not enabled", instead of serving a family that never has
+// series.
+std::vector<config::CollectorEntry> DropUncollected(std::vector<config::CollectorEntry> rows,
+                                                    const std::string& source) {
+  std::vector<config::CollectorEntry> kept;
+  for (auto& row : rows) {
+    const fields::FieldDef* f = row.field;
+    const char* why = nullptr;
+    switch (f->source) {
+      case fields::Source::kProfiling:
+        // GPM-backed rows are kept; the collector warns per GPU where GPM is unavailable.
+        if (f->gpm_metric_id == 0) why = "no NVML GPM metric for this profiling field";
+        break;
+      case fields::Source::kExporter:
+        // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher,
+        // DCGM_EXP_CLOCK_EVENTS_COUNT from its clock-event windows.
+        if (f->id != fields::ids::kXidErrorsCount && f->id != fields::ids::kClockEventsCount) {
+          why = "exporter-computed DCGM_EXP_* counters come in a later release";
+        }
+        break;
+      case fields::Source::kEvent:
+        // DCGM_FI_DEV_XID_ERRORS comes from the collector's XidWatcher.
+        if (f->id != fields::ids::kXidErrors) why = "event-driven fields come in a later release";
+        break;
+      default:
+        if (row.type != config::MetricType::kLabel && f->read == nullptr && f->nvml_field_id == 0) {
+          why = "no NVML source for this field";
+        }
+        break;
+    }
+    if (why != nullptr) {
+      log::Warn("skipping collectors row: metric not enabled", {{"file", source},
+                                                                {"line", std::to_string(row.line)},
+                                                                {"field", row.name},
+                                                                {"reason", why}});
+      continue;
+    }
+    kept.push_back(std::move(row));
+  }
+  return kept;
+}
+
+// GPUs only: a MIG instance is up exactly when its GPU is, and /health speaks of GPUs.
+int CountGpus(const model::Snapshot& s) {
+  int n = 0;
+  for (const auto& d : s.devices) n += (d.identity != nullptr && !d.identity->mig) ? 1 : 0;
+  return n;
+}
+
+int CountUp(const model::Snapshot& s) {
+  int up = 0;
+  for (const auto& d : s.devices) up += (d.up && d.identity != nullptr && !d.identity->mig) ? 1 : 0;
+  return up;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Daemon>> Daemon::Create(const config::Options& options, Environment env) {
+  std::unique_ptr<Daemon> d(new Daemon(options));
+  // On failure `d` goes out of scope here: what was built so far is stopped and destroyed.
+  if (Status st = d->Build(env); !st.ok()) return st;
+  return d;
+}
+
+Status Daemon::Build(const Environment& env) {
+  const config::Options& opts = options_;
+  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(opts.collectors);
+  if (!rows.ok()) {
+    return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
+  }
+  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(env.nvml_library);
+  if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
+  nvml_ = std::move(*lib);
+  // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
+  entries_ = DropUncollected(std::move(rows).value(), opts.collectors);
+  Result<std::string> driver = nvml_->DriverVersion();
+  log::Info("NVML loaded",
+            {{"library", nvml_->resolved_path()},
+             {"simulated", opts.fake_gpus ? "true" : "false"},
+             {"scenario", !opts.fake_gpus                   ? "none"
+                          : opts.fake_gpus_scenario.empty() ? "built-in"
+                                                            : opts.fake_gpus_scenario},
+             {"driver", driver.ok() ? *driver : driver.status().ToString()}});
+  if (auto missing = nvml_->MissingSymbols(); !missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ",") + m;
+    log::Debug("NVML symbols absent in this driver; their fields are disabled",
+               {{"symbols", names}});
+  }
+
+  Result<std::unique_ptr<AttributionSources>> sources =
+      AttributionSources::Create(opts, env.getenv);
+  if (!sources.ok()) return Fail(config::ExitCode::kUsage, sources.status().message());
+  sources_ = std::move(*sources);
+  NVMLX_RETURN_IF_ERROR(BuildCollector());
+  BuildRenderOptions(driver.ok() ? *driver : "");
+  if (opts.once) {
+    if (!opts.emf.outputs.empty()) {
+      log::Warn("--once prints the Prometheus page only; --emf-output is ignored");
+    }
+    return Status::Ok();
+  }
+  return BuildOutputs();
+}
+
+Status Daemon::BuildCollector() {
+  const config::Options& opts = options_;
+  collect::CollectorOptions copts;
+  copts.interval = std::chrono::milliseconds(opts.collect_interval_ms);
+  copts.entries = entries_;
+  copts.devices = opts.devices;
+  copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
+  copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
+  copts.clock_events_window = std::chrono::milliseconds(opts.clock_events_count_window_ms);
+  // The collector copies the sources' latest parts into each snapshot. `sources_` is built
+  // before the collector and destroyed after it.
+  copts.process_metrics = sources_->process_metrics();
+  if (sources_->enabled()) {
+    copts.attribution = [sources = sources_.get()] { return sources->Latest(); };
+  }
+  Result<std::unique_ptr<collect::Collector>> collector =
+      collect::Collector::Create(*nvml_, std::move(copts));
+  if (!collector.ok()) return Fail(config::ExitCode::kUnavailable, collector.status().ToString());
+  collector_ = std::move(*collector);
+  size_t gpus = 0;
+  for (const auto& id : collector_->identities()) gpus += id.mig ? 0 : 1;
+  log::Info("collecting",
+            {{"gpus", std::to_string(gpus)},
+             {"mig_instances", std::to_string(collector_->identities().size() - gpus)},
+             {"interval_ms", std::to_string(opts.collect_interval_ms)},
+             {"fields", std::to_string(entries_.size())}});
+  sources_->AttachDevices(collector_->identities());
+  return Status::Ok();
+}
+
+void Daemon::BuildRenderOptions(const std::string& driver) {
+  const config::Options& opts = options_;
+  ropts_.entries = entries_;
+  ropts_.hostname = Hostname(opts);
+  ropts_.use_old_namespace = opts.use_old_namespace;
+  ropts_.device_pod_uid = opts.kubernetes && opts.kubernetes_enable_pod_uid;
+  ropts_.build = {NVMLX_VERSION, NVMLX_REVISION, nvml_->resolved_path(), driver};
+  ropts_.attribution_errors = sources_->errors();  // rendered once a source has registered
+  ropts_.pods = sources_->PodRenderOptions();
+}
+
+Status Daemon::BuildOutputs() {
+  const config::Options& opts = options_;
+  if (!opts.emf.outputs.empty()) {
+    Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts, entries_, ropts_.hostname);
+    if (!p.ok()) {
+      return Fail(config::ExitCode::kUsage, p.status().message(), "cannot start EMF output");
+    }
+    emf_ = std::move(*p);
+  }
+  store_ = std::make_unique<PageStore>(std::chrono::milliseconds(opts.collect_interval_ms));
+  serve::ServerOptions sopts;
+  sopts.address = opts.address;
+  sopts.read_timeout = opts.web_read_timeout;
+  sopts.write_timeout = opts.web_write_timeout;
+  // Keep idle connections long enough for Prometheus to reuse them across scrapes (15 s to 1 min
+  // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
+  sopts.idle_timeout =
+      std::max<std::chrono::milliseconds>(opts.web_read_timeout, std::chrono::seconds(120));
+  PageStore* store = store_.get();
+  server_ = std::make_unique<serve::HttpServer>(
+      sopts, [store] { return store->Latest(); }, [store] { return store->Health(); });
+  return Status::Ok();
+}
+
+Daemon::~Daemon() { Stop(); }
+
+Status Daemon::Start() {
+  if (server_ == nullptr || state_ != State::kBuilt) {
+    return Internal("Daemon::Start: only once, on a daemon built without --once");
+  }
+  state_ = State::kRunning;
+  sources_->Start();
+  collector_->Start(
+      [this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
+  if (Status st = server_->Start(); !st.ok()) {
+    Stop();
+    return Fail(config::ExitCode::kUnavailable, st.message(), "cannot start HTTP server");
+  }
+  log::Info("serving", {{"address", options_.address}, {"port", std::to_string(port())}});
+  return Status::Ok();
+}
+
+void Daemon::Stop() {
+  if (state_ == State::kStopped) return;
+  state_ = State::kStopped;
+  if (server_) server_->Stop();
+  if (collector_) collector_->Stop();
+  if (emf_) emf_->Stop();
+  if (sources_) sources_->Stop();
+}
+
+std::string Daemon::RenderOnce() {
+  std::shared_ptr<const model::Snapshot> snap = collector_->CollectOnce();
+  snap = sources_->ResolveForOnce(std::move(snap), std::chrono::seconds(5));
+  std::string body;
+  render::RenderPrometheus(*snap, ropts_, &body);
+  return body;
+}
+
+uint16_t Daemon::port() const { return state_ == State::kRunning && server_ ? server_->port() : 0; }
+
+void Daemon::Publish(const model::Snapshot& snap) {
+  sources_->Observe(snap);  // the PIDs to resolve next
+  auto page = std::make_shared<serve::Page>();
+  render::RenderPrometheus(snap, ropts_, &page->body);
+  if (emf_) {  // render here, send on the sinks' threads; then its counters for /metrics
+    emf_->OnSnapshot(snap);
+    emf_->AppendMetrics(&page->body);
+  }
+  page->gzip_body = render::GzipCompress(page->body);
+  store_->Publish(std::move(page), CountGpus(snap), CountUp(snap));
+}
+
+}  // namespace nvmlx::app

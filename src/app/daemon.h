@@ -1,0 +1,119 @@
+// Daemon: the running exporter, and the owner of every part of it:
+//
+//   NVML library -> AttributionSources -> Collector -> (publish) -> EmfPipeline + PageStore
+//                                                                     -> HttpServer
+//
+// Create() builds the parts in dependency order, each from the options and what the parts
+// before it know:
+//   1. the collectors CSV (its rows, less those nothing collects);
+//   2. the NVML library;
+//   3. the AttributionSources (process and pod-metadata sources), before the collector, whose
+//      attribution callback reads them: the object that callback reads exists, fully built,
+//      before the collector does;
+//   4. the Collector (it enumerates the GPUs), then the sources' kubelet and HPC refreshers for
+//      those GPUs (AttributionSources::AttachDevices);
+//   5. unless --once: the EMF pipeline (its sinks' threads run from here on), the PageStore, and
+//      the HttpServer (not yet listening).
+// Start() starts what runs on its own threads, again in dependency order: the attribution
+// sources (before the collector that reads them), the collector (whose publish callback feeds
+// the EMF pipeline and the page store, both ready since Create), and the server last (it serves
+// the page store). Stop() goes in reverse: server (no new scrapes), collector (no new
+// snapshots), EMF pipeline (its sinks drain what was queued), attribution sources. The parts
+// are destroyed in the same reverse order; the NVML library goes last.
+//
+// Errors: a failing step reports itself where it fails, with the one line an operator sees on
+// stderr ("nvml-exporter: <why>", whatever the log format) and, for some steps, a log entry; what
+// was built or started before it is stopped and destroyed. The returned Status's code gives the
+// exit code through config::ExitCodeFor (INVALID_ARGUMENT: kUsage, bad flags or files; any other
+// code: kUnavailable, NVML, a selected GPU or the listen address unusable), its message is that
+// stderr line.
+//
+// Thread-safety: Create, Start, Stop, RenderOnce and the destructor from one controlling thread.
+// port() and state() from that thread too. Internally the publish callback runs on the
+// collector's thread and the page store is read by the server's threads (PageStore is
+// thread-safe).
+#ifndef NVML_EXPORTER_APP_DAEMON_H_
+#define NVML_EXPORTER_APP_DAEMON_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/attribution_sources.h"
+#include "app/emf_pipeline.h"
+#include "app/page_store.h"
+#include "collect/collector.h"
+#include "model/snapshot.h"
+#include "config/collectors_csv.h"
+#include "config/options.h"
+#include "nvml/nvml.h"
+#include "render/prometheus.h"
+#include "serve/http_server.h"
+#include "util/status.h"
+
+namespace nvmlx::app {
+
+class Daemon {
+ public:
+  // What the daemon takes from its process besides the options (a test passes its own).
+  struct Environment {
+    // The NVML library to dlopen: --nvml-library, or the simulator's path under --fake-gpus
+    // (app::Run resolves it and sets the simulator's scenario variable).
+    std::string nvml_library;
+    // The process environment (the in-cluster Kubernetes API configuration).
+    config::GetEnvFn getenv;
+  };
+
+  enum class State { kBuilt, kRunning, kStopped };
+
+  // Builds every part (steps 1-5 above). With options.once, only what --once needs: no EMF
+  // pipeline, page store or server (an --emf-output is then ignored with a warning); call
+  // RenderOnce() instead of Start().
+  static Result<std::unique_ptr<Daemon>> Create(const config::Options& options, Environment env);
+  ~Daemon();  // Stop()
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Starts the sources, the collector and the server (in that order) and returns once the server
+  // listens. On failure (the address cannot be bound) everything started is stopped again
+  // (state() is kStopped). Call once, on a daemon built without --once.
+  Status Start();
+  // Stops the server, the collector, the EMF pipeline and the sources, in that order. Returns
+  // when their threads have ended; idempotent.
+  void Stop();
+
+  // --once: one full collection on the calling thread, with its attribution resolved, rendered
+  // as the Prometheus page. Not after Start().
+  std::string RenderOnce();
+
+  // The port the server listens on (the bound one when options.address asks for port 0); 0 when
+  // not running.
+  uint16_t port() const;
+  State state() const { return state_; }
+
+ private:
+  explicit Daemon(const config::Options& options) : options_(options) {}
+  Status Build(const Environment& env);  // Create's steps
+  Status BuildCollector();               // steps 3 and 4
+  Status BuildOutputs();                 // step 5
+  void BuildRenderOptions(const std::string& driver);
+  // The collector's publish callback (collector thread): render once, feed the EMF pipeline, swap
+  // the page in for the server.
+  void Publish(const model::Snapshot& snap);
+
+  const config::Options options_;
+  std::vector<config::CollectorEntry> entries_;
+  std::unique_ptr<nvml::Library> nvml_;
+  std::unique_ptr<AttributionSources> sources_;
+  std::unique_ptr<collect::Collector> collector_;
+  render::PrometheusOptions ropts_;            // set in Create, read-only after
+  std::unique_ptr<EmfPipeline> emf_;           // null without --emf-output
+  std::unique_ptr<PageStore> store_;           // null with --once
+  std::unique_ptr<serve::HttpServer> server_;  // null with --once
+  State state_ = State::kBuilt;
+};
+
+}  // namespace nvmlx::app
+
+#endif  // NVML_EXPORTER_APP_DAEMON_H_

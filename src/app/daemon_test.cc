@@ -1,0 +1,186 @@
+// The Daemon on the simulated GPUs: it starts, serves /metrics over a real socket, and stops
+// promptly; a failing step gives the right exit code and leaves nothing running.
+#include "app/daemon.h"
+
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/exit_code.h"
+
+namespace nvmlx::app {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kCounters[] = NVMLX_SOURCE_DIR "/etc/default-counters.csv";
+
+// Parsed as the daemon parses them, with no environment variable set.
+config::Options Flags(std::vector<std::string> args) {
+  args.insert(args.begin(), "nvml-exporter");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  Result<config::Options> o = config::ParseOptions(
+      static_cast<int>(argv.size()), argv.data(),
+      [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
+  EXPECT_TRUE(o.ok()) << o.status().message();
+  return o.ok() ? *o : config::Options();
+}
+
+Daemon::Environment SimulatedGpus() {
+  return {NVMLX_SIMGPU_LIBRARY,
+          [](std::string_view) -> std::optional<std::string> { return std::nullopt; }};
+}
+
+// GET `path` from 127.0.0.1:`port` over a fresh connection; the whole response, or "" when the
+// connection fails.
+std::string HttpGet(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string request =
+        "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    if (send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) response.append(buf, n);
+    }
+  }
+  close(fd);
+  return response;
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The simulator reads its scenario once, when it is first loaded in this process.
+    setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/one_gpu.yaml", 1);
+  }
+};
+
+TEST_F(DaemonTest, ServesMetricsOverASocketAndStopsPromptly) {
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"-f", kCounters, "-a", "127.0.0.1:0", "-c", "100"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Daemon& daemon = **d;
+  EXPECT_EQ(daemon.state(), Daemon::State::kBuilt);
+  ASSERT_TRUE(daemon.Start().ok());
+  EXPECT_EQ(daemon.state(), Daemon::State::kRunning);
+  const uint16_t port = daemon.port();
+  ASSERT_NE(port, 0);
+
+  // The first page is published as soon as the first collection ends.
+  std::string metrics;
+  for (const auto deadline = Clock::now() + std::chrono::seconds(10); Clock::now() < deadline;
+       std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
+    metrics = HttpGet(port, "/metrics");
+    if (metrics.rfind("HTTP/1.1 200", 0) == 0) break;
+  }
+  ASSERT_THAT(metrics, HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(metrics, HasSubstr("# TYPE DCGM_FI_DEV_GPU_UTIL gauge"));
+  EXPECT_THAT(metrics, HasSubstr("UUID=\"GPU-bc2976c1-5d4e-4a9e-8f3a-1c2b3d4e5f60\""));
+  EXPECT_THAT(HttpGet(port, "/health"), HasSubstr("HTTP/1.1 200"));
+
+  const auto before = Clock::now();
+  daemon.Stop();
+  EXPECT_LT(Clock::now() - before, std::chrono::seconds(3));
+  EXPECT_EQ(daemon.state(), Daemon::State::kStopped);
+  EXPECT_EQ(daemon.port(), 0);
+  EXPECT_EQ(HttpGet(port, "/metrics"), "") << "the server must not listen after Stop()";
+  daemon.Stop();  // idempotent
+  EXPECT_FALSE(daemon.Start().ok()) << "a stopped daemon does not start again";
+}
+
+TEST_F(DaemonTest, OnceRendersOnePage) {
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"-f", kCounters, "--once", "--emf-output", "stdout"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  const std::string page = (*d)->RenderOnce();
+  EXPECT_THAT(page, HasSubstr("# TYPE DCGM_FI_DEV_GPU_UTIL gauge"));
+  EXPECT_THAT(page, HasSubstr("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\""));
+}
+
+TEST_F(DaemonTest, AddressInUseFailsStartAndStopsWhatStarted) {
+  // Hold a listening socket on a free port.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"-f", kCounters, "-a", address, "-c", "100"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  const auto before = Clock::now();
+  Status st = (*d)->Start();
+  EXPECT_LT(Clock::now() - before, std::chrono::seconds(5));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(config::ExitCodeFor(st), config::ExitCode::kUnavailable);
+  EXPECT_THAT(st.message(), HasSubstr("cannot listen on " + address));
+  // Sources and collector were started before the server: they are stopped again.
+  EXPECT_EQ((*d)->state(), Daemon::State::kStopped);
+  EXPECT_EQ((*d)->port(), 0);
+  d->reset();  // the destructor has nothing left to stop
+  close(fd);
+}
+
+TEST_F(DaemonTest, BadCollectorsFileIsAUsageError) {
+  const std::string path = ::testing::TempDir() + "/daemon_test_bad.csv";
+  std::ofstream(path) << "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\nDCGM_FI_DEV_GPU_UTL, gauge, x\n";
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"-f", path, "-a", "127.0.0.1:0"}), SimulatedGpus());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUsage);
+  EXPECT_THAT(d.status().message(), HasSubstr("daemon_test_bad.csv:2: unknown field"));
+
+  d = Daemon::Create(Flags({"-f", "/nonexistent/counters.csv"}), SimulatedGpus());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUsage);
+  std::remove(path.c_str());
+}
+
+TEST_F(DaemonTest, UnusableNvmlOrGpuIsExitCodeOne) {
+  Result<std::unique_ptr<Daemon>> d = Daemon::Create(
+      Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", SimulatedGpus().getenv});
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUnavailable);
+  EXPECT_THAT(d.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
+
+  d = Daemon::Create(Flags({"-f", kCounters, "-d", "g:7"}), SimulatedGpus());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUnavailable);
+}
+
+TEST_F(DaemonTest, BadEmfOutputAfterTheCollectorIsAUsageError) {
+  // The collector (and its Xid watcher thread) exists when the EMF step fails: it is torn down.
+  const auto before = Clock::now();
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"-f", kCounters, "--emf-output", "bogus://x"}), SimulatedGpus());
+  EXPECT_LT(Clock::now() - before, std::chrono::seconds(10));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUsage);
+}
+
+}  // namespace
+}  // namespace nvmlx::app

@@ -1,0 +1,118 @@
+// The flag tables behind ParseOptions (config/options.h), one group per file, and the converters
+// they share. Internal to config: nothing outside options*.cc includes it.
+//
+// A group is a table of FlagSpec (names, env var, default, help: what --help prints and what the
+// command line may say) and a function that converts and checks the group's values into
+// Options. ParseOptions registers every group's flags on its CLI11 app, collects each flag's
+// value (flag, else env var), then runs the groups' converters (options.cc lists the groups in
+// --help order and in the order their converters run).
+//
+// To add a flag: add its FlagSpec to its group's table (the table's order is --help's order)
+// and its conversion to that group's converter; Options gets the field.
+//
+// Thread-safety: constant tables and pure functions.
+#ifndef NVML_EXPORTER_CONFIG_OPTION_FLAGS_H_
+#define NVML_EXPORTER_CONFIG_OPTION_FLAGS_H_
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/options.h"
+#include "util/status.h"
+
+namespace nvmlx::config::flags {
+
+enum class Kind { kString, kInt, kDuration, kBool, kList };
+
+// One dcgm-exporter (or nvml-exporter) flag. The tables drive the argv pre-pass, the CLI11
+// registration, env lookup, the "not supported yet" check and the -h text.
+struct FlagSpec {
+  std::string_view name;   // long name, no dashes
+  std::string_view alias;  // the other name (urfave alias: "f", "rbmn"), or empty
+  std::string_view env;    // or empty
+  Kind kind;
+  std::string_view def;  // the default as dcgm-exporter spells it
+  bool supported;
+  std::string_view metavar;
+  std::string_view help;
+  // -r: dcgm-exporter switches to a remote hostengine when the flag is set at all (urfave IsSet,
+  // env included), even to its default value.
+  bool unsupported_if_set = false;
+};
+
+// Where a value came from, for messages: "--collect-interval" or "DCGM_EXPORTER_INTERVAL".
+struct Raw {
+  bool set = false;  // by flag or env
+  bool from_flag = false;
+  std::string origin;
+  std::vector<std::string> values;  // kList: every occurrence; otherwise one value
+  const std::string& last() const { return values.back(); }
+};
+
+// The value of every flag, looked up by long name.
+class RawFlags {
+ public:
+  // `values[i]` is the value of `*specs[i]`.
+  RawFlags(std::vector<const FlagSpec*> specs, std::vector<Raw> values)
+      : specs_(std::move(specs)), values_(std::move(values)) {}
+  // `name` must be the long name of a flag of some group.
+  const Raw& Get(std::string_view name) const;
+
+ private:
+  std::vector<const FlagSpec*> specs_;
+  std::vector<Raw> values_;
+};
+
+struct FlagGroup {
+  std::span<const FlagSpec> flags;
+  // Converts and checks the group's values into `out`; null for a group with nothing to convert.
+  // Errors are INVALID_ARGUMENT naming where the value came from.
+  Status (*convert)(const RawFlags& raw, Options* out);
+};
+
+// The groups, in --help order.
+// Core: what to collect, how often, and where to serve it (dcgm-exporter's).
+FlagGroup CoreFlags();
+// Selection and naming: which GPUs, and how their labels are spelled (dcgm-exporter's).
+FlagGroup SelectionFlags();
+// Runtime: logging, which NVML to load, --once.
+FlagGroup RuntimeFlags();
+// Web: the HTTP server's timeouts.
+FlagGroup WebFlags();
+// CloudWatch EMF (nvml-exporter's own).
+FlagGroup EmfFlags();
+// Kubernetes and HPC attribution.
+FlagGroup KubernetesFlags();
+// The windows of the exporter-computed DCGM_EXP_* counters.
+FlagGroup CounterWindowFlags();
+// dcgm-exporter flags we do not implement yet: recognised, and an error when set to anything
+// but the default (CheckUnsupported).
+FlagGroup UnsupportedFlags();
+
+// INVALID_ARGUMENT `flag --x is not supported yet (planned)` when `raw` sets an unsupported flag
+// `f` to a value other than its default (or at all, for unsupported_if_set).
+Status CheckUnsupported(const FlagSpec& f, const Raw& raw);
+
+// Shared converters: each leaves `*out` alone when the flag is not set.
+inline constexpr std::string_view kBoolValues =
+    "1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False";
+std::optional<long long> ParseDecimal(std::string_view s);
+std::string Quote(std::string_view s);
+Status ToBool(const Raw& raw, bool* out);
+Status ToNonEmpty(const Raw& raw, std::string* out);
+// The last value as is, empty included.
+void ToText(const Raw& raw, std::string* out);
+// urfave's StringSliceFlag: every occurrence, each split at commas; blanks trimmed, empty
+// items dropped.
+void ToList(const Raw& raw, std::vector<std::string>* out);
+// A Go duration, at least 1ms.
+Status ToTimeout(const Raw& raw, std::chrono::milliseconds* out);
+
+}  // namespace nvmlx::config::flags
+
+#endif  // NVML_EXPORTER_CONFIG_OPTION_FLAGS_H_

@@ -1,0 +1,150 @@
+// The core, selection, runtime, web and counter-window flag groups (config/option_flags.h).
+#include <climits>
+#include <string>
+
+#include "config/option_flags.h"
+
+namespace nvmlx::config::flags {
+namespace {
+
+// clang-format off
+constexpr FlagSpec kCore[] = {
+  {"collectors", "f", "DCGM_EXPORTER_COLLECTORS", Kind::kString,
+   "/etc/dcgm-exporter/default-counters.csv", true, "FILE",
+   "Collectors CSV: the fields to export, with type and help text."},
+  {"address", "a", "DCGM_EXPORTER_LISTEN", Kind::kString, ":9400", true, "ADDR",
+   "Address to listen on: host:port, [v6]:port or :port."},
+  {"collect-interval", "c", "DCGM_EXPORTER_INTERVAL", Kind::kInt, "30000", true, "MS",
+   "Collection interval in milliseconds (at least 100)."},
+};
+
+constexpr FlagSpec kSelection[] = {
+  {"devices", "d", "DCGM_EXPORTER_DEVICES_STR", Kind::kString, "f", true, "SEL",
+   "GPUs to monitor: f (flex), g, g:0,1, g:0-3, i, i:0,2-4."},
+  {"no-hostname", "n", "DCGM_EXPORTER_NO_HOSTNAME", Kind::kBool, "false", true, "",
+   "Omit the hostname label (its value is $NODE_NAME, else the host name)."},
+  {"use-old-namespace", "o", "DCGM_EXPORTER_USE_OLD_NAMESPACE", Kind::kBool, "false", true, "",
+   "Use the old label names (uuid instead of UUID)."},
+  {"replace-blanks-in-model-name", "rbmn", "DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME",
+   Kind::kBool, "false", true, "", "Replace spaces in the modelName label with '-'."},
+};
+
+constexpr FlagSpec kRuntime[] = {
+  {"debug", "", "DCGM_EXPORTER_DEBUG", Kind::kBool, "false", true, "", "Log at debug level."},
+  {"log-format", "", "DCGM_EXPORTER_LOG_FORMAT", Kind::kString, "text", true, "FMT",
+   "Log format on stderr: text or json."},
+  {"fake-gpus", "", "DCGM_EXPORTER_USE_FAKE_GPUS", Kind::kBool, "false", true, "",
+   "Use the simulated NVML library instead of the driver's (testing)."},
+  {"fake-gpus-scenario", "", "NVML_EXPORTER_FAKE_GPUS_SCENARIO", Kind::kString, "", true, "FILE",
+   "Scenario file for the simulated GPUs; implies --fake-gpus."},
+  {"nvml-library", "", "NVML_EXPORTER_NVML_LIBRARY", Kind::kString, "libnvidia-ml.so.1", true,
+   "PATH", "NVML library to load."},
+  {"once", "", "", Kind::kBool, "false", true, "",
+   "Collect once, print the metrics page to stdout and exit."},
+};
+
+constexpr FlagSpec kWeb[] = {
+  {"web-read-timeout", "", "DCGM_EXPORTER_WEB_READ_TIMEOUT", Kind::kDuration, "10s", true, "DUR",
+   "HTTP read timeout (Go duration: 10s, 500ms, 1m)."},
+  {"web-write-timeout", "", "DCGM_EXPORTER_WEB_WRITE_TIMEOUT", Kind::kDuration, "30s", true,
+   "DUR", "HTTP write timeout (Go duration)."},
+};
+
+constexpr FlagSpec kCounterWindows[] = {
+  {"xid-count-window-size", "x", "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", Kind::kInt, "300000",
+   true, "MS", "Window of DCGM_EXP_XID_ERRORS_COUNT in milliseconds."},
+  {"clock-events-count-window-size", "", "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE",
+   Kind::kInt, "300000", true, "MS",
+   "Window of DCGM_EXP_CLOCK_EVENTS_COUNT in milliseconds."},
+};
+// clang-format on
+
+Status ConvertCore(const RawFlags& raw, Options* o) {
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("collectors"), &o->collectors));
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("address"), &o->address));
+  if (const Raw& r = raw.Get("collect-interval"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a whole number of milliseconds");
+    }
+    // Below 100 ms NVML's own sampling (utilisation, power) cannot keep up and the exporter
+    // would only burn CPU (dcgm-exporter issue #311: 3 ms cost 131% CPU).
+    if (*v < 100) {
+      return InvalidArgument(r.origin + ": " + r.last() +
+                             " is below the minimum of 100 (milliseconds)");
+    }
+    if (*v > INT_MAX) {
+      return InvalidArgument(r.origin + ": " + r.last() + " is too large (at most " +
+                             std::to_string(INT_MAX) + " milliseconds)");
+    }
+    o->collect_interval_ms = static_cast<int>(*v);
+  }
+  return Status::Ok();
+}
+
+Status ConvertSelection(const RawFlags& raw, Options* o) {
+  const Raw& devices = raw.Get("devices");
+  ToText(devices, &o->devices_text);
+  Result<DeviceSelector> sel = ParseDeviceSelector(o->devices_text);
+  if (!sel.ok()) {
+    return InvalidArgument((devices.set ? devices.origin : std::string("--devices")) + ": " +
+                           sel.status().message());
+  }
+  o->devices = *sel;
+  NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("no-hostname"), &o->no_hostname));
+  NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("use-old-namespace"), &o->use_old_namespace));
+  return ToBool(raw.Get("replace-blanks-in-model-name"), &o->replace_blanks_in_model_name);
+}
+
+Status ConvertRuntime(const RawFlags& raw, Options* o) {
+  NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("debug"), &o->debug));
+  if (const Raw& r = raw.Get("log-format"); r.set) {
+    if (r.last() == "text") {
+      o->log_format = LogFormat::kText;
+    } else if (r.last() == "json") {
+      o->log_format = LogFormat::kJson;
+    } else {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a log format (expected text or json)");
+    }
+  }
+  NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("fake-gpus"), &o->fake_gpus));
+  ToText(raw.Get("fake-gpus-scenario"), &o->fake_gpus_scenario);
+  if (!o->fake_gpus_scenario.empty()) o->fake_gpus = true;
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("nvml-library"), &o->nvml_library));
+  return ToBool(raw.Get("once"), &o->once);
+}
+
+Status ConvertWeb(const RawFlags& raw, Options* o) {
+  NVMLX_RETURN_IF_ERROR(ToTimeout(raw.Get("web-read-timeout"), &o->web_read_timeout));
+  return ToTimeout(raw.Get("web-write-timeout"), &o->web_write_timeout);
+}
+
+// A window in milliseconds, at least 1.
+Status ToWindow(const Raw& r, int64_t* out) {
+  if (!r.set) return Status::Ok();
+  std::optional<long long> v = ParseDecimal(r.last());
+  if (!v) {
+    return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                           " is not a whole number of milliseconds");
+  }
+  if (*v < 1) return InvalidArgument(r.origin + ": " + r.last() + " must be at least 1");
+  *out = *v;
+  return Status::Ok();
+}
+
+Status ConvertCounterWindows(const RawFlags& raw, Options* o) {
+  NVMLX_RETURN_IF_ERROR(ToWindow(raw.Get("xid-count-window-size"), &o->xid_count_window_ms));
+  return ToWindow(raw.Get("clock-events-count-window-size"), &o->clock_events_count_window_ms);
+}
+
+}  // namespace
+
+FlagGroup CoreFlags() { return {kCore, &ConvertCore}; }
+FlagGroup SelectionFlags() { return {kSelection, &ConvertSelection}; }
+FlagGroup RuntimeFlags() { return {kRuntime, &ConvertRuntime}; }
+FlagGroup WebFlags() { return {kWeb, &ConvertWeb}; }
+FlagGroup CounterWindowFlags() { return {kCounterWindows, &ConvertCounterWindows}; }
+
+}  // namespace nvmlx::config::flags
