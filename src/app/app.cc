@@ -304,14 +304,17 @@ int Run(int argc, char** argv) {
   if (kubelet) kubelet->Start();
   if (hpc_jobs) hpc_jobs->Start();
   if (attribution != nullptr) attribution->Start();
+  render::SeriesModel model;  // the collector thread's, reused across collections
   (*collector)
-      ->Start([&store, &ropts, &emf,
+      ->Start([&store, &ropts, &emf, &model,
                attribution](const std::shared_ptr<const collect::Snapshot>& snap) {
         if (attribution != nullptr) attribution->Observe(*snap);  // the PIDs to resolve next
+        // One series model per collection feeds both outputs (it points into *snap).
+        render::BuildSeries(*snap, ropts, &model);
         auto page = std::make_shared<serve::Page>();
-        render::RenderPrometheus(*snap, ropts, &page->body);
+        render::RenderPrometheus(model, &page->body);
         if (emf) {  // render here, send on the sinks' threads; then its counters for /metrics
-          emf->OnSnapshot(*snap);
+          emf->OnSeries(model, snap->time);
           emf->AppendMetrics(&page->body);
         }
         page->gzip_body = render::GzipCompress(page->body);
