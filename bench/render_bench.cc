@@ -1,6 +1,8 @@
 // Rendering cost per series (Google Benchmark). Baseline in the same binary: a naive renderer
 // of the same series through std::ostringstream with a per-series label rebuild — the shape of
-// dcgm-exporter's text/template path. bench/run.sh reports the ratio. The EMF renderer is
+// dcgm-exporter's text/template path. bench/run.sh reports the ratio. BM_RenderPrometheus is the
+// whole Snapshot -> page step (series model + text writer); BM_BuildSeries and
+// BM_WritePrometheus are its two halves. The EMF renderer is
 // measured on the same snapshots (every metric selected, and the built-in selection), next to
 // the Prometheus renderer, per series and per document.
 #include <benchmark/benchmark.h>
@@ -146,18 +148,31 @@ void BM_RenderEmfDefaultRules(benchmark::State& state) {
 }
 BENCHMARK(BM_RenderEmfDefaultRules)->Arg(1)->Arg(8)->Arg(64);
 
-// The shared series step alone (part of every EMF render).
+// The shared series step alone (part of every render), into a reused model as the daemon does.
 void BM_BuildSeries(benchmark::State& state) {
   Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
-  nvmlx::render::SeriesOptions so = SeriesFor(fx);
-  std::vector<nvmlx::render::SeriesGroup> groups;
+  nvmlx::render::SeriesModel model;
   for (auto _ : state) {
-    nvmlx::render::BuildSeries(fx.snapshot, so, &groups);
-    benchmark::DoNotOptimize(groups.data());
+    nvmlx::render::BuildSeries(fx.snapshot, fx.options, &model);
+    benchmark::DoNotOptimize(model.families.data());
   }
   state.counters["series"] = static_cast<double>(fx.series);
 }
 BENCHMARK(BM_BuildSeries)->Arg(1)->Arg(8)->Arg(64);
+
+// The Prometheus text writer alone, from a built model.
+void BM_WritePrometheus(benchmark::State& state) {
+  Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
+  nvmlx::render::SeriesModel model;
+  nvmlx::render::BuildSeries(fx.snapshot, fx.options, &model);
+  std::string out;
+  for (auto _ : state) {
+    nvmlx::render::RenderPrometheus(model, &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["series"] = static_cast<double>(fx.series);
+}
+BENCHMARK(BM_WritePrometheus)->Arg(1)->Arg(8)->Arg(64);
 
 void BM_NaiveOstreamRender(benchmark::State& state) {
   Fixture fx = MakeFixture(static_cast<int>(state.range(0)));

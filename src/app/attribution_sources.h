@@ -31,14 +31,14 @@
 #include <mutex>
 #include <vector>
 
-#include "model/attribution.h"
 #include "attribute/hpc_jobs.h"
 #include "attribute/pod_resources_refresher.h"
 #include "attribute/pod_watcher.h"
 #include "attribute/process_attributor.h"
-#include "model/source_errors.h"
-#include "model/snapshot.h"
 #include "config/options.h"
+#include "model/attribution.h"
+#include "model/snapshot.h"
+#include "model/source_errors.h"
 #include "render/pod_families.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"

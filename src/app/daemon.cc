@@ -214,8 +214,7 @@ Status Daemon::Start() {
   }
   state_ = State::kRunning;
   sources_->Start();
-  collector_->Start(
-      [this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
+  collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
   if (Status st = server_->Start(); !st.ok()) {
     Stop();
     return Fail(config::ExitCode::kUnavailable, st.message(), "cannot start HTTP server");
@@ -245,10 +244,12 @@ uint16_t Daemon::port() const { return state_ == State::kRunning && server_ ? se
 
 void Daemon::Publish(const model::Snapshot& snap) {
   sources_->Observe(snap);  // the PIDs to resolve next
+  // One series model per collection feeds both outputs (it points into snap).
+  render::BuildSeries(snap, ropts_, &series_);
   auto page = std::make_shared<serve::Page>();
-  render::RenderPrometheus(snap, ropts_, &page->body);
+  render::RenderPrometheus(series_, &page->body);
   if (emf_) {  // render here, send on the sinks' threads; then its counters for /metrics
-    emf_->OnSnapshot(snap);
+    emf_->OnSeries(series_, snap.time);
     emf_->AppendMetrics(&page->body);
   }
   page->gzip_body = render::GzipCompress(page->body);

@@ -44,9 +44,9 @@
 #include "app/emf_pipeline.h"
 #include "app/page_store.h"
 #include "collect/collector.h"
-#include "model/snapshot.h"
 #include "config/collectors_csv.h"
 #include "config/options.h"
+#include "model/snapshot.h"
 #include "nvml/nvml.h"
 #include "render/prometheus.h"
 #include "serve/http_server.h"
@@ -107,9 +107,10 @@ class Daemon {
   std::unique_ptr<nvml::Library> nvml_;
   std::unique_ptr<AttributionSources> sources_;
   std::unique_ptr<collect::Collector> collector_;
-  render::PrometheusOptions ropts_;            // set in Create, read-only after
-  std::unique_ptr<EmfPipeline> emf_;           // null without --emf-output
-  std::unique_ptr<PageStore> store_;           // null with --once
+  render::PrometheusOptions ropts_;   // set in Create, read-only after
+  render::SeriesModel series_;        // the collector thread's (Publish), reused across collections
+  std::unique_ptr<EmfPipeline> emf_;  // null without --emf-output
+  std::unique_ptr<PageStore> store_;  // null with --once
   std::unique_ptr<serve::HttpServer> server_;  // null with --once
   State state_ = State::kBuilt;
 };

@@ -51,7 +51,7 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
   series.entries = entries;
   series.hostname = hostname;
   series.use_old_namespace = options.use_old_namespace;
-  series.pod_uid = options.kubernetes && options.kubernetes_enable_pod_uid;
+  series.device_pod_uid = options.kubernetes && options.kubernetes_enable_pod_uid;
 
   render::EmfOptions eo;
   eo.log_group_name = e.log_group;
@@ -82,9 +82,10 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
       render::EmfRenderer(std::move(rules), std::move(series), std::move(eo)), std::move(*set));
 }
 
-void EmfPipeline::OnSnapshot(const model::Snapshot& snapshot) {
+void EmfPipeline::OnSeries(const render::SeriesModel& model,
+                           std::chrono::system_clock::time_point time) {
   documents_.clear();
-  renderer_.Render(snapshot, &documents_);
+  renderer_.Render(model, time, &documents_);
   if (renderer_.oversize_dropped() > oversize_logged_) {
     if (oversize_logged_ == 0) {
       log::Warn("EMF metric dropped: its labels alone exceed the document size limit",

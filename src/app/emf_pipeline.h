@@ -1,8 +1,8 @@
 // EmfPipeline: the daemon's CloudWatch EMF path, wired from the flags: rules (--emf-config or
 // the built-in set), the EMF renderer, and the sinks (--emf-output). The collector's publish
-// callback hands it each Snapshot: it renders there (bounded work, once per collection) and
-// queues the documents on the sinks, whose own threads send them, so a dead receiver never
-// slows collection or scrapes.
+// callback hands it each collection's series model: it renders there (bounded work, once per
+// collection) and queues the documents on the sinks, whose own threads send them, so a dead
+// receiver never slows collection or scrapes.
 //
 // The CloudWatch labels it adds (render/emf.h): ClusterName (--emf-cluster-name, when set),
 // NodeName ($NODE_NAME, else the host name), Service (--emf-service, "nvidia-dcgm-exporter": the
@@ -10,11 +10,12 @@
 // (--emf-job, "kubernetes-pod-dcgm-exporter": the article's scrape job name), and Namespace
 // (the workload's namespace, from the pod attribution).
 //
-// Thread-safety: OnSnapshot() from one thread at a time (the collector's); AppendMetrics() from
+// Thread-safety: OnSeries() from one thread at a time (the collector's); AppendMetrics() from
 // any thread; Stop() once.
 #ifndef NVML_EXPORTER_APP_EMF_PIPELINE_H_
 #define NVML_EXPORTER_APP_EMF_PIPELINE_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "config/options.h"
 #include "model/snapshot.h"
 #include "render/emf.h"
+#include "render/series_model.h"
 #include "sinks/sink_set.h"
 #include "util/status.h"
 
@@ -40,7 +42,9 @@ class EmfPipeline {
   EmfPipeline(render::EmfRenderer renderer, std::unique_ptr<sinks::SinkSet> sinks)
       : renderer_(std::move(renderer)), sinks_(std::move(sinks)) {}
 
-  void OnSnapshot(const model::Snapshot& snapshot);
+  // The collection's series model (render/series.h, built with the Prometheus page's options);
+  // `time` is the Snapshot's.
+  void OnSeries(const render::SeriesModel& model, std::chrono::system_clock::time_point time);
   void AppendMetrics(std::string* out) const { sinks_->AppendMetrics(out); }
   void Stop() { sinks_->Stop(); }
 

@@ -9,7 +9,7 @@ namespace {
 
 constexpr auto kCounterTtl = std::chrono::minutes(5);  // the agent's delta cache TTL
 
-// CloudWatch's MetricDatum range (docs/emf.md §2).
+// CloudWatch's MetricDatum range (cloudwatch-prometheus.md §1.2).
 bool Sendable(double v) {
   if (!std::isfinite(v)) return false;
   const double a = std::fabs(v);
@@ -150,53 +150,79 @@ EmfRenderer::EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions option
 }
 
 void EmfRenderer::Render(const model::Snapshot& snapshot, std::vector<std::string>* docs) {
-  BuildSeries(snapshot, series_options_, &groups_);
-  RenderGroups(groups_, snapshot.time, docs);
+  BuildSeries(snapshot, series_options_, &model_);
+  Render(model_, snapshot.time, docs);
 }
 
-void EmfRenderer::AddValue(const std::string& series_key, const SeriesValue& v,
-                           std::chrono::system_clock::time_point time,
+void EmfRenderer::AddValue(const std::string& series_key, const config::CollectorEntry& entry,
+                           const SeriesPoint& v, std::chrono::system_clock::time_point time,
                            std::vector<Metric>* metrics) {
-  const std::string_view name = v.entry->name;
-  std::string_view unit = EmfUnitFor(v.entry->field->unit);
+  const std::string_view name = entry.name;
+  std::string_view unit = EmfUnitFor(entry.field->unit);
   if (const std::string* u = rules_.UnitFor(name)) unit = *u;
-  if (!options_.counters_as_delta || !v.counter()) {
-    if (!v.is_integer && !Sendable(v.value)) return;
-    metrics->push_back({name, unit, v.is_integer ? IntText(v.int_value) : DoubleText(v.value)});
+  const bool is_integer = v.is_integer();
+  const int64_t int_value = is_integer ? v.int_value : 0;
+  const double value = v.AsDouble();
+  if (!options_.counters_as_delta || entry.type != config::MetricType::kCounter) {
+    if (!is_integer && !Sendable(value)) return;
+    metrics->push_back({name, unit, is_integer ? IntText(int_value) : DoubleText(value)});
     return;
   }
   std::string key = series_key;
   key.push_back('\x1f');
   key.append(name);
-  if (!v.is_integer && !std::isfinite(v.value)) {
+  if (!is_integer && !std::isfinite(value)) {
     counters_.erase(key);  // as the agent: a non-finite sample clears the previous value
     return;
   }
   auto [it, inserted] = counters_.try_emplace(std::move(key));
   CounterState prev = it->second;
-  it->second = {v.value, v.int_value, time};
+  it->second = {value, int_value, time};
   if (inserted || time - prev.seen > kCounterTtl) return;  // first sample: held back
-  if (v.is_integer) {
-    const int64_t delta = v.int_value < prev.int_value ? v.int_value : v.int_value - prev.int_value;
+  if (is_integer) {
+    const int64_t delta = int_value < prev.int_value ? int_value : int_value - prev.int_value;
     metrics->push_back({name, unit, IntText(delta)});
   } else {
-    const double delta = v.value < prev.value ? v.value : v.value - prev.value;
+    const double delta = value < prev.value ? value : value - prev.value;
     if (Sendable(delta)) metrics->push_back({name, unit, DoubleText(delta)});
   }
 }
 
-void EmfRenderer::RenderGroups(const std::vector<SeriesGroup>& groups,
-                               std::chrono::system_clock::time_point time,
-                               std::vector<std::string>* docs) {
+void EmfRenderer::Render(const SeriesModel& model, std::chrono::system_clock::time_point time,
+                         std::vector<std::string>* docs) {
   const int64_t ts =
       std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  // Each label set's EMF points in family order: a counting sort of the families' points.
+  // Only DCGM families (with a collectors row) go out; our own families stay on /metrics.
+  const size_t sets = model.label_set_count();
+  set_begin_.assign(sets + 1, 0);
+  for (const SeriesFamily& f : model.families) {
+    if (f.entry == nullptr) continue;
+    for (const SeriesPoint& p : f.points) {
+      if (p.writers & kToEmf) ++set_begin_[p.label_set + 1];
+    }
+  }
+  for (size_t i = 0; i < sets; ++i) set_begin_[i + 1] += set_begin_[i];
+  set_points_.resize(set_begin_[sets]);
+  {
+    std::vector<uint32_t> fill(set_begin_.begin(), set_begin_.end() - 1);
+    for (const SeriesFamily& f : model.families) {
+      if (f.entry == nullptr) continue;
+      for (const SeriesPoint& p : f.points) {
+        if (p.writers & kToEmf) set_points_[fill[p.label_set]++] = {f.entry, &p};
+      }
+    }
+  }
+
   std::vector<Metric> metrics;
   std::vector<std::string_view> names;
-  for (const SeriesGroup& g : groups) {
+  for (size_t s = 0; s < sets; ++s) {
+    if (set_begin_[s] == set_begin_[s + 1]) continue;
+    const std::span<const LabelView> set = model.label_set(s);
     Labels labels;
-    labels.reserve(g.labels.size() + options_.extra_labels.size() + 1);
-    for (const auto& l : g.labels) {
-      if (l.first != "_aws") labels.push_back(l);
+    labels.reserve(set.size() + options_.extra_labels.size() + 1);
+    for (const auto& [k, v] : set) {
+      if (k != "_aws") labels.emplace_back(k, v);
     }
     for (const auto& extra : options_.extra_labels) {
       if (FindLabel(labels, extra.first) == nullptr) labels.push_back(extra);
@@ -209,7 +235,7 @@ void EmfRenderer::RenderGroups(const std::vector<SeriesGroup>& groups,
 
     std::string series_key;
     if (options_.counters_as_delta) {
-      for (const auto& [k, v] : g.labels) {
+      for (const auto& [k, v] : set) {
         series_key.append(k);
         series_key.push_back('=');
         series_key.append(v);
@@ -217,9 +243,10 @@ void EmfRenderer::RenderGroups(const std::vector<SeriesGroup>& groups,
       }
     }
     metrics.clear();
-    for (const SeriesValue& v : g.values) {
-      if (FindLabel(labels, v.entry->name) != nullptr) continue;  // would shadow a label member
-      AddValue(series_key, v, time, &metrics);
+    for (uint32_t i = set_begin_[s]; i < set_begin_[s + 1]; ++i) {
+      const auto& [entry, point] = set_points_[i];
+      if (FindLabel(labels, entry->name) != nullptr) continue;  // would shadow a label member
+      AddValue(series_key, *entry, *point, time, &metrics);
     }
     if (metrics.empty()) continue;
     names.clear();

@@ -1,16 +1,17 @@
-// Renders Snapshots as CloudWatch Embedded Metric Format documents (docs/emf.md §1):
+// Renders Snapshots as CloudWatch Embedded Metric Format documents (cloudwatch-prometheus.md §1):
 // one JSON object per document, no newline inside, shaped
 //   {"_aws":{"Timestamp":<ms>,["LogGroupName":..,]["LogStreamName":..,]
 //            "CloudWatchMetrics":[{"Namespace":..,"Dimensions":[[..]],
 //                                  "Metrics":[{"Name":..,"Unit":..[,"StorageResolution":1]}]}]},
 //    "<label>":"<value>", ..., "<metric>":<number>, ...}
 //
-// What goes in: the series of render/series.h (one document per label set, like the agent's
-// merge), plus the CloudWatch labels the agent path gets from relabeling (EmfOptions::
-// extra_labels: ClusterName, NodeName, Service, job, and Namespace copied from `namespace`),
-// each only where the series has no label of that name. Every label is a string member (kept in
-// the log, queryable in Logs Insights); the rules (render/emf_rules.h) decide which metrics get
-// a directive and with which dimension sets. A label set with no directive gives no document.
+// What goes in: a SeriesModel (render/series.h): one document per label set with EMF points (like
+// the agent's merge), its points in family order; plus the CloudWatch labels the agent path gets
+// from relabeling (EmfOptions:: extra_labels: ClusterName, NodeName, Service, job, and Namespace
+// copied from `namespace`), each only where the series has no label of that name. Every label is a
+// string member (kept in the log, queryable in Logs Insights); the rules (render/emf_rules.h)
+// decide which metrics get a directive and with which dimension sets. A label set with no directive
+// gives no document.
 //
 // Values: finite numbers in CloudWatch's range only (NaN, +-Inf, |v| > 1.17e108 and
 // 0 < |v| < 8.5e-109 are skipped); integers exact, doubles shortest round-trip. Counters (CSV
@@ -45,6 +46,7 @@
 #include "model/snapshot.h"
 #include "render/emf_rules.h"
 #include "render/series.h"
+#include "render/series_model.h"
 
 namespace nvmlx::render {
 
@@ -75,12 +77,14 @@ class EmfRenderer {
  public:
   EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions options);
 
-  // Appends the documents for `snapshot` to *docs.
-  void Render(const model::Snapshot& snapshot, std::vector<std::string>* docs);
+  // Appends the documents for `model`'s EMF points to *docs; `time` is their Timestamp (the
+  // Snapshot's). The model's own families (nvml_exporter_*) and Prometheus-only series are not
+  // sent. The `series` options given to the constructor are not used.
+  void Render(const SeriesModel& model, std::chrono::system_clock::time_point time,
+              std::vector<std::string>* docs);
 
-  // Renders already built series (benchmarks, tests); `time` is the documents' Timestamp.
-  void RenderGroups(const std::vector<SeriesGroup>& groups,
-                    std::chrono::system_clock::time_point time, std::vector<std::string>* docs);
+  // BuildSeries(snapshot, series) + Render(model, snapshot.time), for callers without a model.
+  void Render(const model::Snapshot& snapshot, std::vector<std::string>* docs);
 
   const EmfRules& rules() const { return rules_; }
   uint64_t oversize_dropped() const { return oversize_dropped_; }
@@ -97,9 +101,11 @@ class EmfRenderer {
     std::chrono::system_clock::time_point seen;
   };
 
-  // Appends to `metrics` the value to send for `v` (counters: the delta), or nothing.
-  void AddValue(const std::string& series_key, const SeriesValue& v,
-                std::chrono::system_clock::time_point time, std::vector<Metric>* metrics);
+  // Appends to `metrics` the value to send for point `v` of `entry`'s family (counters: the
+  // delta), or nothing.
+  void AddValue(const std::string& series_key, const config::CollectorEntry& entry,
+                const SeriesPoint& v, std::chrono::system_clock::time_point time,
+                std::vector<Metric>* metrics);
   // Writes the documents of one label set (split by count and size).
   void EmitLabelSet(const Labels& labels, const std::vector<Metric>& metrics,
                     const std::vector<EmfDirective>& directives, int64_t timestamp_ms,
@@ -115,7 +121,10 @@ class EmfRenderer {
   EmfRules rules_;
   SeriesOptions series_options_;
   EmfOptions options_;
-  std::vector<SeriesGroup> groups_;  // reused across renders
+  SeriesModel model_;  // reused across Render(snapshot) calls
+  // Reused across renders: each label set's EMF points, in family order.
+  std::vector<uint32_t> set_begin_;
+  std::vector<std::pair<const config::CollectorEntry*, const SeriesPoint*>> set_points_;
   std::unordered_map<std::string, CounterState> counters_;
   NameMatchCache name_matches_;
   std::chrono::system_clock::time_point last_prune_;

@@ -1,41 +1,20 @@
 #include "render/pod_families.h"
 
 #include <algorithm>
-#include <charconv>
 #include <tuple>
 
 #include "fields/field_ids.h"
-#include "render/text_format.h"
 
 namespace nvmlx::render {
 namespace {
 
-constexpr int kGpuUtilField = fields::ids::kGpuUtil;
-constexpr int kFbUsedField = fields::ids::kFbUsed;
 constexpr uint64_t kMiB = uint64_t{1024} * 1024;
 
-// What one pod container does on one GPU.
-struct PodUsage {
-  std::string owner_uid;  // as the cgroup names it (a static pod's kubelet uid); the join key
-  std::string uid, namespace_name, pod, container, vgpu;
-  const model::PodMeta* meta = nullptr;  // null: the API server does not know the uid (yet)
-  uint64_t memory_bytes = 0;
-  uint64_t memory_mib = 0;  // sum of each process's whole MiB, as dcgm-exporter sums them
-  uint64_t sm_percent = 0;
-  unsigned processes = 0;
-};
+}  // namespace
 
-struct DeviceUsage {
-  std::vector<PodUsage> pods;  // sorted by namespace, pod, container, uid
-  unsigned processes = 0;
-  unsigned unattributed = 0;
-  uint64_t memory_bytes = 0;
-  uint64_t sm_percent = 0;
-};
-
-DeviceUsage Aggregate(const model::DeviceSnapshot& dev, const model::Attribution& a) {
+DeviceUsage AggregatePodUsage(const model::DeviceSnapshot& dev, const model::Attribution& a) {
   DeviceUsage u;
-  auto find = [&u](const std::string& uid, const std::string& container) -> PodUsage* {
+  auto find = [&u](std::string_view uid, std::string_view container) -> PodUsage* {
     for (PodUsage& p : u.pods) {
       if (p.owner_uid == uid && p.container == container) return &p;
     }
@@ -57,7 +36,7 @@ DeviceUsage Aggregate(const model::DeviceSnapshot& dev, const model::Attribution
       continue;
     }
     const model::PodMeta* meta = nullptr;
-    std::string container;
+    std::string_view container;
     if (a.metadata != nullptr) {
       if (auto it = a.metadata->by_uid.find(owner->pod_uid); it != a.metadata->by_uid.end()) {
         meta = &it->second;
@@ -92,13 +71,13 @@ DeviceUsage Aggregate(const model::DeviceSnapshot& dev, const model::Attribution
     auto it = a.devices->pods_by_device.find(dev.identity->DeviceKey());
     if (it != a.devices->pods_by_device.end()) {
       for (const model::PodRef& ref : it->second) {
-        std::string uid;
+        std::string_view uid;
         const model::PodMeta* meta = nullptr;
         if (a.metadata != nullptr) {
           auto n = a.metadata->uid_by_name.find(ref.namespace_name + "/" + ref.pod);
           if (n != a.metadata->uid_by_name.end()) {
             uid = n->second;
-            if (auto m = a.metadata->by_uid.find(uid); m != a.metadata->by_uid.end()) {
+            if (auto m = a.metadata->by_uid.find(n->second); m != a.metadata->by_uid.end()) {
               meta = &m->second;
             }
           }
@@ -131,24 +110,7 @@ DeviceUsage Aggregate(const model::DeviceSnapshot& dev, const model::Attribution
   return u;
 }
 
-void AppendLabel(std::string_view name, std::string_view value, std::string* out) {
-  out->push_back(',');
-  out->append(name);
-  out->append("=\"");
-  AppendEscapedLabelValue(value, out);
-  out->push_back('"');
-}
-
-void AppendUint(uint64_t v, std::string* out) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, end);
-}
-
-// The device prefix "{…} " without its closing "} ".
-std::string_view OpenPrefix(const std::string& prefix) {
-  return std::string_view(prefix).substr(0, prefix.size() - 2);
-}
+namespace {
 
 // Names a pod label must not take: ours (attributes win, as in dcgm-exporter) and reserved ones.
 bool ReservedLabel(std::string_view name) {
@@ -162,147 +124,154 @@ bool ReservedLabel(std::string_view name) {
   return std::find(std::begin(kOurs), std::end(kOurs), name) != std::end(kOurs);
 }
 
-// Our families' device labels, as nvml_exporter_gpu_up has them: gpu and UUID (uuid with -o).
-// dcgm-exporter's camelCase modelName stays on the DCGM families only, so ours are lint-clean.
-std::string OwnPrefix(const model::DeviceSnapshot& dev, const PodFamiliesOptions& o) {
-  std::string p = "{gpu=\"";
-  AppendUint(dev.identity != nullptr ? dev.identity->index : 0, &p);
-  p.push_back('"');
-  AppendLabel(o.use_old_namespace ? "uuid" : "UUID",
-              dev.identity != nullptr ? dev.identity->uuid : "", &p);
-  return p;
-}
-
-// Our families' pod labels, after the device prefix.
-void AppendPodLabels(const PodUsage& p, const PodFamiliesOptions& o, std::string* out) {
-  AppendLabel(o.use_old_namespace ? "pod_namespace" : "namespace", p.namespace_name, out);
-  AppendLabel(o.use_old_namespace ? "pod_name" : "pod", p.pod, out);
-  AppendLabel(o.use_old_namespace ? "container_name" : "container", p.container, out);
+// Our families' pod labels, after the device's gpu and UUID.
+void AddPodLabels(const PodUsage& p, const PodFamiliesOptions& o, std::vector<LabelView>* out) {
+  out->emplace_back(o.use_old_namespace ? "pod_namespace" : "namespace", p.namespace_name);
+  out->emplace_back(o.use_old_namespace ? "pod_name" : "pod", p.pod);
+  out->emplace_back(o.use_old_namespace ? "container_name" : "container", p.container);
   // Without metadata the uid is the only name the series has.
-  if (o.pod_uid_label || p.meta == nullptr) AppendLabel("pod_uid", p.uid, out);
-  if (!p.vgpu.empty()) AppendLabel("vgpu", p.vgpu, out);
+  if (o.pod_uid_label || p.meta == nullptr) out->emplace_back("pod_uid", p.uid);
+  if (!p.vgpu.empty()) out->emplace_back("vgpu", p.vgpu);
   if (p.meta != nullptr) {
     for (const auto& [name, value] : p.meta->labels) {
-      if (!ReservedLabel(name)) AppendLabel(name, value, out);
+      if (!ReservedLabel(name)) out->emplace_back(name, value);
     }
   }
+}
+
+struct Family {
+  std::string_view name, help;
+  enum class Measure { kSm, kMemory, kProcesses } measure;
+};
+
+SeriesPoint Measured(uint32_t set, Family::Measure m, uint64_t sm_percent, uint64_t memory_bytes,
+                     unsigned processes) {
+  switch (m) {
+    case Family::Measure::kSm:
+      return SeriesPoint::Double(set, static_cast<double>(sm_percent) / 100.0, kToPrometheus);
+    case Family::Measure::kMemory:
+      return SeriesPoint::Uint(set, memory_bytes);
+    case Family::Measure::kProcesses:
+      break;
+  }
+  return SeriesPoint::Uint(set, processes);
+}
+
+SeriesFamily& AddFamily(std::string_view name, std::string_view help, SeriesModel* model) {
+  SeriesFamily& f = model->families.emplace_back();
+  f.name = name;
+  f.help = help;
+  f.type = "gauge";
+  return f;
 }
 
 }  // namespace
 
 bool PerPodSeriesField(int field_id, const PodFamiliesOptions& options) {
   return options.enabled && options.dcgm_per_pod_series &&
-         (field_id == kGpuUtilField || field_id == kFbUsedField);
+         (field_id == fields::ids::kGpuUtil || field_id == fields::ids::kFbUsed);
 }
 
-void AppendDcgmPerPodSeries(int field_id, std::string_view family, const DeviceSeriesPrefix& dev,
-                            const model::Snapshot& snapshot, const PodFamiliesOptions& options,
-                            std::string* out) {
-  if (!PerPodSeriesField(field_id, options)) return;
-  const DeviceUsage u = Aggregate(*dev.dev, snapshot.attribution);
-  for (const PodUsage& p : u.pods) {
-    out->append(family);
-    out->append(OpenPrefix(dev.prefix));
+void AddDcgmPerPodLabelSets(std::span<const LabelView> device_labels, const DeviceUsage& usage,
+                            const PodFamiliesOptions& options, SeriesModel* model,
+                            std::vector<uint32_t>* sets) {
+  std::vector<LabelView> labels;
+  labels.reserve(device_labels.size() + 5);
+  for (const PodUsage& p : usage.pods) {
+    labels.assign(device_labels.begin(), device_labels.end());
     // dcgm-exporter's attributes, in the sorted order its template prints them.
     if (options.use_old_namespace) {
-      AppendLabel("container_name", p.container, out);
-      AppendLabel("pod_name", p.pod, out);
-      AppendLabel("pod_namespace", p.namespace_name, out);
+      labels.emplace_back("container_name", p.container);
+      labels.emplace_back("pod_name", p.pod);
+      labels.emplace_back("pod_namespace", p.namespace_name);
     } else {
-      AppendLabel("container", p.container, out);
-      AppendLabel("namespace", p.namespace_name, out);
-      AppendLabel("pod", p.pod, out);
+      labels.emplace_back("container", p.container);
+      labels.emplace_back("namespace", p.namespace_name);
+      labels.emplace_back("pod", p.pod);
     }
-    AppendLabel("pod_uid", p.uid, out);
-    if (!p.vgpu.empty()) AppendLabel("vgpu", p.vgpu, out);
-    out->append("} ");
-    AppendUint(field_id == kGpuUtilField ? p.sm_percent : p.memory_mib, out);
-    out->push_back('\n');
+    labels.emplace_back("pod_uid", p.uid);
+    if (!p.vgpu.empty()) labels.emplace_back("vgpu", p.vgpu);
+    sets->push_back(model->AddLabelSet(labels));
   }
 }
 
-void AppendPodFamilies(const model::Snapshot& snapshot,
-                       const std::vector<DeviceSeriesPrefix>& devices,
-                       const PodFamiliesOptions& options, std::string* out) {
-  if (options.enabled) {
-    std::vector<DeviceUsage> usage;
-    std::vector<std::string> prefix;  // "{gpu=…,UUID=…" without the closing brace
-    usage.reserve(devices.size());
-    for (const DeviceSeriesPrefix& d : devices) {
-      usage.push_back(Aggregate(*d.dev, snapshot.attribution));
-      prefix.push_back(OwnPrefix(*d.dev, options));
+uint64_t DcgmPerPodValue(int field_id, const PodUsage& pod) {
+  return field_id == fields::ids::kGpuUtil ? pod.sm_percent : pod.memory_mib;
+}
+
+void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamiliesOptions& options,
+                    SeriesModel* model) {
+  if (!options.enabled) return;
+  // Our families' device labels, as nvml_exporter_gpu_up has them: gpu and UUID (uuid with -o).
+  // dcgm-exporter's camelCase modelName stays on the DCGM families only, so ours are lint-clean.
+  std::vector<uint32_t> gpu_sets;               // per device
+  std::vector<std::vector<uint32_t>> pod_sets;  // per device, per usage->pods
+  gpu_sets.reserve(devices.size());
+  pod_sets.resize(devices.size());
+  std::vector<LabelView> labels;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const model::DeviceIdentity* id = devices[i].dev->identity;
+    labels.clear();
+    labels.emplace_back("gpu", model->InternInt(id != nullptr ? id->index : 0));
+    labels.emplace_back(options.use_old_namespace ? "uuid" : "UUID",
+                        id != nullptr ? std::string_view(id->uuid) : std::string_view());
+    gpu_sets.push_back(model->AddLabelSet(labels));
+    for (const PodUsage& p : devices[i].usage->pods) {
+      labels.resize(2);
+      AddPodLabels(p, options, &labels);
+      pod_sets[i].push_back(model->AddLabelSet(labels));
     }
-    enum class Measure { kSm, kMemory, kProcesses };
-    struct Family {
-      std::string_view name, help;
-      Measure measure;
-    };
-    static constexpr Family kPodFamilies[] = {
-        {"nvml_exporter_pod_gpu_sm_utilization_ratio",
-         "Share of time (0-1) the GPU's SMs ran kernels of this pod container's processes since "
-         "the previous collection: NVML per-process utilization summed over its processes on "
-         "this GPU.",
-         Measure::kSm},
-        {"nvml_exporter_pod_gpu_memory_used_bytes",
-         "GPU memory used by this pod container's processes on this GPU, in bytes.",
-         Measure::kMemory},
-        {"nvml_exporter_pod_gpu_processes",
-         "Compute processes of this pod container with a context on this GPU.",
-         Measure::kProcesses},
-    };
-    for (const Family& f : kPodFamilies) {
-      AppendHelpType(f.name, f.help, "gauge", out);
-      for (size_t i = 0; i < devices.size(); ++i) {
-        for (const PodUsage& p : usage[i].pods) {
-          out->append(f.name);
-          out->append(prefix[i]);
-          AppendPodLabels(p, options, out);
-          out->append("} ");
-          if (f.measure == Measure::kSm) {
-            AppendGoFixed(static_cast<double>(p.sm_percent) / 100.0, out);
-          } else {
-            AppendUint(f.measure == Measure::kMemory ? p.memory_bytes : p.processes, out);
-          }
-          out->push_back('\n');
-        }
-      }
-    }
-    static constexpr Family kGpuFamilies[] = {
-        {"nvml_exporter_gpu_processes",
-         "Compute processes with a context on this GPU, in a pod or not.", Measure::kProcesses},
-        {"nvml_exporter_gpu_process_memory_used_bytes",
-         "GPU memory used by all compute processes on this GPU, in bytes.", Measure::kMemory},
-        {"nvml_exporter_gpu_process_sm_utilization_ratio",
-         "NVML per-process SM utilization (0-1) since the previous collection, summed over all "
-         "processes on this GPU.",
-         Measure::kSm},
-    };
-    for (const Family& f : kGpuFamilies) {
-      AppendHelpType(f.name, f.help, "gauge", out);
-      for (size_t i = 0; i < devices.size(); ++i) {
-        out->append(f.name);
-        out->append(prefix[i]);
-        out->append("} ");
-        if (f.measure == Measure::kSm) {
-          AppendGoFixed(static_cast<double>(usage[i].sm_percent) / 100.0, out);
-        } else {
-          AppendUint(f.measure == Measure::kMemory ? usage[i].memory_bytes : usage[i].processes,
-                     out);
-        }
-        out->push_back('\n');
-      }
-    }
-    AppendHelpType("nvml_exporter_gpu_unattributed_processes",
-                   "Compute processes on this GPU that belong to no pod (host processes, or "
-                   "processes whose cgroup could not be read).",
-                   "gauge", out);
+  }
+  static constexpr Family kPodFamilies[] = {
+      {"nvml_exporter_pod_gpu_sm_utilization_ratio",
+       "Share of time (0-1) the GPU's SMs ran kernels of this pod container's processes since "
+       "the previous collection: NVML per-process utilization summed over its processes on "
+       "this GPU.",
+       Family::Measure::kSm},
+      {"nvml_exporter_pod_gpu_memory_used_bytes",
+       "GPU memory used by this pod container's processes on this GPU, in bytes.",
+       Family::Measure::kMemory},
+      {"nvml_exporter_pod_gpu_processes",
+       "Compute processes of this pod container with a context on this GPU.",
+       Family::Measure::kProcesses},
+  };
+  for (const Family& f : kPodFamilies) {
+    SeriesFamily& family = AddFamily(f.name, f.help, model);
     for (size_t i = 0; i < devices.size(); ++i) {
-      out->append("nvml_exporter_gpu_unattributed_processes");
-      out->append(prefix[i]);
-      out->append("} ");
-      AppendUint(usage[i].unattributed, out);
-      out->push_back('\n');
+      const std::vector<PodUsage>& pods = devices[i].usage->pods;
+      for (size_t k = 0; k < pods.size(); ++k) {
+        const PodUsage& p = pods[k];
+        family.points.push_back(
+            Measured(pod_sets[i][k], f.measure, p.sm_percent, p.memory_bytes, p.processes));
+      }
     }
+  }
+  static constexpr Family kGpuFamilies[] = {
+      {"nvml_exporter_gpu_processes",
+       "Compute processes with a context on this GPU, in a pod or not.",
+       Family::Measure::kProcesses},
+      {"nvml_exporter_gpu_process_memory_used_bytes",
+       "GPU memory used by all compute processes on this GPU, in bytes.", Family::Measure::kMemory},
+      {"nvml_exporter_gpu_process_sm_utilization_ratio",
+       "NVML per-process SM utilization (0-1) since the previous collection, summed over all "
+       "processes on this GPU.",
+       Family::Measure::kSm},
+  };
+  for (const Family& f : kGpuFamilies) {
+    SeriesFamily& family = AddFamily(f.name, f.help, model);
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const DeviceUsage& u = *devices[i].usage;
+      family.points.push_back(
+          Measured(gpu_sets[i], f.measure, u.sm_percent, u.memory_bytes, u.processes));
+    }
+  }
+  SeriesFamily& unattributed = AddFamily(
+      "nvml_exporter_gpu_unattributed_processes",
+      "Compute processes on this GPU that belong to no pod (host processes, or processes whose "
+      "cgroup could not be read).",
+      model);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    unattributed.points.push_back(SeriesPoint::Uint(gpu_sets[i], devices[i].usage->unattributed));
   }
 }
 

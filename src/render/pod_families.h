@@ -1,6 +1,6 @@
-// Per-pod GPU usage in the Prometheus exposition, from the snapshot's per-process samples
-// (DeviceSnapshot::processes) joined with its attribution (process -> pod uid and container id
-// from cgroups, pod uid -> namespace, name, labels and container names from the API server,
+// Per-pod GPU usage in the series model (render/series_model.h), from the snapshot's per-process
+// samples (DeviceSnapshot::processes) joined with its attribution (process -> pod uid and container
+// id from cgroups, pod uid -> namespace, name, labels and container names from the API server,
 // device -> pods from the kubelet when present).
 //
 // Two kinds of output:
@@ -23,16 +23,20 @@
 //    processes). For each GPU, the per-pod values plus the unattributed processes' equal the
 //    totals. (nvml_exporter_attribution_errors_total{source} is rendered with the self metrics.)
 //
-// Pure functions of their inputs (the error counters are read through their own lock):
-// thread-safe.
+// This is the per-pod part of the series builder (render/series.h): it adds label sets, points
+// and families to a SeriesModel; the renderers print them like any other.
+//
+// Pure functions of their inputs: thread-safe.
 #ifndef NVML_EXPORTER_RENDER_POD_FAMILIES_H_
 #define NVML_EXPORTER_RENDER_POD_FAMILIES_H_
 
-#include <string>
+#include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "model/snapshot.h"
+#include "render/series_model.h"
 
 namespace nvmlx::render {
 
@@ -45,26 +49,53 @@ struct PodFamiliesOptions {
   bool use_old_namespace = false;  // -o: pod_name, pod_namespace, container_name
 };
 
-// A device with series, and its label set "{gpu=…,…} " as every family of it starts.
-struct DeviceSeriesPrefix {
-  const model::DeviceSnapshot* dev = nullptr;
-  std::string prefix;
+// What one pod container does on one GPU. The strings point into the Snapshot's attribution.
+struct PodUsage {
+  std::string_view owner_uid;  // as the cgroup names it (a static pod's kubelet uid); join key
+  std::string_view uid, namespace_name, pod, container, vgpu;
+  const model::PodMeta* meta = nullptr;  // null: the API server does not know the uid (yet)
+  uint64_t memory_bytes = 0;
+  uint64_t memory_mib = 0;  // sum of each process's whole MiB, as dcgm-exporter sums them
+  uint64_t sm_percent = 0;
+  unsigned processes = 0;
 };
+
+// What the processes on one GPU do, per pod container and in total.
+struct DeviceUsage {
+  std::vector<PodUsage> pods;  // sorted by namespace, pod, container, uid
+  unsigned processes = 0;
+  unsigned unattributed = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t sm_percent = 0;
+};
+
+// Joins `dev`'s processes with the attribution; valid while the Snapshot lives.
+DeviceUsage AggregatePodUsage(const model::DeviceSnapshot& dev,
+                              const model::Attribution& attribution);
 
 // Whether DCGM family `field_id` gets the per-pod series (GPU_UTIL and FB_USED with
 // dcgm_per_pod_series): its device-level series then carries no pod attributes.
 bool PerPodSeriesField(int field_id, const PodFamiliesOptions& options);
 
-// The per-pod series of DCGM family `field_id` (203 GPU_UTIL, 252 FB_USED; others: nothing) for
-// one device, appended after its device-level series.
-void AppendDcgmPerPodSeries(int field_id, std::string_view family, const DeviceSeriesPrefix& dev,
-                            const model::Snapshot& snapshot, const PodFamiliesOptions& options,
-                            std::string* out);
+// The label sets of the per-pod series of one device (one per usage.pods, in that order,
+// appended to *sets): `device_labels` (its DCGM labels without attributes), then dcgm-exporter's
+// attributes container, namespace, pod, pod_uid, vgpu.
+void AddDcgmPerPodLabelSets(std::span<const LabelView> device_labels, const DeviceUsage& usage,
+                            const PodFamiliesOptions& options, SeriesModel* model,
+                            std::vector<uint32_t>* sets);
 
-// Our per-pod and per-GPU process families.
-void AppendPodFamilies(const model::Snapshot& snapshot,
-                       const std::vector<DeviceSeriesPrefix>& devices,
-                       const PodFamiliesOptions& options, std::string* out);
+// The per-pod series' value of `pod` in DCGM family `field_id` (GPU_UTIL: SM %; FB_USED: MiB).
+uint64_t DcgmPerPodValue(int field_id, const PodUsage& pod);
+
+// A device with series, and its usage, for AddPodFamilies.
+struct PodFamilyDevice {
+  const model::DeviceSnapshot* dev = nullptr;
+  const DeviceUsage* usage = nullptr;
+};
+
+// Appends our per-pod and per-GPU families (options.enabled only), with their label sets.
+void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamiliesOptions& options,
+                    SeriesModel* model);
 
 }  // namespace nvmlx::render
 

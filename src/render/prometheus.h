@@ -19,45 +19,33 @@
 // families (nvml_exporter_*), including nvml_exporter_attribution_errors_total{source} when
 // attribution_errors is set.
 //
-// Pure function of its inputs: thread-safe.
+// What the page holds (families, label sets, values) is decided by BuildSeries (render/series.h);
+// this file only writes a SeriesModel as text: each label set's text "{...} " once, then per
+// family its HELP/TYPE and its Prometheus points.
+//
+// Thread-safety: RenderPrometheus(model) is a pure function of its inputs. The Snapshot overload
+// also builds the model, which reads options.attribution_errors through that object's lock; both
+// are safe to call from any thread.
 #ifndef NVML_EXPORTER_RENDER_PROMETHEUS_H_
 #define NVML_EXPORTER_RENDER_PROMETHEUS_H_
 
-#include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "config/collectors_csv.h"
 #include "model/snapshot.h"
-#include "model/source_errors.h"
-#include "render/pod_families.h"
+#include "render/series.h"
+#include "render/series_model.h"
+#include "render/text_format.h"
 
 namespace nvmlx::render {
 
-struct BuildInfo {
-  std::string version;
-  std::string revision;
-  std::string nvml_library;  // resolved path of the loaded libnvidia-ml
-  std::string driver_version;
-};
+// The page's options are the series model's (render/series.h).
+using PrometheusOptions = SeriesOptions;
 
-struct PrometheusOptions {
-  std::vector<config::CollectorEntry> entries;  // metric rows and label rows, CSV order
-  std::string hostname;                         // empty: no Hostname label (-n)
-  std::string hostname_label = "Hostname";      // dcgm-exporter <= 4.8.2 spelling
-  bool use_old_namespace = false;               // -o: UUID label named "uuid"
-  // --kubernetes-enable-pod-uid with -k: kubelet-attributed device series also carry pod_uid,
-  // looked up by namespace/pod in snapshot.attribution.metadata (none while that is absent).
-  bool device_pod_uid = false;
-  BuildInfo build;
-  // Failed refreshes per attribution source, read once per render; null: no attribution.
-  std::shared_ptr<const model::SourceErrors> attribution_errors;
-  // Per-pod series and attribution errors (render/pod_families.h).
-  PodFamiliesOptions pods;
-};
+// Appends the exposition of `model`'s Prometheus points to *out (cleared first).
+void RenderPrometheus(const SeriesModel& model, std::string* out);
 
-// Appends the exposition to *out (cleared first).
+// BuildSeries + RenderPrometheus(model), for callers that render one output only (--once, tests).
 void RenderPrometheus(const model::Snapshot& snapshot, const PrometheusOptions& options,
                       std::string* out);
 

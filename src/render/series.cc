@@ -1,6 +1,9 @@
 #include "render/series.h"
 
 #include <algorithm>
+#include <chrono>
+#include <span>
+#include <string_view>
 #include <variant>
 
 #include "fields/clock_event_names.h"
@@ -13,111 +16,162 @@ namespace {
 using config::CollectorEntry;
 using config::MetricType;
 
-constexpr int kXidErrorsField = fields::ids::kXidErrors;
-constexpr int kXidCountField = fields::ids::kXidErrorsCount;
-constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
-
 const model::Value* FindSample(const std::vector<model::Sample>& samples, int field_id) {
+  // Samples are in ascending field id (DeviceReader's contract).
   auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
                              [](const model::Sample& s, int id) { return s.field_id < id; });
   if (it == samples.end() || it->field_id != field_id) return nullptr;
   return &it->value;
 }
 
-bool ToSeriesValue(const CollectorEntry* entry, const model::Value& v, SeriesValue* out) {
-  out->entry = entry;
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    out->is_integer = true;
-    out->int_value = *i;
-    out->value = static_cast<double>(*i);
-    return true;
-  }
-  if (const auto* d = std::get_if<double>(&v)) {
-    out->is_integer = false;
-    out->value = *d;
-    return true;
-  }
-  return false;  // a string in a numeric family
-}
+bool ByName(const LabelView& a, const LabelView& b) { return a.first < b.first; }
 
-SeriesValue IntValue(const CollectorEntry* entry, int64_t v) {
-  SeriesValue s;
-  s.entry = entry;
-  s.is_integer = true;
-  s.int_value = v;
-  s.value = static_cast<double>(v);
-  return s;
-}
-
-bool ByName(const std::pair<std::string, std::string>& a,
-            const std::pair<std::string, std::string>& b) {
-  return a.first < b.first;
-}
-
-// Assembles fixed labels + sorted Labels + sorted Attributes, dcgm-exporter's order.
-Labels Assemble(const Labels& fixed, Labels sorted_labels, Labels attributes) {
-  std::stable_sort(sorted_labels.begin(), sorted_labels.end(), ByName);
-  std::stable_sort(attributes.begin(), attributes.end(), ByName);
-  Labels out;
-  out.reserve(fixed.size() + sorted_labels.size() + attributes.size());
-  out.insert(out.end(), fixed.begin(), fixed.end());
-  for (auto& l : sorted_labels) out.push_back(std::move(l));
-  for (auto& l : attributes) out.push_back(std::move(l));
-  return out;
-}
-
-// The attribute sets of one device, as the Prometheus renderer's BuildAttributeSets: the cross
-// product of the pods holding it (with vgpu when shared) and its HPC jobs, in attribution order,
-// or one empty set. Names as dcgm-exporter spells them (-o: container_name, pod_name,
-// pod_namespace); Assemble sorts them.
-std::vector<Labels> AttributeSets(const model::DeviceIdentity& id,
-                                  const model::Attribution& attribution, bool old_names,
-                                  bool pod_uid) {
-  const std::vector<model::PodRef> kNoPods;
-  const std::vector<std::string> kNoJobs;
-  const std::string& key = id.DeviceKey();
+// The attribute sets of one device: the cross product of the pods holding it (with vgpu when
+// shared) and its HPC jobs, in attribution order, or one empty set. Names as dcgm-exporter
+// spells them (-o: container_name, pod_name, pod_namespace), sorted byte-wise as its template
+// prints attributes. Appends the sets, each as [begin, end) of *attrs, to *ranges.
+void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& attribution,
+                   bool old_names, bool pod_uid, std::vector<LabelView>* attrs,
+                   std::vector<std::pair<size_t, size_t>>* ranges) {
+  static const std::vector<model::PodRef> kNoPods;
+  static const std::vector<std::string> kNoJobs;
   const std::vector<model::PodRef>* pods = &kNoPods;
   const std::vector<std::string>* jobs = &kNoJobs;
-  if (attribution.devices != nullptr) {
-    const auto& by_device = attribution.devices->pods_by_device;
-    if (auto it = by_device.find(key); it != by_device.end()) pods = &it->second;
-  }
-  if (attribution.hpc != nullptr) {
-    const auto& by_device = attribution.hpc->jobs_by_device;
-    if (auto it = by_device.find(key); it != by_device.end()) jobs = &it->second;
-  }
-  std::vector<Labels> sets;
-  const size_t npods = std::max<size_t>(pods->size(), 1);
-  const size_t njobs = std::max<size_t>(jobs->size(), 1);
-  sets.reserve(npods * njobs);
-  for (size_t p = 0; p < npods; ++p) {
-    for (size_t j = 0; j < njobs; ++j) {
-      Labels set;
-      if (p < pods->size()) {
-        const model::PodRef& pod = (*pods)[p];
-        set.emplace_back(old_names ? "container_name" : "container", pod.container);
-        set.emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
-        set.emplace_back(old_names ? "pod_name" : "pod", pod.pod);
-        if (!pod.vgpu.empty()) set.emplace_back("vgpu", pod.vgpu);
-        if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
-          set.emplace_back("pod_uid", *uid);
-        }
-      }
-      if (j < jobs->size()) set.emplace_back("hpc_job", (*jobs)[j]);
-      sets.push_back(std::move(set));
+  if (attribution.devices != nullptr || attribution.hpc != nullptr) {
+    const std::string& key = id.DeviceKey();
+    if (attribution.devices != nullptr) {
+      const auto& by_device = attribution.devices->pods_by_device;
+      if (auto it = by_device.find(key); it != by_device.end()) pods = &it->second;
+    }
+    if (attribution.hpc != nullptr) {
+      const auto& by_device = attribution.hpc->jobs_by_device;
+      if (auto it = by_device.find(key); it != by_device.end()) jobs = &it->second;
     }
   }
-  return sets;
+  const size_t npods = std::max<size_t>(pods->size(), 1);
+  const size_t njobs = std::max<size_t>(jobs->size(), 1);
+  for (size_t p = 0; p < npods; ++p) {
+    for (size_t j = 0; j < njobs; ++j) {
+      const size_t begin = attrs->size();
+      if (p < pods->size()) {
+        const model::PodRef& pod = (*pods)[p];
+        attrs->emplace_back(old_names ? "container_name" : "container", pod.container);
+        attrs->emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
+        attrs->emplace_back(old_names ? "pod_name" : "pod", pod.pod);
+        if (!pod.vgpu.empty()) attrs->emplace_back("vgpu", pod.vgpu);
+        if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
+          attrs->emplace_back("pod_uid", *uid);
+        }
+      }
+      if (j < jobs->size()) attrs->emplace_back("hpc_job", (*jobs)[j]);
+      std::stable_sort(attrs->begin() + static_cast<std::ptrdiff_t>(begin), attrs->end(), ByName);
+      ranges->emplace_back(begin, attrs->size());
+    }
+  }
+}
+
+// Builds label sets of one device from its parts: fixed labels (gpu .. Hostname), the CSV's
+// label fields (sorted), and an attribute set (sorted). Reuses one scratch vector.
+class DeviceLabels {
+ public:
+  explicit DeviceLabels(SeriesModel* model) : model_(model) {}
+
+  std::vector<LabelView>& base() { return base_; }  // fixed labels then CSV labels
+  void set_fixed_size(size_t n) { fixed_size_ = n; }
+
+  // base + attrs.
+  uint32_t Plain(std::span<const LabelView> attrs) {
+    scratch_.assign(base_.begin(), base_.end());
+    scratch_.insert(scratch_.end(), attrs.begin(), attrs.end());
+    return model_->AddLabelSet(scratch_);
+  }
+  // fixed + (CSV labels and `labels`, sorted) + attrs.
+  uint32_t WithLabels(std::span<const LabelView> labels, std::span<const LabelView> attrs) {
+    scratch_.assign(base_.begin(), base_.end());
+    scratch_.insert(scratch_.end(), labels.begin(), labels.end());
+    std::stable_sort(scratch_.begin() + static_cast<std::ptrdiff_t>(fixed_size_), scratch_.end(),
+                     ByName);
+    scratch_.insert(scratch_.end(), attrs.begin(), attrs.end());
+    return model_->AddLabelSet(scratch_);
+  }
+  // base + (attrs and `more`, sorted).
+  uint32_t WithAttributes(std::span<const LabelView> attrs, std::span<const LabelView> more) {
+    scratch_.assign(base_.begin(), base_.end());
+    const size_t at = scratch_.size();
+    scratch_.insert(scratch_.end(), attrs.begin(), attrs.end());
+    scratch_.insert(scratch_.end(), more.begin(), more.end());
+    std::stable_sort(scratch_.begin() + static_cast<std::ptrdiff_t>(at), scratch_.end(), ByName);
+    return model_->AddLabelSet(scratch_);
+  }
+
+ private:
+  SeriesModel* model_;
+  std::vector<LabelView> base_;
+  size_t fixed_size_ = 0;
+  std::vector<LabelView> scratch_;
+};
+
+// The exporter's own families, after every other: collection time, GPU health, build, and the
+// attribution sources' failures.
+void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& options,
+                     SeriesModel* model) {
+  auto family = [model](std::string_view name, std::string_view help,
+                        std::string_view type = "gauge") -> SeriesFamily& {
+    SeriesFamily& f = model->families.emplace_back();
+    f.name = name;
+    f.help = help;
+    f.type = type;
+    return f;
+  };
+  const uint32_t no_labels = model->AddLabelSet({});
+  family("nvml_exporter_collect_duration_seconds",
+         "Time the last collection of all devices took, in seconds.")
+      .points.push_back(SeriesPoint::Double(no_labels, snapshot.collect_seconds, kToPrometheus));
+  family("nvml_exporter_last_collect_timestamp_seconds",
+         "Unix time when the last collection started, in seconds.")
+      .points.push_back(SeriesPoint::Millis(
+          no_labels,
+          std::chrono::duration_cast<std::chrono::milliseconds>(snapshot.time.time_since_epoch())
+              .count()));
+
+  SeriesFamily& up =
+      family("nvml_exporter_gpu_up",
+             "1 if the last collection could read the GPU, 0 if it is lost or every read failed.");
+  const std::string_view uuid_label = options.use_old_namespace ? "uuid" : "UUID";
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
+    // One per physical GPU: a MIG instance is up exactly when its GPU is.
+    if (dev.identity == nullptr || dev.identity->mig) continue;
+    const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
+                                {uuid_label, dev.identity->uuid}};
+    up.points.push_back(
+        SeriesPoint::Int(model->AddLabelSet(labels), dev.up ? 1 : 0, kToPrometheus));
+  }
+
+  const LabelView build[] = {{"version", options.build.version},
+                             {"revision", options.build.revision},
+                             {"nvml_library", options.build.nvml_library},
+                             {"driver_version", options.build.driver_version}};
+  family("nvml_exporter_build_info",
+         "Build and runtime information of nvml-exporter; the value is always 1.")
+      .points.push_back(SeriesPoint::Int(model->AddLabelSet(build), 1, kToPrometheus));
+
+  if (options.attribution_errors) {
+    const auto counts = options.attribution_errors->Counts();
+    if (!counts.empty()) {
+      SeriesFamily& errors = family(
+          "nvml_exporter_attribution_errors_total",
+          "Failed refreshes of an attribution source (kubelet, cgroup, apiserver, hpc); the last "
+          "good attribution stays in use.",
+          "counter");
+      for (const auto& [source, count] : counts) {
+        const LabelView labels[] = {{"source", model->Intern(source)}};
+        errors.points.push_back(SeriesPoint::Uint(model->AddLabelSet(labels), count));
+      }
+    }
+  }
 }
 
 }  // namespace
-
-const std::string* FindLabel(const Labels& labels, std::string_view name) {
-  for (const auto& [k, v] : labels) {
-    if (k == name) return &v;
-  }
-  return nullptr;
-}
 
 OrderedRows OrderRows(const std::vector<CollectorEntry>& entries) {
   OrderedRows rows;
@@ -145,110 +199,174 @@ OrderedRows OrderRows(const std::vector<CollectorEntry>& entries) {
   return rows;
 }
 
-void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options,
-                 std::vector<SeriesGroup>* out) {
-  out->clear();
+void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out) {
+  out->Clear();
   const OrderedRows rows = OrderRows(options.entries);
-  const std::vector<const CollectorEntry*>& unique_families = rows.families;
+  const std::vector<const CollectorEntry*>& families = rows.families;
   const std::vector<const CollectorEntry*>& label_rows = rows.label_rows;
+
+  out->families.resize(families.size());
+  for (size_t f = 0; f < families.size(); ++f) {
+    SeriesFamily& family = out->families[f];
+    family.name = families[f]->name;
+    family.help = families[f]->help;
+    family.type = config::MetricTypeName(families[f]->type);
+    family.entry = families[f];
+    family.points.reserve(snapshot.devices.size());
+  }
+
+  DeviceLabels labels(out);
+  std::vector<LabelView> attrs;
+  std::vector<std::pair<size_t, size_t>> sets;  // attribute sets: ranges of `attrs`
+  std::vector<DeviceUsage> usage;               // per live device, with options.pods.enabled
+  std::vector<const model::DeviceSnapshot*> live;
+  std::vector<uint32_t> pod_sets;  // the device's per-pod series' label sets
+  usage.reserve(snapshot.devices.size());
+  live.reserve(snapshot.devices.size());
 
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
     const model::DeviceIdentity& id = *dev.identity;
+    live.push_back(&dev);
 
-    Labels fixed;
-    fixed.emplace_back("gpu", std::to_string(id.index));
-    fixed.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id.uuid);
-    fixed.emplace_back("pci_bus_id", id.pci_bus_id);
-    fixed.emplace_back("device", "nvidia" + std::to_string(id.index));
-    fixed.emplace_back("modelName", id.model_name);
+    std::vector<LabelView>& base = labels.base();
+    base.clear();
+    const std::string_view index = out->InternInt(id.index);
+    base.emplace_back("gpu", index);
+    base.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id.uuid);
+    base.emplace_back("pci_bus_id", id.pci_bus_id);
+    base.emplace_back("device", out->Intern("nvidia" + std::string(index)));
+    base.emplace_back("modelName", id.model_name);
     if (id.mig) {
-      fixed.emplace_back("GPU_I_PROFILE", id.mig->profile);
-      fixed.emplace_back("GPU_I_ID", std::to_string(id.mig->gpu_instance_id));
+      // A MIG instance (DCGM's FE_GPU_I): the parent's labels above, then its profile and GI id.
+      base.emplace_back("GPU_I_PROFILE", id.mig->profile);
+      base.emplace_back("GPU_I_ID", out->InternInt(id.mig->gpu_instance_id));
     }
-    if (!options.hostname.empty()) fixed.emplace_back(options.hostname_label, options.hostname);
-
-    Labels csv_labels;
+    if (!options.hostname.empty()) base.emplace_back(options.hostname_label, options.hostname);
+    labels.set_fixed_size(base.size());
+    // label_rows is sorted by name and free of duplicate names.
     for (const CollectorEntry* row : label_rows) {
       for (const auto& [field_id, value] : id.label_values) {
         if (field_id == row->field->id) {
-          csv_labels.emplace_back(row->name, value);
+          base.emplace_back(row->name, value);
           break;
         }
       }
     }
 
+    attrs.clear();
+    sets.clear();
+    AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.device_pod_uid,
+                  &attrs, &sets);
+    const DeviceUsage* pods = nullptr;
+    if (options.pods.enabled)
+      pods = &usage.emplace_back(AggregatePodUsage(dev, snapshot.attribution));
+    // The per-pod fields' device series carries no attributes: with one empty attribute set
+    // that is the plain label set, else a set of its own.
+    constexpr uint32_t kNone = UINT32_MAX;
+    uint32_t bare = kNone;
+    pod_sets.clear();
+    bool pod_sets_made = false;
+
     // One copy of the device's series per (pod, HPC job) attribute set.
-    for (const Labels& attributes :
-         AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.pod_uid)) {
-      SeriesGroup plain;
-      plain.device = &dev;
-      plain.labels = Assemble(fixed, csv_labels, attributes);
-      std::vector<SeriesGroup> extra;  // XID groups, after the plain one
-      for (const CollectorEntry* f : unique_families) {
-        const int field_id = f->field->id;
-        if (field_id == kXidCountField) {
+    for (size_t s = 0; s < sets.size(); ++s) {
+      const std::span<const LabelView> set(attrs.data() + sets[s].first,
+                                           sets[s].second - sets[s].first);
+      const uint32_t plain = labels.Plain(set);
+      for (size_t f = 0; f < families.size(); ++f) {
+        const int field_id = families[f]->field->id;
+        std::vector<SeriesPoint>& points = out->families[f].points;
+        if (field_id == fields::ids::kXidErrorsCount) {
           if (!dev.xid_watched) continue;
-          auto count_group = [&](const model::XidCount* c) {
-            Labels labels = csv_labels;
-            labels.emplace_back("window_size_in_ms", std::to_string(snapshot.xid_window_ms));
-            if (c != nullptr) labels.emplace_back("xid", std::to_string(c->xid));
-            SeriesGroup g;
-            g.device = &dev;
-            g.labels = Assemble(fixed, std::move(labels), attributes);
-            g.values.push_back(IntValue(f, c != nullptr ? c->count : 0));
-            extra.push_back(std::move(g));
+          const std::string_view window = out->InternInt(snapshot.xid_window_ms);
+          auto count = [&](const model::XidCount* c) {
+            LabelView extra[] = {{"window_size_in_ms", window}, {"xid", {}}};
+            size_t n = 1;
+            if (c != nullptr) extra[n++].second = out->InternInt(c->xid);
+            points.push_back(
+                SeriesPoint::Int(labels.WithLabels({extra, n}, set), c != nullptr ? c->count : 0));
           };
-          if (dev.xid_counts.empty()) count_group(nullptr);
-          for (const model::XidCount& c : dev.xid_counts) count_group(&c);
+          if (dev.xid_counts.empty()) count(nullptr);
+          for (const model::XidCount& c : dev.xid_counts) count(&c);
           continue;
         }
-        if (field_id == kClockEventsCountField) {
+        if (field_id == fields::ids::kClockEventsCount) {
           if (!dev.clock_events_watched) continue;
-          // As dcgm-exporter: no sample in the window gives one 0 without clock_event; samples
-          // with no reason active give no series.
-          auto event_group = [&](std::string_view event, int64_t count) {
-            Labels labels = csv_labels;
-            if (!event.empty()) labels.emplace_back("clock_event", std::string(event));
-            labels.emplace_back("window_size_in_ms",
-                                std::to_string(snapshot.clock_events_window_ms));
-            SeriesGroup g;
-            g.device = &dev;
-            g.labels = Assemble(fixed, std::move(labels), attributes);
-            g.values.push_back(IntValue(f, count));
-            extra.push_back(std::move(g));
+          const std::string_view window = out->InternInt(snapshot.clock_events_window_ms);
+          auto event = [&](std::string_view name, int64_t count) {
+            LabelView extra[] = {{"clock_event", name}, {"window_size_in_ms", window}};
+            const std::span<const LabelView> both(extra, 2);
+            points.push_back(SeriesPoint::Int(
+                labels.WithLabels(name.empty() ? both.subspan(1) : both, set), count));
           };
           if (!dev.clock_events_sampled) {
-            event_group("", 0);
+            event("", 0);
           } else {
             for (const model::ClockEventCount& c : dev.clock_event_counts) {
-              event_group(fields::ClockEventName(c.reason), c.count);
+              event(fields::ClockEventName(c.reason), c.count);
             }
           }
           continue;
         }
         const model::Value* v = FindSample(dev.samples, field_id);
         if (v == nullptr) continue;
-        SeriesValue sv;
-        if (!ToSeriesValue(f, *v, &sv)) continue;
-        if (field_id == kXidErrorsField) {
-          const int64_t xid = sv.is_integer ? sv.int_value : static_cast<int64_t>(sv.value);
-          Labels attrs = attributes;
-          attrs.emplace_back("err_code", std::to_string(xid));
-          attrs.emplace_back("err_msg", std::string(fields::XidDescription(xid)));
-          SeriesGroup g;
-          g.device = &dev;
-          g.labels = Assemble(fixed, csv_labels, std::move(attrs));
-          g.values.push_back(sv);
-          extra.push_back(std::move(g));  // families ascend: before the XID counts (9001)
+        SeriesPoint point;
+        if (const auto* i = std::get_if<int64_t>(v)) {
+          point = SeriesPoint::Int(plain, *i);
+        } else if (const auto* d = std::get_if<double>(v)) {
+          point = SeriesPoint::Double(plain, *d);
+        } else {
+          continue;  // a string in a numeric family
+        }
+        if (pods != nullptr && PerPodSeriesField(field_id, options.pods)) {
+          // dcgm-exporter 4.8's shape for shared GPUs with per-process data: the device series
+          // without pod attributes, then one per pod with that pod's own share (not the
+          // device's value copied to every sharing pod). EMF keeps the per-attribute-set copies.
+          const bool plain_is_bare = sets.size() == 1 && set.empty();
+          if (!plain_is_bare) {
+            point.writers = kToEmf;
+            points.push_back(point);
+          }
+          if (s != 0) continue;
+          if (bare == kNone) bare = plain_is_bare ? plain : labels.Plain({});
+          point.label_set = bare;
+          point.writers = plain_is_bare ? kToBoth : kToPrometheus;
+          points.push_back(point);
+          if (!pod_sets_made) {
+            AddDcgmPerPodLabelSets(base, *pods, options.pods, out, &pod_sets);
+            pod_sets_made = true;
+          }
+          for (size_t k = 0; k < pod_sets.size(); ++k) {
+            points.push_back(
+                SeriesPoint::Uint(pod_sets[k], DcgmPerPodValue(field_id, pods->pods[k])));
+          }
           continue;
         }
-        plain.values.push_back(sv);
+        if (field_id == fields::ids::kXidErrors) {
+          // dcgm-exporter's attributes err_code and err_msg, sorted with the pod attributes.
+          const int64_t xid = point.kind == SeriesPoint::Kind::kInt
+                                  ? point.int_value
+                                  : static_cast<int64_t>(point.double_value);
+          const LabelView err[] = {{"err_code", out->InternInt(xid)},
+                                   {"err_msg", fields::XidDescription(xid)}};
+          point.label_set = labels.WithAttributes(set, err);
+        }
+        points.push_back(point);
       }
-      if (!plain.values.empty()) out->push_back(std::move(plain));
-      for (auto& g : extra) out->push_back(std::move(g));
     }
   }
+
+  // Families with no series are omitted altogether, as dcgm-exporter does. (A family's
+  // EMF-only points come only with Prometheus ones, so each family left has a Prometheus line.)
+  std::erase_if(out->families, [](const SeriesFamily& f) { return f.points.empty(); });
+
+  std::vector<PodFamilyDevice> pod_devices;
+  if (options.pods.enabled) {
+    pod_devices.reserve(live.size());
+    for (size_t i = 0; i < live.size(); ++i) pod_devices.push_back({live[i], &usage[i]});
+  }
+  AddPodFamilies(pod_devices, options.pods, out);
+  AddSelfFamilies(snapshot, options, out);
 }
 
 }  // namespace nvmlx::render

@@ -1,66 +1,74 @@
-// The one step "Snapshot -> series with labels": every numeric series of a Snapshot, grouped by
-// label set, with the labels in exactly dcgm-exporter's order. Renderers that need whole series
-// (EMF, and any later one) build on this, so a new label (pod attribution, MIG, ...) is added
+// BuildSeries: the one step "Snapshot + options -> SeriesModel" (render/series_model.h). Every
+// family, label set and value that any renderer prints is decided here; the Prometheus writer
+// and the EMF writer only format the model, so a new label (pod attribution, MIG, ...) is added
 // here once.
 //
-// Label order (dcgm-exporter, dcgm-exporter.md §"Label order per entity group"):
+// Label order (dcgm-exporter's):
 //   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID] (MIG),
 //   [Hostname] (if non-empty), then the "Labels" sorted byte-wise (the CSV's label fields such as
 //   DCGM_FI_DRIVER_VERSION, clock_event, window_size_in_ms, xid), then the "Attributes" sorted
-//   byte-wise (container, err_code, err_msg, hpc_job, namespace, pod, vgpu; container_name,
-//   pod_name, pod_namespace with -o).
-// Groups: per device (in Snapshot order) and per (pod, HPC job) attribute set of it (the cross
-// product of the pods holding it and its jobs, as the Prometheus renderer; neither: no
-// attributes), first the group of all plain fields, then DCGM_FI_DEV_XID_ERRORS
-// (err_code/err_msg), then one group per DCGM_EXP_XID_ERRORS_COUNT series, then one per
-// DCGM_EXP_CLOCK_EVENTS_COUNT series. Values within a group in family order (ascending field id,
-// CSV order for equal ids; a repeated name keeps its first row). Down devices, string values and
-// absent samples give no series; groups without values are omitted.
+//   byte-wise (container, err_code, err_msg, hpc_job, namespace, pod, pod_uid, vgpu;
+//   container_name, pod_name, pod_namespace with -o).
 //
-// The Prometheus renderer keeps its own per-device prefix fast path; series_test checks that both
-// give the same series with the same labels in the same order, so adding a label to one without
-// the other fails the tests.
+// Label sets, in creation order (the EMF writer's document order): per device (Snapshot order)
+// and per (pod, HPC job) attribute set of it (the cross product of the pods holding it and its
+// jobs, in attribution order; neither: no attributes), first the set of all plain fields, then
+// DCGM_FI_DEV_XID_ERRORS's (err_code/err_msg), then one per DCGM_EXP_XID_ERRORS_COUNT series
+// (window_size_in_ms, xid; one valued 0 without xid when the window has none), then one per
+// DCGM_EXP_CLOCK_EVENTS_COUNT series (clock_event, window_size_in_ms; one valued 0 without
+// clock_event when no read succeeded, none when no reason was active). Prometheus-only sets
+// (per-pod series, our own families) come in between; the EMF writer never sees them.
 //
-// Pure function of its inputs: thread-safe.
+// Families: the CSV's metric rows by ascending field id (CSV order for equal ids; a repeated name
+// keeps its first row), those without a series left out; down devices, string values and absent
+// samples give no series. Then, with options.pods.enabled, our per-pod and per-GPU process
+// families (render/pod_families.h), then the self metrics: nvml_exporter_collect_duration_seconds,
+// _last_collect_timestamp_seconds, _gpu_up (per GPU, MIG instances excluded, down ones too),
+// _build_info, and _attribution_errors_total{source} when some source is registered.
+//
+// With options.pods.dcgm_per_pod_series, DCGM_FI_DEV_GPU_UTIL and DCGM_FI_DEV_FB_USED take
+// dcgm-exporter 4.8's shape on the Prometheus page: the device series without attributes, then
+// one series per pod container with its own share. EMF keeps the plain per-attribute-set copy of
+// the device value (sending the per-pod series over EMF is a fidelity-issue decision).
+//
+// Thread-safety: BuildSeries is a function of its inputs, except that it reads
+// options.attribution_errors through that object's lock; safe to call from any thread.
 #ifndef NVML_EXPORTER_RENDER_SERIES_H_
 #define NVML_EXPORTER_RENDER_SERIES_H_
 
-#include <cstdint>
+#include <memory>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include "config/collectors_csv.h"
 #include "model/snapshot.h"
+#include "model/source_errors.h"
+#include "render/pod_families.h"
+#include "render/series_model.h"
 
 namespace nvmlx::render {
 
+// nvml_exporter_build_info's labels.
+struct BuildInfo {
+  std::string version;
+  std::string revision;
+  std::string nvml_library;  // resolved path of the loaded libnvidia-ml
+  std::string driver_version;
+};
+
 struct SeriesOptions {
   std::vector<config::CollectorEntry> entries;  // metric rows and label rows, CSV order
-  std::string hostname;                         // empty: no Hostname label
-  std::string hostname_label = "Hostname";
-  bool use_old_namespace = false;  // -o: `uuid` instead of `UUID`
-  bool pod_uid = false;            // PrometheusOptions::device_pod_uid
-};
-
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-// One series value. Integers stay exact (energy counters exceed 2^53 only in theory, but a JSON
-// writer should print what NVML gave).
-struct SeriesValue {
-  const config::CollectorEntry* entry = nullptr;  // name, type (counter/gauge), field (unit)
-  bool is_integer = false;
-  int64_t int_value = 0;
-  double value = 0;  // always set (the integer as double too)
-  bool counter() const { return entry->type == config::MetricType::kCounter; }
-};
-
-// Every series sharing one label set.
-struct SeriesGroup {
-  const model::DeviceSnapshot* device = nullptr;
-  Labels labels;
-  std::vector<SeriesValue> values;
+  std::string hostname;                         // empty: no Hostname label (-n)
+  std::string hostname_label = "Hostname";      // dcgm-exporter <= 4.8.2 spelling
+  bool use_old_namespace = false;               // -o: UUID label named "uuid"
+  // --kubernetes-enable-pod-uid with -k: kubelet-attributed device series also carry pod_uid,
+  // looked up by namespace/pod in snapshot.attribution.metadata (none while that is absent).
+  bool device_pod_uid = false;
+  BuildInfo build;
+  // Failed refreshes per attribution source, read once per build; null: no attribution.
+  std::shared_ptr<const model::SourceErrors> attribution_errors;
+  // Per-pod series (render/pod_families.h).
+  PodFamiliesOptions pods;
 };
 
 // The collectors rows in the order every renderer uses: metric rows by ascending field id (CSV
@@ -73,13 +81,9 @@ struct OrderedRows {
 };
 OrderedRows OrderRows(const std::vector<config::CollectorEntry>& entries);
 
-// Replaces *out with the series of `snapshot`. `options` must outlive *out (entries are pointed
-// at).
-void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options,
-                 std::vector<SeriesGroup>* out);
-
-// Looks a label up by name in a group's labels (linear: a group has ~15).
-const std::string* FindLabel(const Labels& labels, std::string_view name);
+// Replaces *out with the series of `snapshot`. `snapshot` and `options` must outlive *out (its
+// labels point into them).
+void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out);
 
 }  // namespace nvmlx::render
 

@@ -2,14 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "fields/catalog.h"
 #include "render/prometheus.h"
 
 namespace nvmlx::render {
@@ -46,6 +42,39 @@ std::vector<std::string> Names(const Labels& labels) {
   return out;
 }
 
+Labels Owned(std::span<const LabelView> set) {
+  Labels out;
+  for (const auto& [k, v] : set) out.emplace_back(k, v);
+  return out;
+}
+
+// What one writer sees of a model: per label set with points for it, in creation order, its
+// points in family order.
+struct Group {
+  Labels labels;
+  std::vector<std::pair<const SeriesFamily*, SeriesPoint>> values;
+};
+std::vector<Group> GroupsFor(const SeriesModel& m, uint8_t writer) {
+  std::vector<Group> groups(m.label_set_count());
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].labels = Owned(m.label_set(i));
+  for (const SeriesFamily& f : m.families) {
+    for (const SeriesPoint& p : f.points) {
+      if (p.writers & writer) groups[p.label_set].values.emplace_back(&f, p);
+    }
+  }
+  std::erase_if(groups, [](const Group& g) { return g.values.empty(); });
+  return groups;
+}
+// The EMF writer's view: DCGM families only.
+std::vector<Group> EmfGroups(const SeriesModel& m) {
+  std::vector<Group> groups = GroupsFor(m, kToEmf);
+  for (Group& g : groups) {
+    std::erase_if(g.values, [](const auto& v) { return v.first->entry == nullptr; });
+  }
+  std::erase_if(groups, [](const Group& g) { return g.values.empty(); });
+  return groups;
+}
+
 TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
   SeriesFixture f;
   f.Add(230, "DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge);
@@ -75,8 +104,19 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
   attribution->pods_by_device["MIG-abc"] = {{"ns", "p", "c", ""}};
   f.snapshot.attribution.devices = attribution;
 
-  std::vector<SeriesGroup> groups;
-  BuildSeries(f.snapshot, f.options, &groups);
+  SeriesModel model;
+  BuildSeries(f.snapshot, f.options, &model);
+  // Families: ascending id, the repeated name once, then our own (self metrics only here).
+  ASSERT_GE(model.families.size(), 4u);
+  EXPECT_EQ(model.families[0].name, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION");
+  EXPECT_EQ(model.families[0].type, "counter");
+  EXPECT_EQ(model.families[1].name, "DCGM_FI_DEV_GPU_UTIL");
+  EXPECT_EQ(model.families[2].name, "DCGM_FI_DEV_XID_ERRORS");
+  EXPECT_EQ(model.families[3].name, "DCGM_EXP_XID_ERRORS_COUNT");
+  EXPECT_EQ(model.families[4].name, "nvml_exporter_collect_duration_seconds");
+  EXPECT_EQ(model.families[4].entry, nullptr);
+
+  std::vector<Group> groups = EmfGroups(model);
   ASSERT_EQ(groups.size(), 4u);  // plain, XID last, two XID counts
   EXPECT_EQ(Names(groups[0].labels),
             (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName",
@@ -86,9 +126,8 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
   EXPECT_EQ(*FindLabel(groups[0].labels, "GPU_I_PROFILE"), "1g.18gb");
   EXPECT_EQ(*FindLabel(groups[0].labels, "GPU_I_ID"), "2");
   ASSERT_EQ(groups[0].values.size(), 2u);  // ascending id: energy, util
-  EXPECT_EQ(groups[0].values[0].entry->name, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION");
-  EXPECT_TRUE(groups[0].values[0].counter());
-  EXPECT_EQ(groups[0].values[1].int_value, 77);
+  EXPECT_EQ(groups[0].values[0].first->name, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION");
+  EXPECT_EQ(groups[0].values[1].second.int_value, 77);
   EXPECT_EQ(
       Names(groups[1].labels),
       (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE",
@@ -101,13 +140,14 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
                                 "GPU_I_ID", "Hostname", "DCGM_FI_DRIVER_VERSION",
                                 "window_size_in_ms", "xid", "container", "namespace", "pod"}));
   EXPECT_EQ(*FindLabel(groups[3].labels, "xid"), "79");
-  EXPECT_EQ(groups[3].values[0].int_value, 1);
+  EXPECT_EQ(groups[3].values[0].second.int_value, 1);
 
   // Without attribution: no pod labels; -o spells uuid.
   f.snapshot.attribution.devices = nullptr;
   f.options.use_old_namespace = true;
   f.options.hostname.clear();
-  BuildSeries(f.snapshot, f.options, &groups);
+  BuildSeries(f.snapshot, f.options, &model);
+  groups = EmfGroups(model);
   EXPECT_EQ(Names(groups[0].labels),
             (std::vector<std::string>{"gpu", "uuid", "pci_bus_id", "device", "modelName",
                                       "GPU_I_PROFILE", "GPU_I_ID", "DCGM_FI_DRIVER_VERSION"}));
@@ -128,175 +168,114 @@ TEST(BuildSeriesTest, SharedGpuGetsOneCopyPerPodAndStringsAreSkipped) {
   auto attribution = std::make_shared<model::DeviceAttribution>();
   attribution->pods_by_device["GPU-0"] = {{"a", "p1", "c", "0"}, {"b", "p2", "c", "1"}};
   f.snapshot.attribution.devices = attribution;
-  std::vector<SeriesGroup> groups;
-  BuildSeries(f.snapshot, f.options, &groups);
+  SeriesModel model;
+  BuildSeries(f.snapshot, f.options, &model);
+  EXPECT_EQ(model.families[0].name, "DCGM_FI_DEV_GPU_UTIL");  // DCGM_FI_DEV_NAME: no series
+  EXPECT_EQ(model.families[1].entry, nullptr);
+  std::vector<Group> groups = EmfGroups(model);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(*FindLabel(groups[0].labels, "pod"), "p1");
   EXPECT_EQ(*FindLabel(groups[1].labels, "namespace"), "b");
   ASSERT_EQ(groups[1].values.size(), 1u);
-  EXPECT_FALSE(groups[1].values[0].is_integer);
-  EXPECT_DOUBLE_EQ(groups[1].values[0].value, 1.5);
+  EXPECT_FALSE(groups[1].values[0].second.is_integer());
+  EXPECT_DOUBLE_EQ(groups[1].values[0].second.AsDouble(), 1.5);
   f.snapshot.devices[0].up = false;
-  BuildSeries(f.snapshot, f.options, &groups);
-  EXPECT_TRUE(groups.empty());
+  BuildSeries(f.snapshot, f.options, &model);
+  EXPECT_TRUE(EmfGroups(model).empty());
 }
 
-// The two renderers must agree on what a series is: every sample line of the Prometheus page
-// (families of the default CSV, with XID families and counts) is a series of BuildSeries with
-// the same name, the same labels in the same order, and the same value, and nothing more. When
-// pod or MIG labels are added to one renderer, this fails until the other has them too.
-struct Line {
-  std::string name;
-  Labels labels;
-  double value = 0;
-};
-
-std::vector<Line> ParsePage(const std::string& page) {
-  std::vector<Line> out;
-  std::istringstream in(page);
-  std::string l;
-  while (std::getline(in, l)) {
-    if (l.empty() || l[0] == '#' || l.rfind("nvml_exporter_", 0) == 0) continue;
-    Line line;
-    const size_t brace = l.find('{');
-    const size_t close = l.rfind('}');
-    line.name = l.substr(0, brace);
-    std::string body = l.substr(brace + 1, close - brace - 1);
-    size_t at = 0;
-    while (at < body.size()) {
-      const size_t eq = body.find("=\"", at);
-      const size_t end = body.find('"', eq + 2);  // the fixture has no escaped quotes
-      line.labels.emplace_back(body.substr(at, eq - at), body.substr(eq + 2, end - eq - 2));
-      at = end + 2;  // past `",`
-    }
-    line.value = std::stod(l.substr(close + 2));
-    out.push_back(std::move(line));
-  }
-  return out;
-}
-
-TEST(BuildSeriesTest, AgreesWithThePrometheusRenderer) {
+// dcgm-exporter 4.8's per-pod GPU_UTIL/FB_USED: on the Prometheus page the device series has no
+// attributes and each pod gets its share; EMF keeps the device value per attribute set.
+TEST(BuildSeriesTest, PerPodSeriesArePrometheusOnly) {
   SeriesFixture f;
-  auto rows = config::LoadCollectorsCsv(NVMLX_SOURCE_DIR "/etc/default-counters.csv");
-  ASSERT_TRUE(rows.ok()) << rows.status().message();
-  f.options.entries = *rows;
-  CollectorEntry counts;  // commented out in the default CSV; its series have their own labels
-  counts.field = fields::FindByName("DCGM_EXP_XID_ERRORS_COUNT");
-  ASSERT_NE(counts.field, nullptr);
-  counts.name = "DCGM_EXP_XID_ERRORS_COUNT";
-  f.options.entries.push_back(counts);
-  CollectorEntry events;  // likewise: clock_event and window_size_in_ms
-  events.field = fields::FindByName("DCGM_EXP_CLOCK_EVENTS_COUNT");
-  ASSERT_NE(events.field, nullptr);
-  events.name = "DCGM_EXP_CLOCK_EVENTS_COUNT";
-  f.options.entries.push_back(events);
-  for (unsigned g = 0; g < 4; ++g) {
-    DeviceIdentity id;
-    id.index = g;
-    id.uuid = "GPU-" + std::to_string(g);
-    id.pci_bus_id = "00000000:1" + std::to_string(g) + ":00.0";
-    id.model_name = "NVIDIA H200";
-    id.label_values = {{1, "580.159.04"}};
-    // The fourth is a MIG instance of the third GPU (its parent's first five labels).
-    if (g == 3) {
-      id.index = 2;
-      id.uuid = "GPU-2";
-      id.pci_bus_id = "00000000:12:00.0";
-      id.mig = DeviceIdentity::Mig{5, 0, "3g.71gb", "MIG-5"};
-    }
-    f.ids->push_back(id);
-  }
+  f.Add(203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge);
+  f.Add(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge);
+  f.options.pods.enabled = true;
+  f.options.pods.dcgm_per_pod_series = true;
+  DeviceIdentity id;
+  id.uuid = "GPU-0";
+  f.ids->push_back(id);
+  id.index = 1;
+  id.uuid = "GPU-1";
+  f.ids->push_back(id);
   f.snapshot.identities = f.ids;
-  f.snapshot.xid_window_ms = 300000;
-  f.snapshot.clock_events_window_ms = 60000;
-  for (unsigned g = 0; g < 4; ++g) {
+  for (unsigned g = 0; g < 2; ++g) {
     DeviceSnapshot d;
     d.identity = &(*f.ids)[g];
-    for (const auto& row : f.options.entries) {
-      if (row.type == MetricType::kLabel || row.field->id >= 9001) continue;
-      if (row.field->kind == fields::ValueKind::kDouble) {
-        d.samples.push_back({row.field->id, 1.5 + g});
-      } else {
-        d.samples.push_back({row.field->id, int64_t{row.field->id % 97 + g}});
-      }
-    }
-    std::sort(d.samples.begin(), d.samples.end(),
-              [](const auto& a, const auto& b) { return a.field_id < b.field_id; });
-    d.xid_watched = g != 1;
-    if (g == 2) d.xid_counts = {{13, 4}, {79, 1}};
-    // Clock events: reasons seen (0), watched without a sample (2), sampled with none active
-    // (3: no series), not watched (1).
-    d.clock_events_watched = g != 1;
-    d.clock_events_sampled = g != 2;
-    if (g == 0) d.clock_event_counts = {{0x1, 7}, {0x4, 2}};
-    f.snapshot.devices.push_back(std::move(d));
+    d.samples = {{150, int64_t{40 + g}}, {203, int64_t{90 + g}}};
+    f.snapshot.devices.push_back(d);
   }
-  // GPU-0 shared by two pods (vgpu replicas); GPU-1 held by one pod and listed for two HPC jobs
-  // (one series per (pod, job)); GPU-2 unattributed; the MIG instance held by a pod and a job.
+  f.snapshot.devices[0].processes = {{100, 1 << 20, true, 30, 0}, {200, 2 << 20, true, 50, 0}};
   auto pods = std::make_shared<model::DeviceAttribution>();
-  pods->pods_by_device["GPU-0"] = {{"ns-a", "pod-a", "main", "0"}, {"ns-b", "pod-b", "side", "1"}};
-  pods->pods_by_device["GPU-1"] = {{"ns-c", "pod-c", "train", ""}};
-  pods->pods_by_device["MIG-5"] = {{"ns-d", "pod-d", "infer", ""}};
-  auto hpc = std::make_shared<model::HpcJobs>();
-  hpc->jobs_by_device["GPU-1"] = {"job-1", "job-2"};
-  hpc->jobs_by_device["MIG-5"] = {"job-3"};
+  pods->pods_by_device["GPU-0"] = {{"a", "p1", "c", "0"}, {"b", "p2", "c", "1"}};
   f.snapshot.attribution.devices = pods;
-  f.snapshot.attribution.hpc = hpc;
-  // --kubernetes-enable-pod-uid: pod_uid from the API server's metadata (pod-b unknown to it).
-  auto meta = std::make_shared<model::PodMetadata>();
-  meta->uid_by_name["ns-a/pod-a"] = "uid-a";
-  meta->uid_by_name["ns-d/pod-d"] = "uid-d";
-  f.snapshot.attribution.metadata = meta;
-  f.options.pod_uid = true;
-  for (bool old_namespace : {false, true}) {
-    for (const char* hostname : {"node1", ""}) {
-      f.options.use_old_namespace = old_namespace;
-      f.options.hostname = hostname;
-      PrometheusOptions p;
-      p.entries = f.options.entries;
-      p.hostname = f.options.hostname;
-      p.use_old_namespace = old_namespace;
-      p.device_pod_uid = f.options.pod_uid;
-      std::string page;
-      RenderPrometheus(f.snapshot, p, &page);
-      std::vector<Line> lines = ParsePage(page);
-      std::vector<SeriesGroup> groups;
-      BuildSeries(f.snapshot, f.options, &groups);
-      std::vector<Line> series;
-      for (const SeriesGroup& g : groups) {
-        for (const SeriesValue& v : g.values) series.push_back({v.entry->name, g.labels, v.value});
-      }
-      auto key = [](const Line& l) {
-        std::string k = l.name;
-        for (const auto& [n, v] : l.labels) k += "|" + n + "=" + v;
-        return k;
-      };
-      std::map<std::string, double> a, b;
-      for (const Line& l : lines) a[key(l)] = l.value;
-      for (const Line& l : series) b[key(l)] = l.value;
-      ASSERT_GT(a.size(), 50u);
-      EXPECT_EQ(lines.size(), a.size());  // no duplicates
-      EXPECT_EQ(series.size(), b.size());
-      for (const auto& [k, v] : a) {
-        auto it = b.find(k);
-        ASSERT_NE(it, b.end()) << "only on the Prometheus page: " << k;
-        EXPECT_NEAR(it->second, v, 1e-6) << k;
-      }
-      for (const auto& [k, v] : b) EXPECT_TRUE(a.count(k)) << "only in BuildSeries: " << k;
-      // The cases above are really there (a fixture change must not make the test vacuous).
-      auto has = [&](const std::string& part) {
-        return std::any_of(a.begin(), a.end(), [&](const auto& kv) {
-          return kv.first.find(part) != std::string::npos;
-        });
-      };
-      EXPECT_TRUE(has("|vgpu=1"));
-      EXPECT_TRUE(has("|pod_uid=uid-a|vgpu=0"));
-      EXPECT_TRUE(has("|hpc_job=job-2"));
-      EXPECT_TRUE(has("|GPU_I_PROFILE=3g.71gb|GPU_I_ID=5"));
-      EXPECT_TRUE(has("|clock_event=power_cap|window_size_in_ms=60000"));
-      EXPECT_TRUE(has(old_namespace ? "|pod_name=pod-d" : "|pod=pod-d"));
+  SeriesModel model;
+  BuildSeries(f.snapshot, f.options, &model);
+
+  // EMF: per attribute set of GPU-0 both fields with the device value; GPU-1 plain.
+  std::vector<Group> emf = EmfGroups(model);
+  ASSERT_EQ(emf.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(emf[i].values.size(), 2u);
+    EXPECT_EQ(emf[i].values[0].first->name, "DCGM_FI_DEV_GPU_TEMP");
+    EXPECT_EQ(emf[i].values[1].first->name, "DCGM_FI_DEV_GPU_UTIL");
+    EXPECT_EQ(emf[i].values[1].second.int_value, 90);
+  }
+  EXPECT_EQ(*FindLabel(emf[1].labels, "pod"), "p2");
+  EXPECT_EQ(FindLabel(emf[2].labels, "pod"), nullptr);
+  EXPECT_EQ(emf[2].values[1].second.int_value, 91);
+
+  // Prometheus: GPU_UTIL of GPU-0 once without attributes, then one series per pod (0 SM %:
+  // the processes are not attributed), then GPU-1's.
+  const SeriesFamily& util = model.families[1];
+  ASSERT_EQ(util.name, "DCGM_FI_DEV_GPU_UTIL");
+  std::vector<const SeriesPoint*> page;
+  for (const SeriesPoint& p : util.points) {
+    if (p.writers & kToPrometheus) page.push_back(&p);
+  }
+  ASSERT_EQ(page.size(), 4u);
+  EXPECT_EQ(Names(Owned(model.label_set(page[0]->label_set))),
+            (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName"}));
+  EXPECT_EQ(page[0]->int_value, 90);
+  EXPECT_EQ(*FindLabel(Owned(model.label_set(page[1]->label_set)), "pod_uid"), "");
+  EXPECT_EQ(*FindLabel(Owned(model.label_set(page[2]->label_set)), "vgpu"), "1");
+  EXPECT_EQ(page[2]->kind, SeriesPoint::Kind::kUint);
+  EXPECT_EQ(page[3]->int_value, 91);
+  EXPECT_EQ(page[3]->writers, kToBoth);  // GPU-1's plain label set is its bare one
+
+  // Our own families follow, none of them for EMF.
+  bool pod_family = false;
+  for (const SeriesFamily& fam : model.families) {
+    if (fam.name == "nvml_exporter_pod_gpu_processes") pod_family = true;
+    if (fam.entry == nullptr) {
+      for (const SeriesPoint& p : fam.points) EXPECT_EQ(p.writers, kToPrometheus) << fam.name;
     }
   }
+  EXPECT_TRUE(pod_family);
+}
+
+TEST(SeriesModelTest, InternedTextStaysValidAsTheArenaGrows) {
+  SeriesModel m;
+  std::vector<std::string_view> views;
+  std::vector<std::string> want;
+  for (int i = 0; i < 3000; ++i) {
+    want.push_back(std::string(static_cast<size_t>(i % 37), 'x') + std::to_string(i));
+    views.push_back(m.Intern(want.back()));
+  }
+  views.push_back(m.Intern(std::string(10000, 'y')));  // larger than a chunk
+  want.push_back(std::string(10000, 'y'));
+  for (size_t i = 0; i < views.size(); ++i) ASSERT_EQ(views[i], want[i]);
+  const LabelView a[] = {{"a", m.InternInt(-12)}};
+  const LabelView b[] = {{"b", "1"}, {"c", "2"}};
+  EXPECT_EQ(m.AddLabelSet(a), 0u);
+  EXPECT_EQ(m.AddLabelSet({}), 1u);
+  EXPECT_EQ(m.AddLabelSet(b), 2u);
+  EXPECT_EQ(m.label_set(0)[0].second, "-12");
+  EXPECT_TRUE(m.label_set(1).empty());
+  EXPECT_EQ(m.label_set(2).size(), 2u);
+  m.Clear();
+  EXPECT_EQ(m.label_set_count(), 0u);
+  EXPECT_EQ(m.Intern("again"), "again");
 }
 
 }  // namespace
