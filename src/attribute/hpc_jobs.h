@@ -15,17 +15,14 @@
 // hpc_job=""), surrounding blanks and a CR trimmed, repeated ids within a file kept once.
 //
 // Thread-safety: ReadHpcJobDir is a pure function of the directory; HpcJobRefresher as
-// PodResourcesRefresher (Latest() from any thread).
+// PodResourcesRefresher (Latest() from any thread; a util::PeriodicWorker on an injectable clock).
 #ifndef NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_
 #define NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "attribute/attribution.h"
@@ -33,7 +30,9 @@
 #include "attribute/source_errors.h"
 #include "collect/snapshot.h"
 #include "util/status.h"
-#include "util/thread_annotations.h"
+#include "util/clock.h"
+#include "util/latest.h"
+#include "util/periodic_worker.h"
 
 namespace nvmlx::attribute {
 
@@ -53,7 +52,8 @@ class HpcJobRefresher {
   static constexpr std::string_view kSource = "hpc";
 
   HpcJobRefresher(std::string dir, std::vector<collect::DeviceIdentity> identities,
-                  std::chrono::milliseconds period, std::shared_ptr<SourceErrors> errors);
+                  std::chrono::milliseconds period, std::shared_ptr<SourceErrors> errors,
+                  util::Clock* clock = nullptr);  // null: the real clock
   ~HpcJobRefresher();
   HpcJobRefresher(const HpcJobRefresher&) = delete;
   HpcJobRefresher& operator=(const HpcJobRefresher&) = delete;
@@ -67,7 +67,6 @@ class HpcJobRefresher {
  private:
   const std::string dir_;
   const std::vector<collect::DeviceIdentity> identities_;
-  const std::chrono::milliseconds period_;
   std::shared_ptr<SourceErrors> errors_;
   // Refreshing thread only.
   FailureStreak streak_;
@@ -75,11 +74,8 @@ class HpcJobRefresher {
   bool dir_missing_logged_ = false;
   std::set<std::string> logged_problems_;
 
-  mutable std::mutex mu_;
-  std::shared_ptr<const HpcJobs> latest_ NVMLX_GUARDED_BY(mu_);
-  bool stop_ NVMLX_GUARDED_BY(mu_) = false;
-  std::condition_variable cv_;
-  std::thread thread_;
+  util::Latest<HpcJobs> latest_;
+  util::PeriodicWorker worker_;  // last: stopped before the members above go
 };
 
 }  // namespace nvmlx::attribute

@@ -18,10 +18,8 @@
 #define NVML_EXPORTER_ATTRIBUTE_POD_WATCHER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -29,6 +27,9 @@
 #include "attribute/error_counters.h"
 #include "attribute/kube_client.h"
 #include "attribute/pod_json.h"
+#include "util/clock.h"
+#include "util/latest.h"
+#include "util/mutex.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
@@ -45,6 +46,8 @@ struct PodWatcherOptions {
   // with no byte (not even a bookmark) for watch_idle is considered dead.
   std::chrono::seconds watch_timeout{290};
   std::chrono::milliseconds watch_idle{330000};
+  // Times the backoff waits (null: the real clock); must outlive the watcher.
+  util::Clock* clock = nullptr;
 };
 
 // Builds the PodMetadata published for `pods` (uid -> record): by_uid also holds each static
@@ -73,15 +76,16 @@ class PodWatcher {
   WatchEnd Watch();
   void Publish();
   // Sleeps the current backoff (woken by Stop), then doubles it. False when stopping.
-  bool Backoff();
+  bool Backoff() NVMLX_EXCLUDES(mu_);
 
   const PodWatcherOptions options_;
+  util::Clock* const clock_;
   KubeApiClient client_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  util::Mutex mu_;
+  util::CondVar cv_;
   bool stopping_ NVMLX_GUARDED_BY(mu_) = false;
-  std::shared_ptr<const PodMetadata> latest_ NVMLX_GUARDED_BY(mu_);
+  util::Latest<PodMetadata> latest_;
 
   // The watcher thread's own state.
   std::map<std::string, PodRecord> pods_;  // by uid
