@@ -29,10 +29,10 @@
 #include "attribute/error_counters.h"
 #include "attribute/source_errors.h"
 #include "collect/snapshot.h"
-#include "util/status.h"
 #include "util/clock.h"
 #include "util/latest.h"
 #include "util/periodic_worker.h"
+#include "util/status.h"
 
 namespace nvmlx::attribute {
 

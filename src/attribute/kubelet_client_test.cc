@@ -223,8 +223,7 @@ TEST_F(KubeletClientTest, RefresherThreadRefreshesEveryPeriodOnItsClock) {
   kubelet_.SetScript({OnePod("p1"), OnePod("p2"), OnePod("p3")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   util::FakeClock clock;
-  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::seconds(10), nullptr,
-                                  &clock);
+  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::seconds(10), nullptr, &clock);
   ASSERT_TRUE(refresher.RefreshOnce());
   refresher.Start();
   ASSERT_TRUE(clock.AwaitWaiters(1));  // parked until t+10 s

@@ -39,10 +39,10 @@
 #include "attribute/attribution.h"
 #include "attribute/error_counters.h"
 #include "collect/snapshot.h"
-#include "util/status.h"
 #include "util/latest.h"
 #include "util/mutex.h"
 #include "util/periodic_worker.h"
+#include "util/status.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {

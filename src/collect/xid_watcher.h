@@ -61,8 +61,7 @@ class XidWatcher {
   std::chrono::milliseconds window() const { return window_; }
   // The last Xid (0 before any) and the counts per Xid within the window, ascending xid.
   // False (outputs untouched) when the device is not watched.
-  bool Read(size_t device, int64_t* last, std::vector<XidCount>* counts) const
-      NVMLX_EXCLUDES(mu_);
+  bool Read(size_t device, int64_t* last, std::vector<XidCount>* counts) const NVMLX_EXCLUDES(mu_);
   // True once Xid 79 was seen on the device (sticky).
   bool FellOffBus(size_t device) const NVMLX_EXCLUDES(mu_);
 

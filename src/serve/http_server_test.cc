@@ -116,8 +116,7 @@ class ServerTest : public ::testing::Test {
   void StartServer(ServerOptions options = {}) {
     if (options.address == ":9400") options.address = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(
-        options,
-        [this] { return CurrentPage(); }, [this] { return CurrentHealth(); });
+        options, [this] { return CurrentPage(); }, [this] { return CurrentHealth(); });
     Status st = server_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_NE(server_->port(), 0);

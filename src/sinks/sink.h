@@ -80,8 +80,7 @@ class Sink {
   Sink& operator=(const Sink&) = delete;
 
   // Queues the documents; never blocks on I/O. Full queue: the rest are dropped and counted.
-  void Offer(const std::vector<std::shared_ptr<const std::string>>& documents)
-      NVMLX_EXCLUDES(mu_);
+  void Offer(const std::vector<std::shared_ptr<const std::string>>& documents) NVMLX_EXCLUDES(mu_);
   // Sends what is queued for up to drain_timeout, then stops the thread; the rest is dropped.
   void Stop() NVMLX_EXCLUDES(mu_);
   // Starts that drain without waiting (Stop() then joins): several sinks drain in parallel.
