@@ -6,7 +6,7 @@ namespace nvmlx::app {
 
 void PageStore::Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
                         Clock::time_point at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   page_ = std::move(page);
   published_at_ = at;
   gpus_total_ = gpus_total;
@@ -14,12 +14,12 @@ void PageStore::Publish(std::shared_ptr<const serve::Page> page, int gpus_total,
 }
 
 std::shared_ptr<const serve::Page> PageStore::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   return page_;
 }
 
 serve::Health PageStore::Health(Clock::time_point now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   if (page_ == nullptr) return {false, "no collection has completed yet"};
   const auto age = now - published_at_;
   if (age > 3 * interval_) {

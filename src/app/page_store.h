@@ -8,10 +8,10 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "serve/http_server.h"
+#include "util/mutex.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::app {
@@ -25,13 +25,13 @@ class PageStore {
 
   // gpus_total: devices collected; gpus_up: of those, not lost.
   void Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
-               Clock::time_point at = Clock::now());
-  std::shared_ptr<const serve::Page> Latest() const;
-  serve::Health Health(Clock::time_point now = Clock::now()) const;
+               Clock::time_point at = Clock::now()) NVMLX_EXCLUDES(mu_);
+  std::shared_ptr<const serve::Page> Latest() const NVMLX_EXCLUDES(mu_);
+  serve::Health Health(Clock::time_point now = Clock::now()) const NVMLX_EXCLUDES(mu_);
 
  private:
   const std::chrono::milliseconds interval_;
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
   std::shared_ptr<const serve::Page> page_ NVMLX_GUARDED_BY(mu_);
   Clock::time_point published_at_ NVMLX_GUARDED_BY(mu_) = Clock::time_point();
   int gpus_total_ NVMLX_GUARDED_BY(mu_) = 0;

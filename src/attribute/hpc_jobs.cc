@@ -136,12 +136,13 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
 
 HpcJobRefresher::HpcJobRefresher(std::string dir, std::vector<model::DeviceIdentity> identities,
                                  std::chrono::milliseconds period,
-                                 std::shared_ptr<model::SourceErrors> errors)
+                                 std::shared_ptr<model::SourceErrors> errors, util::Clock* clock)
     : dir_(std::move(dir)),
       identities_(std::move(identities)),
-      period_(period),
       errors_(std::move(errors)),
-      streak_(std::string(kSource), errors_.get()) {
+      streak_(std::string(kSource), errors_.get()),
+      worker_({.name = "hpc job refresher", .period = period, .clock = clock},
+              [this] { RefreshOnce(); }) {
   if (errors_) errors_->Register(kSource);
 }
 
@@ -157,8 +158,7 @@ bool HpcJobRefresher::RefreshOnce() {
                 {{"dir", dir_}});
       dir_missing_logged_ = true;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    latest_ = std::make_shared<model::HpcJobs>();
+    latest_.Publish(std::make_shared<model::HpcJobs>());
     return true;
   }
   if (!read.ok()) {
@@ -171,39 +171,14 @@ bool HpcJobRefresher::RefreshOnce() {
   for (const std::string& p : read->problems) {
     if (logged_problems_.insert(p).second) log::Warn("hpc job mapping: bad line", {{"at", p}});
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  latest_ = std::move(read->jobs);
+  latest_.Publish(std::move(read->jobs));
   return true;
 }
 
-void HpcJobRefresher::Start() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = false;
-  }
-  thread_ = std::thread([this] {
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        if (cv_.wait_for(lock, period_, [this] { return stop_; })) return;
-      }
-      RefreshOnce();
-    }
-  });
-}
+void HpcJobRefresher::Start() { worker_.Start(); }
 
-void HpcJobRefresher::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void HpcJobRefresher::Stop() { worker_.Stop(); }
 
-std::shared_ptr<const model::HpcJobs> HpcJobRefresher::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return latest_;
-}
+std::shared_ptr<const model::HpcJobs> HpcJobRefresher::Latest() const { return latest_.Get(); }
 
 }  // namespace nvmlx::attribute

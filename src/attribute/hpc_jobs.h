@@ -15,25 +15,23 @@
 // hpc_job=""), surrounding blanks and a CR trimmed, repeated ids within a file kept once.
 //
 // Thread-safety: ReadHpcJobDir is a pure function of the directory; HpcJobRefresher as
-// PodResourcesRefresher (Latest() from any thread).
+// PodResourcesRefresher (Latest() from any thread; a util::PeriodicWorker on an injectable clock).
 #ifndef NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_
 #define NVML_EXPORTER_ATTRIBUTE_HPC_JOBS_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "attribute/error_counters.h"
-#include "model/attribution.h"
 #include "model/snapshot.h"
 #include "model/source_errors.h"
+#include "util/clock.h"
+#include "util/latest.h"
+#include "util/periodic_worker.h"
 #include "util/status.h"
-#include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
 
@@ -53,7 +51,8 @@ class HpcJobRefresher {
   static constexpr std::string_view kSource = "hpc";
 
   HpcJobRefresher(std::string dir, std::vector<model::DeviceIdentity> identities,
-                  std::chrono::milliseconds period, std::shared_ptr<model::SourceErrors> errors);
+                  std::chrono::milliseconds period, std::shared_ptr<model::SourceErrors> errors,
+                  util::Clock* clock = nullptr);  // null: the real clock
   ~HpcJobRefresher();
   HpcJobRefresher(const HpcJobRefresher&) = delete;
   HpcJobRefresher& operator=(const HpcJobRefresher&) = delete;
@@ -67,7 +66,6 @@ class HpcJobRefresher {
  private:
   const std::string dir_;
   const std::vector<model::DeviceIdentity> identities_;
-  const std::chrono::milliseconds period_;
   std::shared_ptr<model::SourceErrors> errors_;
   // Refreshing thread only.
   FailureStreak streak_;
@@ -75,11 +73,8 @@ class HpcJobRefresher {
   bool dir_missing_logged_ = false;
   std::set<std::string> logged_problems_;
 
-  mutable std::mutex mu_;
-  std::shared_ptr<const model::HpcJobs> latest_ NVMLX_GUARDED_BY(mu_);
-  bool stop_ NVMLX_GUARDED_BY(mu_) = false;
-  std::condition_variable cv_;
-  std::thread thread_;
+  util::Latest<model::HpcJobs> latest_;
+  util::PeriodicWorker worker_;  // last: stopped before the members above go
 };
 
 }  // namespace nvmlx::attribute

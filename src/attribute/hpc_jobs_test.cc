@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/clock.h"
+
 namespace nvmlx::attribute {
 namespace {
 
@@ -96,6 +98,24 @@ TEST_F(HpcJobsTest, RefresherKeepsLastGoodOnUnreadableFileAndEmptiesOnMissingDir
   std::filesystem::remove_all(dir_);
   EXPECT_TRUE(refresher.RefreshOnce());
   EXPECT_THAT(refresher.Latest()->jobs_by_device, IsEmpty());
+}
+
+TEST_F(HpcJobsTest, RefresherThreadRereadsTheDirectoryEveryPeriodOnItsClock) {
+  Write("0", "job-1\n");
+  util::FakeClock clock;
+  HpcJobRefresher refresher(dir_, Identities(), std::chrono::seconds(30), nullptr, &clock);
+  ASSERT_TRUE(refresher.RefreshOnce());
+  refresher.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // parked until t+30 s
+  Write("0", "job-2\n");
+  clock.Advance(std::chrono::seconds(29));
+  EXPECT_EQ(clock.waiters(), 1u) << "no read before the period is over";
+  EXPECT_THAT(Jobs(*refresher.Latest(), kGpu0), ElementsAre("job-1"));
+  clock.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // parked again only after the read has published
+  EXPECT_THAT(Jobs(*refresher.Latest(), kGpu0), ElementsAre("job-2"));
+  refresher.Stop();
+  EXPECT_EQ(clock.waiters(), 0u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "attribute/pod_resources_refresher.h"
 #include "fake_kubelet.h"
+#include "util/clock.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -205,15 +206,39 @@ TEST_F(KubeletClientTest, RefresherKeepsTheLastGoodAttributionAndCountsFailures)
 TEST_F(KubeletClientTest, RefresherThreadRefreshesSoonOnRequest) {
   kubelet_.SetScript({OnePod("p1"), OnePod("p2")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
-  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::hours(1), nullptr);
+  util::FakeClock clock;  // never advanced: only RefreshSoon can bring the second refresh
+  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::hours(1), nullptr, &clock);
   ASSERT_TRUE(refresher.RefreshOnce());
   EXPECT_EQ(PodOn(refresher.Latest()), "p1");
   refresher.Start();
-  // With a 1 h period only RefreshSoon brings the second refresh.
+  ASSERT_TRUE(clock.AwaitWaiters(1));
   refresher.RefreshSoon();
+  // Waits (bounded) for the refresh's effect; no time is asserted.
   for (int i = 0; i < 500 && PodOn(refresher.Latest()) != "p2"; ++i) usleep(10000);
   EXPECT_EQ(PodOn(refresher.Latest()), "p2");
   refresher.Stop();
+}
+
+TEST_F(KubeletClientTest, RefresherThreadRefreshesEveryPeriodOnItsClock) {
+  kubelet_.SetScript({OnePod("p1"), OnePod("p2"), OnePod("p3")});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  util::FakeClock clock;
+  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::seconds(10), nullptr, &clock);
+  ASSERT_TRUE(refresher.RefreshOnce());
+  refresher.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // parked until t+10 s
+  clock.Advance(std::chrono::seconds(9));
+  EXPECT_EQ(clock.waiters(), 1u) << "no refresh before the period is over";
+  EXPECT_EQ(PodOn(refresher.Latest()), "p1");
+  clock.Advance(std::chrono::seconds(1));
+  // Parked again only after the refresh has published.
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(PodOn(refresher.Latest()), "p2");
+  clock.Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(PodOn(refresher.Latest()), "p3");
+  refresher.Stop();
+  EXPECT_EQ(kubelet_.calls(), 3);
 }
 
 TEST(KubeletDeadlineTest, FollowsThePeriodWithinBounds) {

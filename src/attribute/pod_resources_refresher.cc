@@ -15,12 +15,14 @@ std::chrono::milliseconds KubeletDeadlineFor(std::chrono::milliseconds period) {
 
 PodResourcesRefresher::PodResourcesRefresher(KubeletClientOptions client, PodMatcher matcher,
                                              std::chrono::milliseconds period,
-                                             std::shared_ptr<model::SourceErrors> errors)
+                                             std::shared_ptr<model::SourceErrors> errors,
+                                             util::Clock* clock)
     : client_(std::move(client)),
       matcher_(std::move(matcher)),
-      period_(period),
       errors_(std::move(errors)),
-      streak_(std::string(kSource), errors_.get()) {
+      streak_(std::string(kSource), errors_.get()),
+      worker_({.name = "kubelet refresher", .period = period, .clock = clock},
+              [this] { RefreshOnce(); }) {
   if (errors_) errors_->Register(kSource);
 }
 
@@ -40,51 +42,18 @@ bool PodResourcesRefresher::RefreshOnce() {
               {"gpu_device_ids", std::to_string(stats.gpu_devices)},
               {"unmatched", std::to_string(stats.unmatched)},
               {"devices_attributed", std::to_string(matched->pods_by_device.size())}});
-  std::lock_guard<std::mutex> lock(mu_);
-  latest_ = std::move(matched);
+  latest_.Publish(std::move(matched));
   return true;
 }
 
-void PodResourcesRefresher::Start() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = false;
-  }
-  thread_ = std::thread([this] { Loop(); });
-}
+void PodResourcesRefresher::Start() { worker_.Start(); }
 
-void PodResourcesRefresher::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void PodResourcesRefresher::Stop() { worker_.Stop(); }
 
-void PodResourcesRefresher::RefreshSoon() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    soon_ = true;
-  }
-  cv_.notify_all();
-}
+void PodResourcesRefresher::RefreshSoon() { worker_.RunSoon(); }
 
 std::shared_ptr<const model::DeviceAttribution> PodResourcesRefresher::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return latest_;
-}
-
-void PodResourcesRefresher::Loop() {
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, period_, [this] { return stop_ || soon_; });
-      if (stop_) return;
-      soon_ = false;
-    }
-    RefreshOnce();
-  }
+  return latest_.Get();
 }
 
 }  // namespace nvmlx::attribute

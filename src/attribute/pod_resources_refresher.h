@@ -6,26 +6,27 @@
 // - Each refresh is List (deadline = min(period, 10 s): a call never outlives its period) then
 //   PodMatcher::Match, and publishes a new immutable DeviceAttribution.
 // - On failure the last good attribution stays published (null if there never was one), the
-//   "kubelet" counter of SourceErrors goes up, and one warning is logged per failure streak;
+//   "kubelet" counter of model::SourceErrors goes up, and one warning is logged per failure streak;
 //   the first success after a streak logs one info line.
 //
+// The thread is a util::PeriodicWorker (kAfterRun: the period counts from the end of a refresh) on
+// an injectable util::Clock, so tests drive it with a FakeClock.
+//
 // Thread-safety: Latest() and RefreshSoon() from any thread; Start/Stop/RefreshOnce from one
-// controlling thread (RefreshOnce only while the thread is not running).
+// controlling thread (RefreshOnce only while the thread is not running: both use streak_).
 #ifndef NVML_EXPORTER_ATTRIBUTE_POD_RESOURCES_REFRESHER_H_
 #define NVML_EXPORTER_ATTRIBUTE_POD_RESOURCES_REFRESHER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "attribute/error_counters.h"
 #include "attribute/kubelet_client.h"
 #include "attribute/pod_matcher.h"
-#include "model/attribution.h"
 #include "model/source_errors.h"
-#include "util/thread_annotations.h"
+#include "util/clock.h"
+#include "util/latest.h"
+#include "util/periodic_worker.h"
 
 namespace nvmlx::attribute {
 
@@ -33,10 +34,10 @@ class PodResourcesRefresher {
  public:
   static constexpr std::string_view kSource = "kubelet";
 
-  // `errors` may be null (no counting).
+  // `errors` may be null (no counting). `clock` (null: the real one) must outlive the refresher.
   PodResourcesRefresher(KubeletClientOptions client, PodMatcher matcher,
                         std::chrono::milliseconds period,
-                        std::shared_ptr<model::SourceErrors> errors);
+                        std::shared_ptr<model::SourceErrors> errors, util::Clock* clock = nullptr);
   ~PodResourcesRefresher();
   PodResourcesRefresher(const PodResourcesRefresher&) = delete;
   PodResourcesRefresher& operator=(const PodResourcesRefresher&) = delete;
@@ -53,20 +54,12 @@ class PodResourcesRefresher {
   std::shared_ptr<const model::DeviceAttribution> Latest() const;
 
  private:
-  void Loop();
-
   KubeletClient client_;
   PodMatcher matcher_;
-  const std::chrono::milliseconds period_;
   std::shared_ptr<model::SourceErrors> errors_;
   FailureStreak streak_;  // only the refreshing thread touches it
-
-  mutable std::mutex mu_;
-  std::shared_ptr<const model::DeviceAttribution> latest_ NVMLX_GUARDED_BY(mu_);
-  bool stop_ NVMLX_GUARDED_BY(mu_) = false;
-  bool soon_ NVMLX_GUARDED_BY(mu_) = false;
-  std::condition_variable cv_;
-  std::thread thread_;
+  util::Latest<model::DeviceAttribution> latest_;
+  util::PeriodicWorker worker_;  // last: stopped (by its destructor) before the members above go
 };
 
 // The deadline of one List call for a refresh period: the period itself, at most 10 s (the

@@ -54,16 +54,14 @@ std::shared_ptr<const model::PodMetadata> BuildPodMetadata(
 
 PodWatcher::PodWatcher(PodWatcherOptions options)
     : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : util::Clock::Real()),
       client_(options_.api),
       backoff_(options_.backoff_initial),
       streak_("apiserver", options_.errors) {}
 
 PodWatcher::~PodWatcher() { Stop(); }
 
-std::shared_ptr<const model::PodMetadata> PodWatcher::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return latest_;
-}
+std::shared_ptr<const model::PodMetadata> PodWatcher::Latest() const { return latest_.Get(); }
 
 void PodWatcher::Start() {
   if (options_.node_name.empty()) {
@@ -77,26 +75,28 @@ void PodWatcher::Start() {
 
 void PodWatcher::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   client_.Stop();
   if (thread_.joinable()) thread_.join();
 }
 
 bool PodWatcher::Backoff() {
-  std::unique_lock<std::mutex> lock(mu_);
-  const bool stop = cv_.wait_for(lock, backoff_, [this] { return stopping_; });
+  const util::Clock::TimePoint deadline = util::AddSaturating(clock_->Now(), backoff_);
+  bool stop = false;
+  {
+    util::MutexLock lock(&mu_);
+    while (!stopping_ && !clock_->WaitUntil(&cv_, &mu_, deadline)) {
+    }
+    stop = stopping_;
+  }
   backoff_ = std::min(backoff_ * 2, options_.backoff_max);
   return !stop;
 }
 
-void PodWatcher::Publish() {
-  std::shared_ptr<const model::PodMetadata> md = BuildPodMetadata(pods_);
-  std::lock_guard<std::mutex> lock(mu_);
-  latest_ = std::move(md);
-}
+void PodWatcher::Publish() { latest_.Publish(BuildPodMetadata(pods_)); }
 
 Status PodWatcher::List() {
   const LabelFilter& filter = options_.labels ? *options_.labels : NoLabels();

@@ -1,6 +1,6 @@
 // PodWatcher: the pods of this node from the Kubernetes API server, kept current on its own
-// thread and published as an immutable PodMetadata (uid -> namespace, name, labels, container
-// names), never touched on the scrape path.
+// thread and published as an immutable model::PodMetadata (uid -> namespace, name, labels,
+// container names), never touched on the scrape path.
 //
 // Protocol (an informer's, reduced): list pods with fieldSelector=spec.nodeName=$NODE_NAME (all
 // pods, with a warning, when NODE_NAME is unset, as dcgm-exporter does), then watch from the
@@ -8,27 +8,27 @@
 // latest resourceVersion; 410 Gone (HTTP or an ERROR event) re-lists. Needs RBAC get/list/watch
 // on pods only.
 //
-// Failures (server down, 401/403, bad JSON, a dropped watch): the last published PodMetadata
-// stays in place, the failure counts as source "apiserver" in SourceErrors and is logged once
-// per streak, and the watcher retries with exponential backoff (1 s doubling to 30 s). A dropped
-// watch resumes from its resourceVersion; a bad event re-lists.
+// Failures (server down, 401/403, bad JSON, a dropped watch): the last published model::PodMetadata
+// stays in place, the failure counts as source "apiserver" in model::SourceErrors and is logged
+// once per streak, and the watcher retries with exponential backoff (1 s doubling to 30 s). A
+// dropped watch resumes from its resourceVersion; a bad event re-lists.
 //
 // Thread-safety: Latest() from any thread; Start/Stop from one controlling thread.
 #ifndef NVML_EXPORTER_ATTRIBUTE_POD_WATCHER_H_
 #define NVML_EXPORTER_ATTRIBUTE_POD_WATCHER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "attribute/error_counters.h"
 #include "attribute/kube_client.h"
 #include "attribute/pod_json.h"
-#include "model/attribution.h"
+#include "util/clock.h"
+#include "util/latest.h"
+#include "util/mutex.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
@@ -45,9 +45,11 @@ struct PodWatcherOptions {
   // with no byte (not even a bookmark) for watch_idle is considered dead.
   std::chrono::seconds watch_timeout{290};
   std::chrono::milliseconds watch_idle{330000};
+  // Times the backoff waits (null: the real clock); must outlive the watcher.
+  util::Clock* clock = nullptr;
 };
 
-// Builds the PodMetadata published for `pods` (uid -> record): by_uid also holds each static
+// Builds the model::PodMetadata published for `pods` (uid -> record): by_uid also holds each static
 // pod's kubelet uid (mirror annotation), uid_by_name "namespace/pod" -> uid. Exposed for tests.
 std::shared_ptr<const model::PodMetadata> BuildPodMetadata(
     const std::map<std::string, PodRecord>& pods);
@@ -74,15 +76,16 @@ class PodWatcher {
   WatchEnd Watch();
   void Publish();
   // Sleeps the current backoff (woken by Stop), then doubles it. False when stopping.
-  bool Backoff();
+  bool Backoff() NVMLX_EXCLUDES(mu_);
 
   const PodWatcherOptions options_;
+  util::Clock* const clock_;
   KubeApiClient client_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  util::Mutex mu_;
+  util::CondVar cv_;
   bool stopping_ NVMLX_GUARDED_BY(mu_) = false;
-  std::shared_ptr<const model::PodMetadata> latest_ NVMLX_GUARDED_BY(mu_);
+  util::Latest<model::PodMetadata> latest_;
 
   // The watcher thread's own state.
   std::map<std::string, PodRecord> pods_;  // by uid

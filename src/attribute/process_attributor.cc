@@ -109,7 +109,10 @@ Result<ProcLookup> LookUpProcess(const std::string& proc_root, unsigned pid,
 }
 
 ProcessAttributor::ProcessAttributor(ProcessAttributorOptions options)
-    : options_(std::move(options)), streak_("cgroup", options_.errors) {}
+    : options_(std::move(options)),
+      streak_("cgroup", options_.errors),
+      worker_({.name = "process attributor", .period = util::Clock::Duration::max()},
+              [this] { ResolveNow(); }) {}
 
 ProcessAttributor::~ProcessAttributor() { Stop(); }
 
@@ -121,25 +124,23 @@ void ProcessAttributor::Observe(const model::Snapshot& snapshot) {
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     pids_ = std::move(pids);
-    ++generation_;
   }
-  cv_.notify_all();
+  worker_.RunSoon();
 }
 
 std::shared_ptr<const model::ProcessAttribution> ProcessAttributor::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return latest_;
+  return latest_.Get();
 }
 
 void ProcessAttributor::ResolveNow() {
   std::vector<unsigned> pids;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     pids = pids_;
   }
-  std::lock_guard<std::mutex> resolve(resolve_mu_);
+  util::MutexLock resolve(&resolve_mu_);
   auto out = std::make_shared<model::ProcessAttribution>();
   std::unordered_map<unsigned, Cached> next;
   std::set<unsigned> missing;
@@ -187,38 +188,11 @@ void ProcessAttributor::ResolveNow() {
   } else {
     streak_.Succeed();
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  latest_ = std::move(out);
+  latest_.Publish(std::move(out));
 }
 
-void ProcessAttributor::Start() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = false;
-  }
-  thread_ = std::thread([this] { Loop(); });
-}
+void ProcessAttributor::Start() { worker_.Start(); }
 
-void ProcessAttributor::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void ProcessAttributor::Loop() {
-  uint64_t seen = 0;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-    }
-    ResolveNow();
-  }
-}
+void ProcessAttributor::Stop() { worker_.Stop(); }
 
 }  // namespace nvmlx::attribute

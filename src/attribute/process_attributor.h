@@ -20,25 +20,27 @@
 // EIO, a missing proc root) counts as an error of source "cgroup" (one per pass that had any),
 // logged once per streak; the PIDs already attributed keep their owners.
 //
+// The thread is a util::PeriodicWorker with no period: Observe() asks it for a pass (RunSoon), and
+// several Observe calls during one pass make one more pass.
+//
 // Thread-safety: Observe, Latest and ResolveNow may be called from any thread; Start/Stop from
 // one controlling thread.
 #ifndef NVML_EXPORTER_ATTRIBUTE_PROCESS_ATTRIBUTOR_H_
 #define NVML_EXPORTER_ATTRIBUTE_PROCESS_ATTRIBUTOR_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "attribute/error_counters.h"
-#include "model/attribution.h"
 #include "model/snapshot.h"
+#include "util/latest.h"
+#include "util/mutex.h"
+#include "util/periodic_worker.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"
 
@@ -69,11 +71,11 @@ class ProcessAttributor {
   ProcessAttributor& operator=(const ProcessAttributor&) = delete;
 
   // The PIDs of every device's processes in `snapshot`; wakes the thread when they changed.
-  void Observe(const model::Snapshot& snapshot);
+  void Observe(const model::Snapshot& snapshot) NVMLX_EXCLUDES(mu_);
   // The latest attribution; null until the first pass.
   std::shared_ptr<const model::ProcessAttribution> Latest() const;
   // One pass over the observed PIDs on the calling thread (--once, tests).
-  void ResolveNow();
+  void ResolveNow() NVMLX_EXCLUDES(mu_, resolve_mu_);
 
   void Start();
   void Stop();
@@ -83,25 +85,20 @@ class ProcessAttributor {
     uint64_t start_time = 0;
     std::optional<model::ProcessOwner> owner;
   };
-  void Loop();
-
   const ProcessAttributorOptions options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  util::Mutex mu_;
   std::vector<unsigned> pids_ NVMLX_GUARDED_BY(mu_);  // ascending, from the latest snapshot
-  uint64_t generation_ NVMLX_GUARDED_BY(mu_) = 0;     // bumped by Observe
-  bool stopping_ NVMLX_GUARDED_BY(mu_) = false;
-  std::shared_ptr<const model::ProcessAttribution> latest_ NVMLX_GUARDED_BY(mu_);
 
-  // Only the resolving thread (Loop, or ResolveNow's caller) touches these; resolve_mu_ keeps
-  // ResolveNow and the thread apart.
-  std::mutex resolve_mu_;
+  // Only the resolving thread (the worker, or ResolveNow's caller) touches these; resolve_mu_
+  // keeps ResolveNow and the thread apart.
+  util::Mutex resolve_mu_;
   std::unordered_map<unsigned, Cached> cache_ NVMLX_GUARDED_BY(resolve_mu_);
   std::set<unsigned> missing_ NVMLX_GUARDED_BY(resolve_mu_);  // gone in the previous pass
   FailureStreak streak_ NVMLX_GUARDED_BY(resolve_mu_);
 
-  std::thread thread_;
+  util::Latest<model::ProcessAttribution> latest_;
+  util::PeriodicWorker worker_;  // last: stopped before the members above go
 };
 
 }  // namespace nvmlx::attribute

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <string>
-#include <thread>
+#include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
 
 #include "fields/field_ids.h"
 #include "util/log.h"
@@ -112,7 +112,18 @@ model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle
 }  // namespace
 
 Collector::Collector(const nvml::Library& lib, CollectorOptions options)
-    : lib_(lib), options_(std::move(options)) {}
+    : lib_(lib),
+      options_(std::move(options)),
+      fast_loop_({.name = "fast collection",
+                  .period = options_.interval,
+                  .schedule = util::PeriodicWorker::Schedule::kFixedRate,
+                  .clock = options_.clock},
+                 [this] { publish_(Collect(false)); }),
+      slow_loop_({.name = "slow collection",
+                  .period = options_.interval,
+                  .schedule = util::PeriodicWorker::Schedule::kFixedRate,
+                  .clock = options_.clock},
+                 [this] { ReadSlow(); }) {}
 
 Collector::~Collector() {
   Stop();
@@ -224,7 +235,10 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     }
   }
   c->identities_ = std::move(identities);
-  c->slow_latest_.resize(c->devices_.size());
+  {
+    util::MutexLock lock(&c->slow_mu_);  // no other thread yet; keeps the analysis simple
+    c->slow_latest_.resize(c->devices_.size());
+  }
   if (c->xid_last_enabled_ || c->xid_counts_enabled_) {
     std::vector<XidWatcher::Gpu> gpus;
     for (size_t i = 0; i < c->devices_.size(); ++i) {
@@ -245,7 +259,7 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
       MarkLost(device, e.status);
       continue;
     }
-    std::lock_guard<std::mutex> lock(log_mu_);
+    util::MutexLock lock(&log_mu_);
     if (logged_.emplace(device, e.field_id).second) {
       const fields::FieldDef* f = fields::FindById(e.field_id);
       const std::string field = f != nullptr ? std::string(f->name) : std::to_string(e.field_id);
@@ -307,7 +321,7 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
     NoteErrors(device, {fields::FieldError{0, status}});
     return;
   }
-  std::lock_guard<std::mutex> lock(log_mu_);
+  util::MutexLock lock(&log_mu_);
   if (logged_.emplace(device, 0).second) {
     log::Warn("GPM sampling failed; DCGM_FI_PROF_* series omitted (logged once per GPU)",
               {{"gpu", gpu}, {"err", status.ToString()}});
@@ -333,7 +347,7 @@ void Collector::NoteProcessFailure(size_t device, const Status& status) {
     NoteErrors(device, {fields::FieldError{-1, status}});
     return;
   }
-  std::lock_guard<std::mutex> lock(log_mu_);
+  util::MutexLock lock(&log_mu_);
   if (logged_.emplace(device, -1).second) {
     log::Warn("per-process read failed; processes of this GPU degraded (logged once per GPU)",
               {{"gpu", std::to_string((*identities_)[device].index)}, {"err", status.ToString()}});
@@ -347,7 +361,7 @@ void Collector::ReadSlow() {
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
     NoteErrors(i, errors);
-    std::lock_guard<std::mutex> lock(slow_mu_);
+    util::MutexLock lock(&slow_mu_);
     slow_latest_[i] = std::move(samples);
   }
 }
@@ -408,7 +422,7 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline)
         }
       }
     }
-    std::lock_guard<std::mutex> lock(slow_mu_);
+    util::MutexLock lock(&slow_mu_);
     MergeSorted(&ds.samples, slow_latest_[i]);
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
@@ -441,59 +455,15 @@ std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
 
 void Collector::Start(PublishFn publish) {
   publish_ = std::move(publish);
-  {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    stopping_ = false;
-  }
   // The first snapshot carries slow fields too, so the first scrape is complete.
   publish_(Collect(true));
-  fast_thread_ = std::thread([this] { FastLoop(); });
-  slow_thread_ = std::thread([this] { SlowLoop(); });
+  fast_loop_.Start();
+  slow_loop_.Start();
 }
 
 void Collector::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (fast_thread_.joinable()) fast_thread_.join();
-  if (slow_thread_.joinable()) slow_thread_.join();
-}
-
-void Collector::FastLoop() {
-  // Ticks on a fixed schedule (not "sleep interval after work"), so the collection rate does not
-  // drift with the time the reads take. A round that overruns skips the ticks it missed.
-  auto next = Clock::now() + options_.interval;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(stop_mu_);
-      if (stop_cv_.wait_until(lock, next, [this] { return stopping_; })) return;
-    }
-    publish_(Collect(false));
-    next += options_.interval;
-    const auto now = Clock::now();
-    if (next < now) {
-      const auto behind = (now - next) / options_.interval + 1;
-      log::Debug("collection overran its interval; skipping ticks",
-                 {{"skipped", std::to_string(behind)}});
-      next += behind * options_.interval;
-    }
-  }
-}
-
-void Collector::SlowLoop() {
-  auto next = Clock::now() + options_.interval;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(stop_mu_);
-      if (stop_cv_.wait_until(lock, next, [this] { return stopping_; })) return;
-    }
-    ReadSlow();
-    next += options_.interval;
-    const auto now = Clock::now();
-    if (next < now) next = now + options_.interval / 2;
-  }
+  fast_loop_.Stop();
+  slow_loop_.Stop();
 }
 
 }  // namespace nvmlx::collect

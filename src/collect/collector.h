@@ -24,20 +24,24 @@
 // the bus) through the XidWatcher, is marked down, logged once, and no longer polled; the other
 // GPUs go on.
 //
+// Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
+// not drift with the time the reads take; an overrun skips the ticks it missed) and on an
+// injectable util::Clock (CollectorOptions::clock), so tests drive the ticks with a FakeClock.
+// Only the schedule runs on that clock: the GPM window of CollectOnce, Xid and clock-event
+// windows and collect_seconds are real time (NVML's samples are).
+//
 // Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread. The publish callback
-// runs on the fast loop's thread. Internally the slow cache is guarded by a mutex.
+// runs on the fast loop's thread. Internally the slow cache and the logged-once set are guarded
+// by mutexes; the lost flags are atomic.
 #ifndef NVML_EXPORTER_COLLECT_COLLECTOR_H_
 #define NVML_EXPORTER_COLLECT_COLLECTOR_H_
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -51,6 +55,9 @@
 #include "fields/reader.h"
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
+#include "util/clock.h"
+#include "util/mutex.h"
+#include "util/periodic_worker.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::collect {
@@ -71,6 +78,8 @@ struct CollectorOptions {
   // fast loop, for process attribution. A failure degrades only the processes (logged once per
   // GPU).
   bool process_metrics = false;
+  // Ticks both loops (null: the real clock). Must outlive the Collector.
+  util::Clock* clock = nullptr;
 };
 
 class Collector {
@@ -122,12 +131,11 @@ class Collector {
   };
 
   Collector(const nvml::Library& lib, CollectorOptions options);
-  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline);
-  void ReadSlow();
-  void FastLoop();
-  void SlowLoop();
+  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline) NVMLX_EXCLUDES(slow_mu_);
+  void ReadSlow() NVMLX_EXCLUDES(slow_mu_);
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
-  void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
+  void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors)
+      NVMLX_EXCLUDES(log_mu_);
   // Marks the device lost (logged once, with `why`); its series stop from this collection on.
   // A MIG instance marks its GPU: the instance cannot be lost on its own.
   void MarkLost(size_t device, const Status& why);
@@ -138,9 +146,9 @@ class Collector {
                  std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
                  bool clock_events, std::vector<model::DeviceIdentity>* identities);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
-  void NoteGpmFailure(size_t device, const Status& status);
+  void NoteGpmFailure(size_t device, const Status& status) NVMLX_EXCLUDES(log_mu_);
   // A per-process read failed: logged once per device; GPU_IS_LOST marks the device lost.
-  void NoteProcessFailure(size_t device, const Status& status);
+  void NoteProcessFailure(size_t device, const Status& status) NVMLX_EXCLUDES(log_mu_);
 
   // Samples the reasons bitmask of device i into its window and fills the snapshot's counts.
   void ReadClockEvents(size_t device, model::DeviceSnapshot* out);
@@ -155,20 +163,18 @@ class Collector {
   bool xid_last_enabled_ = false;    // field 230
   bool xid_counts_enabled_ = false;  // field 9001
 
-  std::mutex slow_mu_;
+  util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
 
-  std::mutex log_mu_;
+  util::Mutex log_mu_;
   // (device, field id); field id 0 stands for the device's GPM calls as a whole, -1 for its
   // per-process calls.
   std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
 
-  PublishFn publish_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ NVMLX_GUARDED_BY(stop_mu_) = false;
-  std::thread fast_thread_;
-  std::thread slow_thread_;
+  PublishFn publish_;  // set by Start before the fast loop runs; read by that loop only
+  // Last: stopped (by their destructors, after ~Collector's Stop) before the members above go.
+  util::PeriodicWorker fast_loop_;
+  util::PeriodicWorker slow_loop_;
 };
 
 }  // namespace nvmlx::collect

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <atomic>
-#include <mutex>
 #include <thread>
 
+#include "util/clock.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace nvmlx::collect {
 namespace {
@@ -77,21 +77,44 @@ TEST_F(CollectorTest, OnceReadsSlowFieldsAndOmitsFailures) {
   }
 }
 
+// The loops tick on a FakeClock: the test moves time one interval at a time and waits for each
+// publish, so the number of collections is exact and nothing sleeps on the wall clock. The slow
+// loop's first round (3 x 600 ms of real, simulated energy reads) overlaps the fast rounds that
+// follow; collect_seconds is real time, so a fast round held up by a slow read still fails.
 TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
+  util::FakeClock clock;
+  options_.clock = &clock;
   auto c = Collector::Create(*lib_, options_);
   ASSERT_TRUE(c.ok());
-  std::mutex mu;
-  std::vector<std::shared_ptr<const model::Snapshot>> got;
+  util::Mutex mu;
+  util::CondVar published;
+  std::vector<std::shared_ptr<const model::Snapshot>> got;  // guarded by mu
   (*c)->Start([&](std::shared_ptr<const model::Snapshot> s) {
-    std::lock_guard<std::mutex> lock(mu);
+    util::MutexLock lock(&mu);
     got.push_back(std::move(s));
+    published.SignalAll();
   });
-  std::this_thread::sleep_for(milliseconds(2500));
+  // Waits (bounded in real time, so a broken loop fails instead of hanging) for n snapshots.
+  auto await = [&](size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    util::MutexLock lock(&mu);
+    while (got.size() < n && !published.WaitUntil(&mu, deadline)) {
+    }
+    return got.size();
+  };
+  // First publish is inline (slow fields included, ~1.8 s); then nothing until the clock moves.
+  ASSERT_TRUE(clock.AwaitWaiters(2));  // both loops parked
+  clock.Advance(options_.interval - milliseconds(1));
+  EXPECT_EQ(clock.waiters(), 2u) << "no tick before the interval is over";
+  EXPECT_EQ(await(1), 1u);
+  clock.Advance(milliseconds(1));
+  for (size_t tick = 1; tick <= 5; ++tick) {
+    ASSERT_EQ(await(tick + 1), tick + 1) << "tick " << tick;
+    if (tick < 5) clock.Advance(options_.interval);
+  }
   (*c)->Stop();
-  std::lock_guard<std::mutex> lock(mu);
-  // First publish is inline (slow fields included, ~1.8 s), then ~100 ms ticks: the 600 ms
-  // energy calls on the slow thread must not hold the fast loop back.
-  ASSERT_GE(got.size(), 5u);
+  util::MutexLock lock(&mu);
+  ASSERT_EQ(got.size(), 6u) << "exactly one collection per interval";
   for (size_t i = 1; i < got.size(); ++i) {
     EXPECT_LT(got[i]->collect_seconds, 0.3) << "fast round " << i << " waited on a slow field";
   }
@@ -102,7 +125,7 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   EXPECT_TRUE(last.devices[2].up);
   ASSERT_NE(Find(last.devices[2], 203), nullptr);
   EXPECT_EQ(std::get<int64_t>(Find(last.devices[2], 203)->value), 33);
-  EXPECT_NE(Find(last.devices[0], 156), nullptr) << "slow value merged from the slow loop";
+  EXPECT_NE(Find(last.devices[0], 156), nullptr) << "slow value merged from the slow cache";
 }
 
 TEST_F(CollectorTest, SelectorNamingMissingGpuFails) {

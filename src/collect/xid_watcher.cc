@@ -47,7 +47,11 @@ void XidWatcher::Start() {
 }
 
 void XidWatcher::Stop() {
-  stopping_.store(true);
+  {
+    util::MutexLock lock(&mu_);
+    stopping_.store(true);
+  }
+  stop_cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -63,8 +67,10 @@ void XidWatcher::Loop() {
         log::Warn("waiting for Xid events failed; retrying", {{"err", ev.status().ToString()}});
         logged_failure = true;
       }
-      for (int i = 0; i < 10 && !stopping_.load(); ++i)
-        std::this_thread::sleep_for(kWaitTimeout / 10);
+      const auto until = std::chrono::steady_clock::now() + kWaitTimeout;
+      util::MutexLock lock(&mu_);
+      while (!stopping_.load() && !stop_cv_.WaitUntil(&mu_, until)) {
+      }
       continue;
     }
     if (!ev->has_value()) continue;  // timeout: nothing happened
@@ -80,7 +86,7 @@ void XidWatcher::Record(nvml::Device device, int64_t xid) {
     if (gpus_[i].handle != device || !watched_[i]) continue;
     log::Warn("Xid error", {{"gpu", std::to_string(gpus_[i].index)}, {"xid", std::to_string(xid)}});
     const Clock::time_point now = Clock::now();
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     State& s = state_[i];
     s.last = xid;
     if (xid == kFallenOffTheBusXid) s.fell_off_bus = true;
@@ -95,7 +101,7 @@ bool XidWatcher::Read(size_t device, int64_t* last, std::vector<model::XidCount>
   const Clock::time_point cutoff = Clock::now() - window_;
   std::map<int64_t, int64_t> by_xid;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     State& s = state_[device];
     while (!s.recent.empty() && s.recent.front().at < cutoff) s.recent.pop_front();
     *last = s.last;
@@ -108,7 +114,7 @@ bool XidWatcher::Read(size_t device, int64_t* last, std::vector<model::XidCount>
 
 bool XidWatcher::FellOffBus(size_t device) const {
   if (!Watched(device)) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   return state_[device].fell_off_bus;
 }
 

@@ -26,12 +26,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
+#include "util/mutex.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::collect {
@@ -55,15 +55,16 @@ class XidWatcher {
   XidWatcher& operator=(const XidWatcher&) = delete;
 
   void Start();
-  void Stop();
+  void Stop() NVMLX_EXCLUDES(mu_);
 
   bool Watched(size_t device) const { return device < watched_.size() && watched_[device]; }
   std::chrono::milliseconds window() const { return window_; }
   // The last Xid (0 before any) and the counts per Xid within the window, ascending xid.
   // False (outputs untouched) when the device is not watched.
-  bool Read(size_t device, int64_t* last, std::vector<model::XidCount>* counts) const;
+  bool Read(size_t device, int64_t* last, std::vector<model::XidCount>* counts) const
+      NVMLX_EXCLUDES(mu_);
   // True once Xid 79 was seen on the device (sticky).
-  bool FellOffBus(size_t device) const;
+  bool FellOffBus(size_t device) const NVMLX_EXCLUDES(mu_);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -78,18 +79,20 @@ class XidWatcher {
   };
 
   XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus, std::chrono::milliseconds window);
-  void Loop();
-  void Record(nvml::Device device, int64_t xid);
+  void Loop() NVMLX_EXCLUDES(mu_);
+  void Record(nvml::Device device, int64_t xid) NVMLX_EXCLUDES(mu_);
 
   const nvml::Library& lib_;
   const std::vector<Gpu> gpus_;
   const std::chrono::milliseconds window_;
   nvml::EventSet set_;
   std::vector<bool> watched_;  // fixed after Create
+  // Read without the lock between waits; set under mu_ so that the backoff wait cannot miss it.
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
+  util::CondVar stop_cv_;  // wakes the backoff after a failing wait on Stop()
   mutable std::vector<State> state_ NVMLX_GUARDED_BY(mu_);  // per device; Read prunes
 };
 

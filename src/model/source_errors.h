@@ -17,12 +17,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "util/mutex.h"
 #include "util/thread_annotations.h"
 
 namespace nvmlx::model {
@@ -30,24 +30,24 @@ namespace nvmlx::model {
 class SourceErrors {
  public:
   // Makes `source` appear with 0 if it has no count yet.
-  void Register(std::string_view source) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Register(std::string_view source) NVMLX_EXCLUDES(mu_) {
+    util::MutexLock lock(&mu_);
     counts_.try_emplace(std::string(source), 0);
   }
-  void Increment(std::string_view source) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Increment(std::string_view source) NVMLX_EXCLUDES(mu_) {
+    util::MutexLock lock(&mu_);
     auto it = counts_.find(source);
     if (it == counts_.end()) it = counts_.emplace(std::string(source), 0).first;
     ++it->second;
   }
   // (source, count), ascending source name.
-  std::vector<std::pair<std::string, uint64_t>> Counts() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, uint64_t>> Counts() const NVMLX_EXCLUDES(mu_) {
+    util::MutexLock lock(&mu_);
     return {counts_.begin(), counts_.end()};
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
   std::map<std::string, uint64_t, std::less<>> counts_ NVMLX_GUARDED_BY(mu_);
 };
 

@@ -15,12 +15,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "render/gzip.h"
+#include "util/mutex.h"
 
 namespace nvmlx::serve {
 namespace {
@@ -116,32 +116,33 @@ class ServerTest : public ::testing::Test {
   void StartServer(ServerOptions options = {}) {
     if (options.address == ":9400") options.address = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(
-        options,
-        [this] {
-          std::lock_guard<std::mutex> l(mu_);
-          return page_;
-        },
-        [this] {
-          std::lock_guard<std::mutex> l(mu_);
-          return health_;
-        });
+        options, [this] { return CurrentPage(); }, [this] { return CurrentHealth(); });
     Status st = server_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_NE(server_->port(), 0);
   }
-  void SetPage(std::shared_ptr<const Page> p) {
-    std::lock_guard<std::mutex> l(mu_);
+  void SetPage(std::shared_ptr<const Page> p) NVMLX_EXCLUDES(mu_) {
+    util::MutexLock l(&mu_);
     page_ = std::move(p);
   }
-  void SetHealth(Health h) {
-    std::lock_guard<std::mutex> l(mu_);
+  void SetHealth(Health h) NVMLX_EXCLUDES(mu_) {
+    util::MutexLock l(&mu_);
     health_ = std::move(h);
+  }
+  // What the server's callbacks read, on its threads.
+  std::shared_ptr<const Page> CurrentPage() NVMLX_EXCLUDES(mu_) {
+    util::MutexLock l(&mu_);
+    return page_;
+  }
+  Health CurrentHealth() NVMLX_EXCLUDES(mu_) {
+    util::MutexLock l(&mu_);
+    return health_;
   }
   uint16_t port() const { return server_->port(); }
 
-  std::mutex mu_;
-  std::shared_ptr<const Page> page_;
-  Health health_{true, "OK"};
+  util::Mutex mu_;
+  std::shared_ptr<const Page> page_ NVMLX_GUARDED_BY(mu_);
+  Health health_ NVMLX_GUARDED_BY(mu_){true, "OK"};
   std::unique_ptr<HttpServer> server_;
 };
 
@@ -268,7 +269,7 @@ TEST_F(ServerTest, GzipNegotiation) {
   // HEAD with gzip reports the compressed length.
   Reply h = c.Request("HEAD", "/metrics", "Accept-Encoding: gzip\r\n");
   EXPECT_EQ(h.headers["content-encoding"], "gzip");
-  EXPECT_EQ(h.headers["content-length"], std::to_string(page_->gzip_body.size()));
+  EXPECT_EQ(h.headers["content-length"], std::to_string(CurrentPage()->gzip_body.size()));
 }
 
 TEST_F(ServerTest, NoGzipBodyMeansIdentity) {

@@ -69,7 +69,10 @@ Result<SinkSpec> ParseSinkSpec(std::string_view text) {
 }
 
 Sink::Sink(SinkSpec spec, SinkOptions options, std::unique_ptr<Transport> transport)
-    : spec_(std::move(spec)), options_(options), transport_(std::move(transport)) {
+    : spec_(std::move(spec)),
+      options_(options),
+      clock_(options_.clock != nullptr ? options_.clock : util::Clock::Real()),
+      transport_(std::move(transport)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -78,7 +81,7 @@ Sink::~Sink() { Stop(); }
 void Sink::Offer(const std::vector<std::shared_ptr<const std::string>>& documents) {
   uint64_t dropped = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     for (const auto& d : documents) {
       if (stopping_ || queue_.size() >= options_.queue_capacity) {
         ++dropped;
@@ -88,23 +91,23 @@ void Sink::Offer(const std::vector<std::shared_ptr<const std::string>>& document
     }
   }
   if (dropped > 0) dropped_.fetch_add(dropped, std::memory_order_relaxed);
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 size_t Sink::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   return queue_.size();
 }
 
 void Sink::RequestStop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     if (!stopping_) {
       stopping_ = true;
-      drain_deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
+      drain_deadline_ = util::AddSaturating(clock_->Now(), options_.drain_timeout);
     }
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void Sink::Stop() {
@@ -125,9 +128,9 @@ void Sink::Loop() {
   while (true) {
     std::shared_ptr<const std::string> doc;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty() || (stopping_ && std::chrono::steady_clock::now() >= drain_deadline_)) {
+      util::MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
+      if (queue_.empty() || (stopping_ && clock_->Now() >= drain_deadline_)) {
         dropped_.fetch_add(queue_.size(), std::memory_order_relaxed);
         queue_.clear();
         if (stopping_) break;
@@ -138,7 +141,7 @@ void Sink::Loop() {
     Status st = transport_->Send(*doc);
     if (st.ok() || st.code() != StatusCode::kUnavailable) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        util::MutexLock lock(&mu_);
         if (!queue_.empty() && queue_.front() == doc) queue_.pop_front();
       }
       if (st.ok()) {
@@ -158,11 +161,16 @@ void Sink::Loop() {
                 {{"sink", spec_.text}, {"err", st.message()}});
       failing = true;
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    const auto until = std::chrono::steady_clock::now() + backoff;
+    util::MutexLock lock(&mu_);
+    const util::Clock::TimePoint until = util::AddSaturating(clock_->Now(), backoff);
     // Wakes early on Stop(); while draining, waits at most until the drain deadline.
-    cv_.wait_until(lock, until, [this] { return stopping_; });
-    if (stopping_) cv_.wait_until(lock, std::min(until, drain_deadline_));
+    while (!stopping_ && !clock_->WaitUntil(&cv_, &mu_, until)) {
+    }
+    if (stopping_) {
+      const util::Clock::TimePoint end = std::min(until, drain_deadline_);
+      while (!clock_->WaitUntil(&cv_, &mu_, end)) {
+      }
+    }
     backoff = std::min(backoff * 2, options_.backoff_max);
   }
 }

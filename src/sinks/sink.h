@@ -9,6 +9,8 @@
 // exponential backoff (the document stays at the head of the queue); documents that can never
 // be sent (a datagram over 65507 bytes) are dropped and counted.
 //
+// The backoff and the drain deadline are timed on SinkOptions::clock (a util::Clock).
+//
 // Thread-safety: Offer(), sent(), dropped() and queued() may be called from any thread;
 // RequestStop()/Stop() from the owner.
 #ifndef NVML_EXPORTER_SINKS_SINK_H_
@@ -16,16 +18,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "util/clock.h"
+#include "util/mutex.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"
 
@@ -53,6 +55,7 @@ struct SinkOptions {
   std::chrono::milliseconds io_timeout{2000};  // connect and send, per attempt
   // On Stop(): how long to keep sending what is queued.
   std::chrono::milliseconds drain_timeout{2000};
+  util::Clock* clock = nullptr;  // times backoff and drain; null: the real clock
 };
 
 // How documents leave: one implementation per kind (transports.cc). Called from the sink's
@@ -77,28 +80,29 @@ class Sink {
   Sink& operator=(const Sink&) = delete;
 
   // Queues the documents; never blocks on I/O. Full queue: the rest are dropped and counted.
-  void Offer(const std::vector<std::shared_ptr<const std::string>>& documents);
+  void Offer(const std::vector<std::shared_ptr<const std::string>>& documents) NVMLX_EXCLUDES(mu_);
   // Sends what is queued for up to drain_timeout, then stops the thread; the rest is dropped.
-  void Stop();
+  void Stop() NVMLX_EXCLUDES(mu_);
   // Starts that drain without waiting (Stop() then joins): several sinks drain in parallel.
-  void RequestStop();
+  void RequestStop() NVMLX_EXCLUDES(mu_);
 
   const std::string& name() const { return spec_.text; }
   uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
-  size_t queued() const;
+  size_t queued() const NVMLX_EXCLUDES(mu_);
 
  private:
-  void Loop();
+  void Loop() NVMLX_EXCLUDES(mu_);
 
   const SinkSpec spec_;
   const SinkOptions options_;
+  util::Clock* const clock_;
   std::unique_ptr<Transport> transport_;  // used by the thread only
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable util::Mutex mu_;
+  util::CondVar cv_;
   std::deque<std::shared_ptr<const std::string>> queue_ NVMLX_GUARDED_BY(mu_);
   bool stopping_ NVMLX_GUARDED_BY(mu_) = false;
-  std::chrono::steady_clock::time_point drain_deadline_ NVMLX_GUARDED_BY(mu_);
+  util::Clock::TimePoint drain_deadline_ NVMLX_GUARDED_BY(mu_);
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> dropped_{0};
   std::thread thread_;
