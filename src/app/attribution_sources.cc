@@ -80,7 +80,7 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
                                                             period_, errors_);
     hpc_jobs->RefreshOnce();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   kubelet_ = std::move(kubelet);
   hpc_jobs_ = std::move(hpc_jobs);
 }
@@ -89,7 +89,7 @@ void AttributionSources::Start() {
   attribute::PodResourcesRefresher* kubelet;
   attribute::HpcJobRefresher* hpc_jobs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     kubelet = kubelet_.get();
     hpc_jobs = hpc_jobs_.get();
   }
@@ -103,7 +103,7 @@ void AttributionSources::Stop() {
   attribute::PodResourcesRefresher* kubelet;
   attribute::HpcJobRefresher* hpc_jobs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(&mu_);
     kubelet = kubelet_.get();
     hpc_jobs = hpc_jobs_.get();
   }
@@ -117,7 +117,7 @@ model::Attribution AttributionSources::Latest() const {
   model::Attribution a;
   if (processes_ != nullptr) a.processes = processes_->Latest();
   if (pods_ != nullptr) a.metadata = pods_->Latest();
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(&mu_);
   if (kubelet_ != nullptr) a.devices = kubelet_->Latest();
   if (hpc_jobs_ != nullptr) a.hpc = hpc_jobs_->Latest();
   return a;

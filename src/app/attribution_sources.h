@@ -28,7 +28,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "attribute/hpc_jobs.h"
@@ -40,6 +39,7 @@
 #include "model/snapshot.h"
 #include "model/source_errors.h"
 #include "render/pod_families.h"
+#include "util/mutex.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"
 
@@ -105,7 +105,7 @@ class AttributionSources {
 
   // Set once by AttachDevices() while Latest() may already run on another thread; destroyed only
   // with this object, so a pointer read under the lock stays valid after it is released.
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
   std::unique_ptr<attribute::PodResourcesRefresher> kubelet_ NVMLX_GUARDED_BY(mu_);
   std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs_ NVMLX_GUARDED_BY(mu_);
 };
