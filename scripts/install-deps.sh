@@ -4,9 +4,12 @@
 set -euo pipefail
 
 PACKAGES=(
-  # toolchain
+  # toolchain (g++ brings libasan8/libubsan1, the runtimes of make asan)
   g++ cmake ninja-build make pkg-config git
-  # libraries (see DEVELOPERS.md "Prefer a well-kept library")
+  # checks: clang++ for make tsan / make thread-safety (-Wthread-safety) with its sanitizer
+  # runtimes; clang-format and clang-tidy for make format / make tidy
+  clang libclang-rt-14-dev clang-format clang-tidy
+  # libraries: Debian's packaged, maintained ones rather than vendored copies
   libboost-dev libboost-system-dev libssl-dev zlib1g-dev libcrypt-dev
   libyaml-cpp-dev nlohmann-json3-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
