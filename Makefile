@@ -2,12 +2,25 @@
 #   make run    build, then serve /metrics on :9400 (real GPUs when present, else simulated ones)
 #   make test   build, then run every unit and integration test under ctest
 # Extra daemon flags: make run ARGS="-c 5000 --debug"
+# Checks (README "Sanitizers and checks"; .ci/run runs them all):
+#   make asan           g++ ASan+UBSan build in build-asan, then every ctest test under it
+#   make tsan           clang++ TSan build in build-tsan, then the tests labelled concurrency
+#   make thread-safety  the same clang++ build only: -Wthread-safety -Werror over every target
+#   make layering       scripts/check_layering.py: src/'s includes against the folder order
 BUILD ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
 JOBS ?= $(shell nproc)
 ARGS ?=
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The sanitizer builds skip the benchmarks: nothing runs them there.
+SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
+# The thread-safety analysis is clang's, and so is the better TSan runtime: one clang++ build
+# serves both (make thread-safety builds it, make tsan runs it), instead of two full builds in
+# CI. ASan+UBSan stays on g++, the compiler that builds what ships.
+TSAN_CXX ?= clang++
 
-.PHONY: all deps build test run bundle bench clean format tidy
+.PHONY: all deps build test run bundle bench clean format tidy asan tsan thread-safety layering
 
 all: build
 
@@ -25,8 +38,33 @@ test: build
 
 # Real GPUs when the driver's NVML is present and a GPU device node exists; otherwise the
 # simulated GPUs of tools/simgpu. Collects every second (dcgm-exporter's default is 30 s).
-run: build
+# Builds only the daemon and the simulated NVML, not the tests and benchmarks.
+run: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
 	@bash scripts/run.sh $(BUILD) $(ARGS)
+
+$(BUILD_ASAN)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD_ASAN) -G Ninja $(SAN_CMAKE_FLAGS) -DNVMLX_SANITIZE=address,undefined
+
+$(BUILD_TSAN)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD_TSAN) -G Ninja $(SAN_CMAKE_FLAGS) -DCMAKE_CXX_COMPILER=$(TSAN_CXX) \
+	  -DNVMLX_SANITIZE=thread
+
+# Every test, the daemons of the integration tests included, under ASan+UBSan (and LSan at
+# exit); a report anywhere fails sanitizer_logs_check, which prints it.
+asan: deps $(BUILD_ASAN)/build.ninja
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS) --timeout 600
+
+thread-safety: deps $(BUILD_TSAN)/build.ninja
+	cmake --build $(BUILD_TSAN) -j $(JOBS)
+
+# The tests whose threads meet (LABELS concurrency in the CMakeLists), under TSan.
+tsan: thread-safety
+	ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) --timeout 600 -L concurrency
+
+layering:
+	python3 scripts/check_layering.py
 
 bundle: build
 	@bash scripts/make-bundle.sh $(BUILD) bundle
@@ -41,4 +79,4 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD) -extra-arg=-Wno-unknown-warning-option '$(CURDIR)/src/.*\.cc$$'
 
 clean:
-	rm -rf $(BUILD) bundle
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) bundle

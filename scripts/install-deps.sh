@@ -4,8 +4,11 @@
 set -euo pipefail
 
 PACKAGES=(
-  # toolchain
+  # toolchain (g++ brings libasan8/libubsan1, the runtimes of make asan)
   g++ cmake ninja-build make pkg-config git
+  # checks: clang++ for make tsan / make thread-safety (-Wthread-safety) with its sanitizer
+  # runtimes; clang-format and clang-tidy for make format / make tidy
+  clang libclang-rt-14-dev clang-format clang-tidy
   # libraries: well-kept upstream projects from Debian, not our own code (docs/architecture.md
   # "Dependencies" says what each is for)
   libboost-dev libboost-system-dev libssl-dev zlib1g-dev libcrypt-dev

@@ -1,0 +1,2 @@
+// Fixture: the other half of the collect <-> attribute cycle.
+#include "collect/c.h"

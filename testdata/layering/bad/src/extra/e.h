@@ -1,0 +1,2 @@
+// Fixture: a folder the order does not declare.
+#include "util/a.h"

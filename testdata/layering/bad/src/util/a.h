@@ -1,0 +1,3 @@
+// Fixture: self-includes and a bare name next to the file are fine.
+#include "util/b.h"
+#include "b.h"

@@ -1,0 +1,2 @@
+#include "serve/s.h"
+#include "attribute/a.h"

@@ -1,0 +1,2 @@
+#include "model/m.h"
+#include "util/u.h"

@@ -1,0 +1,2 @@
+#include "render/r.h"
+#include "s.h"

@@ -1,0 +1,2 @@
+// Fixture: a clean tree.
+#pragma once
