@@ -9,7 +9,7 @@ namespace {
 
 constexpr auto kCounterTtl = std::chrono::minutes(5);  // the agent's delta cache TTL
 
-// CloudWatch's MetricDatum range (cloudwatch-prometheus.md §1.2).
+// CloudWatch's MetricDatum range (docs/emf.md §2).
 bool Sendable(double v) {
   if (!std::isfinite(v)) return false;
   const double a = std::fabs(v);

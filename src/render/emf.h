@@ -1,4 +1,4 @@
-// Renders Snapshots as CloudWatch Embedded Metric Format documents (cloudwatch-prometheus.md §1):
+// Renders Snapshots as CloudWatch Embedded Metric Format documents (docs/emf.md §1):
 // one JSON object per document, no newline inside, shaped
 //   {"_aws":{"Timestamp":<ms>,["LogGroupName":..,]["LogStreamName":..,]
 //            "CloudWatchMetrics":[{"Namespace":..,"Dimensions":[[..]],

@@ -3,7 +3,7 @@
 // and the EMF writer only format the model, so a new label (pod attribution, MIG, ...) is added
 // here once.
 //
-// Label order (dcgm-exporter's):
+// Label order (dcgm-exporter's, docs/dcgm-compat.md §4):
 //   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID] (MIG),
 //   [Hostname] (if non-empty), then the "Labels" sorted byte-wise (the CSV's label fields such as
 //   DCGM_FI_DRIVER_VERSION, clock_event, window_size_in_ms, xid), then the "Attributes" sorted
