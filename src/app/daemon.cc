@@ -185,7 +185,7 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
 Status Daemon::BuildOutputs() {
   const config::Options& opts = options_;
   if (!opts.emf.outputs.empty()) {
-    Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts, entries_, ropts_.hostname);
+    Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts);
     if (!p.ok()) {
       return Fail(config::ExitCode::kUsage, p.status().message(), "cannot start EMF output");
     }

@@ -20,9 +20,7 @@ std::string NodeName(const config::Options& o) {
 
 }  // namespace
 
-Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
-    const config::Options& options, const std::vector<config::CollectorEntry>& entries,
-    const std::string& hostname) {
+Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(const config::Options& options) {
   const config::Options::Emf& e = options.emf;
   render::EmfRules rules = render::DefaultEmfRules(!e.cluster_name.empty());
   if (!e.config_file.empty()) {
@@ -46,12 +44,6 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
         "those dimension sets never apply",
         {{"rules", rules.source}});
   }
-
-  render::SeriesOptions series;
-  series.entries = entries;
-  series.hostname = hostname;
-  series.use_old_namespace = options.use_old_namespace;
-  series.device_pod_uid = options.kubernetes && options.kubernetes_enable_pod_uid;
 
   render::EmfOptions eo;
   eo.log_group_name = e.log_group;
@@ -78,8 +70,8 @@ Result<std::unique_ptr<EmfPipeline>> EmfPipeline::Create(
                               {"declarations", std::to_string(rules.declarations.size())},
                               {"namespace", rules.metric_namespace},
                               {"counters", e.counters_delta ? "delta" : "raw"}});
-  return std::make_unique<EmfPipeline>(
-      render::EmfRenderer(std::move(rules), std::move(series), std::move(eo)), std::move(*set));
+  return std::make_unique<EmfPipeline>(render::EmfRenderer(std::move(rules), std::move(eo)),
+                                       std::move(*set));
 }
 
 void EmfPipeline::OnSeries(const render::SeriesModel& model,

@@ -20,9 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "config/collectors_csv.h"
 #include "config/options.h"
-#include "model/snapshot.h"
 #include "render/emf.h"
 #include "render/series_model.h"
 #include "sinks/sink_set.h"
@@ -32,12 +30,10 @@ namespace nvmlx::app {
 
 class EmfPipeline {
  public:
-  // `hostname`: the Hostname label value of the series (empty with -n). Errors (bad rules file,
-  // bad --emf-output, bad --emf-namespace) are INVALID_ARGUMENT/NOT_FOUND with the file, line
-  // and what was expected.
-  static Result<std::unique_ptr<EmfPipeline>> Create(
-      const config::Options& options, const std::vector<config::CollectorEntry>& entries,
-      const std::string& hostname);
+  // The series come from the daemon's one series model (OnSeries), so only the EMF flags are
+  // read here. Errors (bad rules file, bad --emf-output, bad --emf-namespace) are
+  // INVALID_ARGUMENT/NOT_FOUND with the file, line and what was expected.
+  static Result<std::unique_ptr<EmfPipeline>> Create(const config::Options& options);
 
   EmfPipeline(render::EmfRenderer renderer, std::unique_ptr<sinks::SinkSet> sinks)
       : renderer_(std::move(renderer)), sinks_(std::move(sinks)) {}

@@ -142,16 +142,11 @@ void AppendJsonString(std::string_view s, std::string* out) {
   }
 }
 
-EmfRenderer::EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions options)
-    : rules_(std::move(rules)), series_options_(std::move(series)), options_(std::move(options)) {
+EmfRenderer::EmfRenderer(EmfRules rules, EmfOptions options)
+    : rules_(std::move(rules)), options_(std::move(options)) {
   if (options_.max_metrics_per_document == 0 || options_.max_metrics_per_document > 100) {
     options_.max_metrics_per_document = 100;
   }
-}
-
-void EmfRenderer::Render(const model::Snapshot& snapshot, std::vector<std::string>* docs) {
-  BuildSeries(snapshot, series_options_, &model_);
-  Render(model_, snapshot.time, docs);
 }
 
 void EmfRenderer::AddValue(const std::string& series_key, const config::CollectorEntry& entry,

@@ -1,4 +1,4 @@
-// Renders Snapshots as CloudWatch Embedded Metric Format documents (docs/emf.md §1):
+// Renders series models as CloudWatch Embedded Metric Format documents (docs/emf.md §1):
 // one JSON object per document, no newline inside, shaped
 //   {"_aws":{"Timestamp":<ms>,["LogGroupName":..,]["LogStreamName":..,]
 //            "CloudWatchMetrics":[{"Namespace":..,"Dimensions":[[..]],
@@ -75,16 +75,13 @@ void AppendJsonString(std::string_view s, std::string* out);
 
 class EmfRenderer {
  public:
-  EmfRenderer(EmfRules rules, SeriesOptions series, EmfOptions options);
+  EmfRenderer(EmfRules rules, EmfOptions options);
 
   // Appends the documents for `model`'s EMF points to *docs; `time` is their Timestamp (the
   // Snapshot's). The model's own families (nvml_exporter_*) and Prometheus-only series are not
-  // sent. The `series` options given to the constructor are not used.
+  // sent.
   void Render(const SeriesModel& model, std::chrono::system_clock::time_point time,
               std::vector<std::string>* docs);
-
-  // BuildSeries(snapshot, series) + Render(model, snapshot.time), for callers without a model.
-  void Render(const model::Snapshot& snapshot, std::vector<std::string>* docs);
 
   const EmfRules& rules() const { return rules_; }
   uint64_t oversize_dropped() const { return oversize_dropped_; }
@@ -119,9 +116,7 @@ class EmfRenderer {
              int64_t timestamp_ms, std::vector<std::string>* docs);
 
   EmfRules rules_;
-  SeriesOptions series_options_;
   EmfOptions options_;
-  SeriesModel model_;  // reused across Render(snapshot) calls
   // Reused across renders: each label set's EMF points, in family order.
   std::vector<uint32_t> set_begin_;
   std::vector<std::pair<const config::CollectorEntry*, const SeriesPoint*>> set_points_;

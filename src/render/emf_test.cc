@@ -108,10 +108,14 @@ SeriesOptions Series(const World& w) {
   return s;
 }
 
-// Renders, validates every document, and returns them parsed.
-std::vector<json> RenderValid(EmfRenderer& r, const Snapshot& snap, size_t max_bytes = 61440) {
+// Builds the series model of `w`'s snapshot (as the daemon does once per collection), renders
+// it, validates every document, and returns them parsed.
+std::vector<json> RenderValid(EmfRenderer& r, const World& w, size_t max_bytes = 61440) {
+  const SeriesOptions series = Series(w);
+  SeriesModel model;
+  BuildSeries(w.snapshot, series, &model);
   std::vector<std::string> docs;
-  r.Render(snap, &docs);
+  r.Render(model, w.snapshot.time, &docs);
   std::vector<json> out;
   testing::EmfCheckOptions check;
   check.max_bytes = max_bytes;
@@ -143,8 +147,8 @@ const std::set<std::string> kDefaultSelected = {
 
 void ExpectDefaultDocuments(unsigned gpus) {
   World w(DcpEntries(), gpus);
-  EmfRenderer r(DefaultEmfRules(true), Series(w), BaseOptions());
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(DefaultEmfRules(true), BaseOptions());
+  std::vector<json> docs = RenderValid(r, w);
   // Per GPU: the plain label set and the XID one (err_code/err_msg).
   ASSERT_EQ(docs.size(), 2u * gpus);
   for (unsigned g = 0; g < gpus; ++g) {
@@ -198,8 +202,8 @@ TEST(EmfRendererTest, AttributionAndTheArticleDeclaration) {
   Result<EmfRules> rules =
       LoadEmfRules(NVMLX_SOURCE_DIR "/testdata/emf/article_cwagent.json", nullptr);
   ASSERT_TRUE(rules.ok());
-  EmfRenderer r(*rules, Series(w), BaseOptions());
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(*rules, BaseOptions());
+  std::vector<json> docs = RenderValid(r, w);
   // Per pod: plain + XID label sets; the idle GPU has no pod, so the article's only set is
   // incomplete and it gets no document.
   ASSERT_EQ(docs.size(), 6u);
@@ -219,8 +223,8 @@ TEST(EmfRendererTest, AttributionAndTheArticleDeclaration) {
   EXPECT_EQ(docs[4]["namespace"], "kube-system");
 
   // Built-in rules: the pod set on pod-held GPUs, the GPU set everywhere.
-  EmfRenderer def(DefaultEmfRules(true), Series(w), BaseOptions());
-  docs = RenderValid(def, w.snapshot);
+  EmfRenderer def(DefaultEmfRules(true), BaseOptions());
+  docs = RenderValid(def, w);
   ASSERT_EQ(docs.size(), 8u);
   EXPECT_EQ(docs[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
             json::parse(R"([["ClusterName","Namespace","container","pod"],)"
@@ -250,8 +254,8 @@ TEST(EmfRendererTest, OneHundredFiftyMetricsSplit) {
       "metric_selectors: ['^M_']}]",
       "t", nullptr);
   ASSERT_TRUE(rules.ok());
-  EmfRenderer r(*rules, Series(w), BaseOptions());
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(*rules, BaseOptions());
+  std::vector<json> docs = RenderValid(r, w);
   ASSERT_EQ(docs.size(), 2u);
   std::set<std::string> all;
   size_t total = 0;
@@ -269,8 +273,8 @@ TEST(EmfRendererTest, OneHundredFiftyMetricsSplit) {
   // The size limit splits further; every metric still sent exactly once.
   EmfOptions small = BaseOptions();
   small.max_document_bytes = 3000;
-  EmfRenderer rs(*rules, Series(w), small);
-  docs = RenderValid(rs, w.snapshot, 3000);
+  EmfRenderer rs(*rules, small);
+  docs = RenderValid(rs, w, 3000);
   EXPECT_GT(docs.size(), 2u);
   all.clear();
   total = 0;
@@ -287,8 +291,8 @@ TEST(EmfRendererTest, OneHundredFiftyMetricsSplit) {
   // Labels that alone exceed the limit: nothing can be sent; counted, not emitted broken.
   EmfOptions tiny = BaseOptions();
   tiny.max_document_bytes = 200;
-  EmfRenderer rt(*rules, Series(w), tiny);
-  EXPECT_TRUE(RenderValid(rt, w.snapshot, 200).empty());
+  EmfRenderer rt(*rules, tiny);
+  EXPECT_TRUE(RenderValid(rt, w, 200).empty());
   EXPECT_EQ(rt.oversize_dropped(), 150u);
 }
 
@@ -304,8 +308,8 @@ TEST(EmfRendererTest, QuotesAndUnicodeInLabels) {
       "dimensions: [[modelName], [pod], [gpu]], metric_selectors: [GPU_UTIL]}]",
       "t", nullptr);
   ASSERT_TRUE(rules.ok());
-  EmfRenderer r(*rules, Series(w), BaseOptions());
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(*rules, BaseOptions());
+  std::vector<json> docs = RenderValid(r, w);
   ASSERT_EQ(docs.size(), 1u);
   EXPECT_EQ(docs[0]["modelName"], model + "\xef\xbf\xbd");  // U+FFFD for the bad byte
   EXPECT_EQ(docs[0]["pod"], "pod-\"x\"");
@@ -321,8 +325,8 @@ TEST(EmfRendererTest, NonFiniteValuesAreSkipped) {
   w.Set(0, 1001, std::numeric_limits<double>::infinity());   // GR_ENGINE_ACTIVE
   w.Set(0, 1004, -std::numeric_limits<double>::infinity());  // PIPE_TENSOR_ACTIVE
   w.Set(0, 1005, 1e200);                                     // DRAM_ACTIVE: out of range
-  EmfRenderer r(DefaultEmfRules(true), Series(w), BaseOptions());
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(DefaultEmfRules(true), BaseOptions());
+  std::vector<json> docs = RenderValid(r, w);
   ASSERT_FALSE(docs.empty());
   std::set<std::string> names = MetricNames(docs[0]);
   for (const char* n : {"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
@@ -342,12 +346,12 @@ TEST(EmfRendererTest, CountersAsDeltasLikeTheAgent) {
   ASSERT_TRUE(rules.ok());
   EmfOptions o = BaseOptions();
   o.counters_as_delta = true;
-  EmfRenderer r(*rules, Series(w), o);
+  EmfRenderer r(*rules, o);
   auto energy = [&](int64_t v, int seconds) -> json {
     w.Set(0, 156, v);
     w.snapshot.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(kTimeMs)) +
                       std::chrono::seconds(seconds);
-    std::vector<json> docs = RenderValid(r, w.snapshot);
+    std::vector<json> docs = RenderValid(r, w);
     EXPECT_EQ(docs.size(), 1u);
     return docs.empty() ? json() : docs[0].value("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", json());
   };
@@ -360,9 +364,9 @@ TEST(EmfRendererTest, CountersAsDeltasLikeTheAgent) {
   EXPECT_EQ(energy(901, 401), 1);
 
   // Raw: the counter as read, from the first sample on.
-  EmfRenderer raw(*rules, Series(w), BaseOptions());
+  EmfRenderer raw(*rules, BaseOptions());
   w.Set(0, 156, int64_t{123456789012345});
-  std::vector<json> docs = RenderValid(raw, w.snapshot);
+  std::vector<json> docs = RenderValid(raw, w);
   ASSERT_EQ(docs.size(), 1u);
   EXPECT_EQ(docs[0]["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"], 123456789012345);
 }
@@ -373,8 +377,8 @@ TEST(EmfRendererTest, HighResolutionStreamAndNoGroup) {
   o.high_resolution = true;
   o.log_stream_name = "node1";
   o.log_group_name.clear();
-  EmfRenderer r(DefaultEmfRules(true), Series(w), o);
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(DefaultEmfRules(true), o);
+  std::vector<json> docs = RenderValid(r, w);
   ASSERT_FALSE(docs.empty());
   EXPECT_FALSE(docs[0]["_aws"].contains("LogGroupName"));
   EXPECT_EQ(docs[0]["_aws"]["LogStreamName"], "node1");
@@ -387,10 +391,10 @@ TEST(EmfRendererTest, NoClusterNameNoDocumentsForRulesThatNeedIt) {
   World w(DcpEntries(), 1);
   EmfOptions o = BaseOptions();
   o.extra_labels.erase(o.extra_labels.begin());  // no ClusterName
-  EmfRenderer needs(DefaultEmfRules(true), Series(w), o);
-  EXPECT_TRUE(RenderValid(needs, w.snapshot).empty());
-  EmfRenderer without(DefaultEmfRules(false), Series(w), o);
-  std::vector<json> docs = RenderValid(without, w.snapshot);
+  EmfRenderer needs(DefaultEmfRules(true), o);
+  EXPECT_TRUE(RenderValid(needs, w).empty());
+  EmfRenderer without(DefaultEmfRules(false), o);
+  std::vector<json> docs = RenderValid(without, w);
   ASSERT_EQ(docs.size(), 2u);
   EXPECT_EQ(docs[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
             json::parse(R"([["NodeName","gpu"]])"));
@@ -399,8 +403,8 @@ TEST(EmfRendererTest, NoClusterNameNoDocumentsForRulesThatNeedIt) {
 TEST(EmfRendererTest, DownGpuSendsNothing) {
   World w(DcpEntries(), 2);
   w.snapshot.devices[1].up = false;
-  EmfRenderer r(DefaultEmfRules(true), Series(w), BaseOptions());
-  std::vector<json> docs = RenderValid(r, w.snapshot);
+  EmfRenderer r(DefaultEmfRules(true), BaseOptions());
+  std::vector<json> docs = RenderValid(r, w);
   ASSERT_EQ(docs.size(), 2u);
   for (const json& d : docs) EXPECT_EQ(d["gpu"], "0");
 }
