@@ -66,32 +66,23 @@ struct SeriesPoint {
 
   SeriesPoint() : int_value(0) {}
   static SeriesPoint Int(uint32_t set, int64_t v, uint8_t writers = kToBoth) {
-    SeriesPoint p;
-    p.label_set = set;
-    p.kind = Kind::kInt;
-    p.writers = writers;
+    SeriesPoint p = Make(set, Kind::kInt, writers);
     p.int_value = v;
     return p;
   }
   static SeriesPoint Uint(uint32_t set, uint64_t v, uint8_t writers = kToPrometheus) {
-    SeriesPoint p;
-    p.label_set = set;
-    p.kind = Kind::kUint;
-    p.writers = writers;
+    SeriesPoint p = Make(set, Kind::kUint, writers);
     p.uint_value = v;
     return p;
   }
   static SeriesPoint Double(uint32_t set, double v, uint8_t writers = kToBoth) {
-    SeriesPoint p;
-    p.label_set = set;
-    p.kind = Kind::kDouble;
-    p.writers = writers;
+    SeriesPoint p = Make(set, Kind::kDouble, writers);
     p.double_value = v;
     return p;
   }
   static SeriesPoint Millis(uint32_t set, int64_t ms, uint8_t writers = kToPrometheus) {
-    SeriesPoint p = Int(set, ms, writers);
-    p.kind = Kind::kMillis;
+    SeriesPoint p = Make(set, Kind::kMillis, writers);
+    p.int_value = ms;
     return p;
   }
 
@@ -109,6 +100,15 @@ struct SeriesPoint {
         break;
     }
     return static_cast<double>(int_value);
+  }
+
+ private:
+  static SeriesPoint Make(uint32_t set, Kind kind, uint8_t writers) {
+    SeriesPoint p;
+    p.label_set = set;
+    p.kind = kind;
+    p.writers = writers;
+    return p;
   }
 };
 
