@@ -85,30 +85,23 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
   hpc_jobs_ = std::move(hpc_jobs);
 }
 
+AttributionSources::Attached AttributionSources::AttachedRefreshers() const {
+  util::MutexLock lock(&mu_);
+  return {kubelet_.get(), hpc_jobs_.get()};
+}
+
 void AttributionSources::Start() {
-  attribute::PodResourcesRefresher* kubelet;
-  attribute::HpcJobRefresher* hpc_jobs;
-  {
-    util::MutexLock lock(&mu_);
-    kubelet = kubelet_.get();
-    hpc_jobs = hpc_jobs_.get();
-  }
-  if (kubelet != nullptr) kubelet->Start();
-  if (hpc_jobs != nullptr) hpc_jobs->Start();
+  const Attached attached = AttachedRefreshers();
+  if (attached.kubelet != nullptr) attached.kubelet->Start();
+  if (attached.hpc_jobs != nullptr) attached.hpc_jobs->Start();
   if (processes_ != nullptr) processes_->Start();
   if (pods_ != nullptr) pods_->Start();
 }
 
 void AttributionSources::Stop() {
-  attribute::PodResourcesRefresher* kubelet;
-  attribute::HpcJobRefresher* hpc_jobs;
-  {
-    util::MutexLock lock(&mu_);
-    kubelet = kubelet_.get();
-    hpc_jobs = hpc_jobs_.get();
-  }
-  if (kubelet != nullptr) kubelet->Stop();
-  if (hpc_jobs != nullptr) hpc_jobs->Stop();
+  const Attached attached = AttachedRefreshers();
+  if (attached.kubelet != nullptr) attached.kubelet->Stop();
+  if (attached.hpc_jobs != nullptr) attached.hpc_jobs->Stop();
   if (processes_ != nullptr) processes_->Stop();
   if (pods_ != nullptr) pods_->Stop();
 }

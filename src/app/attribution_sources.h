@@ -94,6 +94,13 @@ class AttributionSources {
  private:
   explicit AttributionSources(const config::Options& options);
 
+  // The refreshers AttachDevices() set (null before, or when off), read under the lock.
+  struct Attached {
+    attribute::PodResourcesRefresher* kubelet;
+    attribute::HpcJobRefresher* hpc_jobs;
+  };
+  Attached AttachedRefreshers() const NVMLX_EXCLUDES(mu_);
+
   const config::Options options_;
   const std::chrono::milliseconds period_;  // the kubelet's and HPC refreshers'
   const bool enabled_;
