@@ -219,15 +219,18 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   std::vector<LabelView> attrs;
   std::vector<std::pair<size_t, size_t>> sets;  // attribute sets: ranges of `attrs`
   std::vector<DeviceUsage> usage;               // per live device, with options.pods.enabled
-  std::vector<const model::DeviceSnapshot*> live;
-  std::vector<uint32_t> pod_sets;  // the device's per-pod series' label sets
+  std::vector<PodFamilyDevice> pod_devices;     // the same devices, pointing into `usage`
+  std::vector<uint32_t> pod_sets;               // the device's per-pod series' label sets
+  // Reserved: pod_devices keeps pointers into usage.
   usage.reserve(snapshot.devices.size());
-  live.reserve(snapshot.devices.size());
+  pod_devices.reserve(snapshot.devices.size());
+  // The windows' label values, the same on every device.
+  const std::string_view xid_window = out->InternInt(snapshot.xid_window_ms);
+  const std::string_view clock_events_window = out->InternInt(snapshot.clock_events_window_ms);
 
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (!dev.up || dev.identity == nullptr) continue;
     const model::DeviceIdentity& id = *dev.identity;
-    live.push_back(&dev);
 
     std::vector<LabelView>& base = labels.base();
     base.clear();
@@ -259,8 +262,10 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
     AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.device_pod_uid,
                   &attrs, &sets);
     const DeviceUsage* pods = nullptr;
-    if (options.pods.enabled)
+    if (options.pods.enabled) {
       pods = &usage.emplace_back(AggregatePodUsage(dev, snapshot.attribution));
+      pod_devices.push_back({&dev, pods});
+    }
     // The per-pod fields' device series carries no attributes: with one empty attribute set
     // that is the plain label set, else a set of its own.
     constexpr uint32_t kNone = UINT32_MAX;
@@ -278,9 +283,8 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
         std::vector<SeriesPoint>& points = out->families[f].points;
         if (field_id == fields::ids::kXidErrorsCount) {
           if (!dev.xid_watched) continue;
-          const std::string_view window = out->InternInt(snapshot.xid_window_ms);
           auto count = [&](const model::XidCount* c) {
-            LabelView extra[] = {{"window_size_in_ms", window}, {"xid", {}}};
+            LabelView extra[] = {{"window_size_in_ms", xid_window}, {"xid", {}}};
             size_t n = 1;
             if (c != nullptr) extra[n++].second = out->InternInt(c->xid);
             points.push_back(
@@ -292,9 +296,8 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
         }
         if (field_id == fields::ids::kClockEventsCount) {
           if (!dev.clock_events_watched) continue;
-          const std::string_view window = out->InternInt(snapshot.clock_events_window_ms);
           auto event = [&](std::string_view name, int64_t count) {
-            LabelView extra[] = {{"clock_event", name}, {"window_size_in_ms", window}};
+            LabelView extra[] = {{"clock_event", name}, {"window_size_in_ms", clock_events_window}};
             const std::span<const LabelView> both(extra, 2);
             points.push_back(SeriesPoint::Int(
                 labels.WithLabels(name.empty() ? both.subspan(1) : both, set), count));
@@ -360,11 +363,6 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   // EMF-only points come only with Prometheus ones, so each family left has a Prometheus line.)
   std::erase_if(out->families, [](const SeriesFamily& f) { return f.points.empty(); });
 
-  std::vector<PodFamilyDevice> pod_devices;
-  if (options.pods.enabled) {
-    pod_devices.reserve(live.size());
-    for (size_t i = 0; i < live.size(); ++i) pod_devices.push_back({live[i], &usage[i]});
-  }
   AddPodFamilies(pod_devices, options.pods, out);
   AddSelfFamilies(snapshot, options, out);
 }
