@@ -56,14 +56,11 @@ Status ConvertEmf(const RawFlags& raw, Options* o) {
       start = comma + 1;
     }
   }
-  auto text = [&](std::string_view name, std::string* out) {
-    if (const Raw& r = get(name); r.set) *out = r.last();
-  };
-  text("emf-config", &e->config_file);
-  text("emf-cluster-name", &e->cluster_name);
-  text("emf-namespace", &e->metric_namespace);
-  text("emf-log-group", &e->log_group);
-  text("emf-log-stream", &e->log_stream);
+  ToText(get("emf-config"), &e->config_file);
+  ToText(get("emf-cluster-name"), &e->cluster_name);
+  ToText(get("emf-namespace"), &e->metric_namespace);
+  ToText(get("emf-log-group"), &e->log_group);
+  ToText(get("emf-log-stream"), &e->log_stream);
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("emf-service"), &e->service));
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("emf-job"), &e->job));
   if (const Raw& r = get("emf-counters"); r.set) {
