@@ -114,15 +114,16 @@ model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle
 Collector::Collector(const nvml::Library& lib, CollectorOptions options)
     : lib_(lib),
       options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : util::Clock::Real()),
       fast_loop_({.name = "fast collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
-                  .clock = options_.clock},
+                  .clock = clock_},
                  [this] { publish_(Collect(false)); }),
       slow_loop_({.name = "slow collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
-                  .clock = options_.clock},
+                  .clock = clock_},
                  [this] { ReadSlow(); }) {}
 
 Collector::~Collector() {
@@ -246,7 +247,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       c->devices_[i]->xid_slot = gpus.size();
       gpus.push_back({c->devices_[i]->handle, (*c->identities_)[i].index});
     }
-    c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window);
+    c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window, c->clock_);
     c->xids_->Start();
   }
   return c;
@@ -330,7 +331,7 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
 
 void Collector::ReadClockEvents(size_t device, model::DeviceSnapshot* out) {
   Device& d = *devices_[device];
-  const Clock::time_point now = Clock::now();
+  const util::Clock::TimePoint now = clock_->Now();
   Result<uint64_t> reasons = lib_.ClocksEventReasons(d.handle);
   if (reasons.ok()) {
     d.clock_events->Add(now, *reasons);

@@ -27,8 +27,8 @@
 // Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
 // not drift with the time the reads take; an overrun skips the ticks it missed) and on an
 // injectable util::Clock (CollectorOptions::clock), so tests drive the ticks with a FakeClock.
-// Only the schedule runs on that clock: the GPM window of CollectOnce, Xid and clock-event
-// windows and collect_seconds are real time (NVML's samples are).
+// The schedule and the Xid and clock-event windows run on that clock; the GPM window of
+// CollectOnce and collect_seconds are real time (NVML's GPM samples are).
 //
 // Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread. The publish callback
 // runs on the fast loop's thread. Internally the slow cache and the logged-once set are guarded
@@ -78,7 +78,8 @@ struct CollectorOptions {
   // fast loop, for process attribution. A failure degrades only the processes (logged once per
   // GPU).
   bool process_metrics = false;
-  // Ticks both loops (null: the real clock). Must outlive the Collector.
+  // Ticks both loops and times the Xid and clock-event windows (null: the real clock). Must
+  // outlive the Collector.
   util::Clock* clock = nullptr;
 };
 
@@ -155,6 +156,7 @@ class Collector {
 
   const nvml::Library& lib_;
   CollectorOptions options_;
+  util::Clock* const clock_;  // options_.clock, or the real clock
   std::shared_ptr<const std::vector<model::DeviceIdentity>> identities_;
   std::vector<std::unique_ptr<Device>> devices_;
   // Null unless DCGM_FI_DEV_XID_ERRORS or DCGM_EXP_XID_ERRORS_COUNT is enabled. Runs from Create

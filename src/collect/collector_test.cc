@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "fields/field_ids.h"
+#include "tools/simgpu/sim_control.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/mutex.h"
@@ -216,74 +218,120 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   EXPECT_EQ(Count(log, "gpu=2"), 1u) << log;
 }
 
+// Polls CollectOnce, bounded in real time, until `done` holds: the Xid watcher receives events on
+// its own thread, so a snapshot taken right after the simulated clock moved may not show them yet.
+template <typename Pred>
+std::shared_ptr<const model::Snapshot> AwaitSnapshot(Collector& c, Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    auto snap = c.CollectOnce();
+    if (done(*snap) || std::chrono::steady_clock::now() > deadline) return snap;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+}
+
+int64_t XidLast(const model::DeviceSnapshot& d) {
+  const model::Sample* s = Find(d, fields::ids::kXidErrors);
+  return s == nullptr ? -1 : std::get<int64_t>(s->value);
+}
+
+int64_t CountOf(const model::DeviceSnapshot& d, int64_t xid) {
+  for (const model::XidCount& c : d.xid_counts) {
+    if (c.xid == xid) return c.count;
+  }
+  return 0;
+}
+
 // Xids from NVML events: last value (sticky), counts within a 1 s window, and an Xid older than
 // the window dropping out of the counts. A GPU that cannot register gets no XID data at all.
+// The simulated clock is frozen and stepped (when Xids fall due); the window runs on a FakeClock
+// (when they were received), so nothing sleeps through either.
 TEST(XidCollectorTest, LastXidAndWindowedCounts) {
   setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/xids.yaml", 1);
-  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
-  const auto t0 = std::chrono::steady_clock::now();  // the simulation clock starts at init
+  setenv("NVMLX_SIMGPU_FROZEN_TIME_S", "0", 1);
   auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
   ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  util::FakeClock clock;
   CollectorOptions options;
   options.interval = milliseconds(100);
   options.xid_window = milliseconds(1000);
+  options.clock = &clock;
   options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
                      Row("DCGM_EXP_XID_ERRORS_COUNT", config::MetricType::kCounter)};
   auto c = Collector::Create(**lib, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 
-  // t = 0.8 s: every scheduled Xid has arrived, none is older than the window.
-  std::this_thread::sleep_until(t0 + milliseconds(800));
+  // Simulated t = 0: no Xid is due. Watched GPUs show 0; GPU 3 (registration failed) nothing.
   auto snap = (*c)->CollectOnce();
   ASSERT_EQ(snap->devices.size(), 4u);
   EXPECT_EQ(snap->xid_window_ms, 1000);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(XidLast(snap->devices[i]), 0) << "0 until an Xid arrives: gpu " << i;
+    EXPECT_TRUE(snap->devices[i].xid_watched) << i;
+    EXPECT_TRUE(snap->devices[i].xid_counts.empty()) << i;
+  }
+  const model::DeviceSnapshot& d3 = snap->devices[3];
+  EXPECT_EQ(Find(d3, fields::ids::kXidErrors), nullptr) << "registration failed: omitted";
+  EXPECT_FALSE(d3.xid_watched);
+  EXPECT_NE(Find(d3, fields::ids::kGpuUtil), nullptr) << "other fields unaffected";
+
+  // t = 0.25: GPU 1's first Xid 13 (due at 0.2) arrives.
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 0.25), "");
+  snap =
+      AwaitSnapshot(**c, [](const model::Snapshot& s) { return CountOf(s.devices[1], 13) == 1; });
+  EXPECT_EQ(XidLast(snap->devices[1]), 13);
+  EXPECT_EQ(CountOf(snap->devices[1], 13), 1);
+  EXPECT_EQ(XidLast(snap->devices[0]), 0) << "GPU 0's Xid is due at 0.3 only";
+
+  // 600 ms later (window clock), t = 0.8: GPU 0's Xid 48 and GPU 1's second Xid 13 arrive.
+  clock.Advance(milliseconds(600));
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 0.8), "");
+  snap = AwaitSnapshot(**c, [](const model::Snapshot& s) {
+    return CountOf(s.devices[0], 48) == 1 && CountOf(s.devices[1], 13) == 2;
+  });
   const model::DeviceSnapshot& d0 = snap->devices[0];
-  ASSERT_NE(Find(d0, 230), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d0, 230)->value), 48);
-  EXPECT_TRUE(d0.xid_watched);
+  EXPECT_EQ(XidLast(d0), 48);
   ASSERT_EQ(d0.xid_counts.size(), 1u);
   EXPECT_EQ(d0.xid_counts[0].xid, 48);
   EXPECT_EQ(d0.xid_counts[0].count, 1);
   const model::DeviceSnapshot& d1 = snap->devices[1];
-  ASSERT_NE(Find(d1, 230), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d1, 230)->value), 13);
+  EXPECT_EQ(XidLast(d1), 13);
   ASSERT_EQ(d1.xid_counts.size(), 1u);
-  EXPECT_EQ(d1.xid_counts[0].xid, 13);
   EXPECT_EQ(d1.xid_counts[0].count, 2);
-  const model::DeviceSnapshot& d2 = snap->devices[2];
-  ASSERT_NE(Find(d2, 230), nullptr) << "0 until an Xid arrives";
-  EXPECT_EQ(std::get<int64_t>(Find(d2, 230)->value), 0);
-  EXPECT_TRUE(d2.xid_watched);
-  EXPECT_TRUE(d2.xid_counts.empty());
-  const model::DeviceSnapshot& d3 = snap->devices[3];
-  EXPECT_EQ(Find(d3, 230), nullptr) << "registration failed: omitted";
-  EXPECT_FALSE(d3.xid_watched);
-  EXPECT_NE(Find(d3, 203), nullptr) << "other fields unaffected";
+  EXPECT_EQ(XidLast(snap->devices[2]), 0);
+  EXPECT_TRUE(snap->devices[2].xid_counts.empty());
   for (size_t i = 1; i < d0.samples.size(); ++i) {
     EXPECT_LT(d0.samples[i - 1].field_id, d0.samples[i].field_id);
   }
 
-  // t = 1.7 s: all Xids are older than 1 s: counts empty, the last value sticks.
-  std::this_thread::sleep_until(t0 + milliseconds(1700));
-  auto later = (*c)->CollectOnce();
-  EXPECT_EQ(std::get<int64_t>(Find(later->devices[0], 230)->value), 48);
-  EXPECT_TRUE(later->devices[0].xid_watched);
-  EXPECT_TRUE(later->devices[0].xid_counts.empty());
-  EXPECT_TRUE(later->devices[1].xid_counts.empty());
+  // 500 ms later the first Xid 13 is 1.1 s old: out of the window; the rest stay.
+  clock.Advance(milliseconds(500));
+  snap = (*c)->CollectOnce();
+  EXPECT_EQ(CountOf(snap->devices[1], 13), 1);
+  EXPECT_EQ(CountOf(snap->devices[0], 48), 1);
+
+  // 600 ms more: every Xid is older than 1 s. Counts empty, the last value sticks.
+  clock.Advance(milliseconds(600));
+  snap = (*c)->CollectOnce();
+  EXPECT_EQ(XidLast(snap->devices[0]), 48);
+  EXPECT_TRUE(snap->devices[0].xid_watched);
+  EXPECT_TRUE(snap->devices[0].xid_counts.empty());
+  EXPECT_TRUE(snap->devices[1].xid_counts.empty());
+  EXPECT_EQ(XidLast(snap->devices[1]), 13);
 
   // Stop is prompt: the watcher waits in slices of at most kWaitTimeout.
   const auto stop_start = std::chrono::steady_clock::now();
   c->reset();
   EXPECT_LT(std::chrono::steady_clock::now() - stop_start,
             XidWatcher::kWaitTimeout + milliseconds(300));
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
 }
 
 // Xid 79 (fallen off the bus) marks that GPU lost exactly as GPU_IS_LOST would: no samples,
 // up == false, logged once; the GPUs around it are collected as before.
 TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
   setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/xid_lost.yaml", 1);
-  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
-  const auto t0 = std::chrono::steady_clock::now();
+  setenv("NVMLX_SIMGPU_FROZEN_TIME_S", "0", 1);
   auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
   ASSERT_TRUE(lib.ok()) << lib.status().ToString();
   InitLogOnce();
@@ -294,22 +342,24 @@ TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
   auto c = Collector::Create(**lib, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 
-  auto before = (*c)->CollectOnce();  // t < 0.5 s: the Xid is not due yet
+  auto before = (*c)->CollectOnce();  // t = 0: the Xid (due at 0.5) has not happened
   ASSERT_EQ(before->devices.size(), 3u);
   EXPECT_TRUE(before->devices[1].up);
-  EXPECT_NE(Find(before->devices[1], 203), nullptr);
+  EXPECT_NE(Find(before->devices[1], fields::ids::kGpuUtil), nullptr);
 
-  std::this_thread::sleep_until(t0 + milliseconds(1000));
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 1.0), "");
+  AwaitSnapshot(**c, [](const model::Snapshot& s) { return !s.devices[1].up; });
   for (int round = 0; round < 2; ++round) {
     auto snap = (*c)->CollectOnce();
     EXPECT_TRUE(snap->devices[0].up);
     EXPECT_FALSE(snap->devices[1].up) << "round " << round;
     EXPECT_TRUE(snap->devices[1].samples.empty());
     EXPECT_TRUE(snap->devices[2].up);
-    ASSERT_NE(Find(snap->devices[2], 203), nullptr);
-    EXPECT_EQ(std::get<int64_t>(Find(snap->devices[2], 203)->value), 30);
+    ASSERT_NE(Find(snap->devices[2], fields::ids::kGpuUtil), nullptr);
+    EXPECT_EQ(std::get<int64_t>(Find(snap->devices[2], fields::ids::kGpuUtil)->value), 30);
   }
   c->reset();
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(Count(log, "GPU is lost"), 1u) << log;
   EXPECT_NE(log.find("Xid 79"), std::string::npos) << log;

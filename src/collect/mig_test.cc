@@ -10,6 +10,7 @@
 
 #include "collect/collector.h"
 #include "config/device_selector.h"
+#include "tools/simgpu/sim_control.h"
 
 namespace nvmlx::collect {
 namespace {
@@ -189,8 +190,7 @@ TEST_F(MigSimTest, InstancesReadTheirOwnMemoryTheGpuKeepsGpuWideFields) {
 // A lost GPU takes its MIG instances with it; the other GPU goes on.
 TEST(MigLostTest, InstancesStopWithTheirGpu) {
   setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/mig_lost.yaml", 1);
-  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
-  const auto t0 = std::chrono::steady_clock::now();
+  setenv("NVMLX_SIMGPU_FROZEN_TIME_S", "0", 1);  // stepped past lost_after_s below
   auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
   ASSERT_TRUE(lib.ok()) << lib.status().ToString();
   CollectorOptions options;
@@ -205,7 +205,7 @@ TEST(MigLostTest, InstancesStopWithTheirGpu) {
   EXPECT_TRUE(before->devices[1].up);
   EXPECT_FALSE(before->devices[1].samples.empty());
 
-  std::this_thread::sleep_until(t0 + std::chrono::milliseconds(500));
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 0.5), "");
   auto after = (*c)->CollectOnce();
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_FALSE(after->devices[i].up) << i;
@@ -214,6 +214,7 @@ TEST(MigLostTest, InstancesStopWithTheirGpu) {
   EXPECT_TRUE(after->devices[3].up);
   ASSERT_EQ(after->devices[3].samples.size(), 1u);
   EXPECT_EQ(std::get<int64_t>(after->devices[3].samples[0].value), 300);
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
 }
 
 }  // namespace

@@ -10,16 +10,21 @@
 namespace nvmlx::collect {
 
 XidWatcher::XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus,
-                       std::chrono::milliseconds window)
-    : lib_(lib), gpus_(std::move(gpus)), window_(window), watched_(gpus_.size(), false) {
+                       std::chrono::milliseconds window, util::Clock* clock)
+    : lib_(lib),
+      gpus_(std::move(gpus)),
+      window_(window),
+      clock_(clock),
+      watched_(gpus_.size(), false) {
   state_.resize(gpus_.size());
 }
 
 XidWatcher::~XidWatcher() { Stop(); }
 
 std::unique_ptr<XidWatcher> XidWatcher::Create(const nvml::Library& lib, std::vector<Gpu> gpus,
-                                               std::chrono::milliseconds window) {
-  std::unique_ptr<XidWatcher> w(new XidWatcher(lib, std::move(gpus), window));
+                                               std::chrono::milliseconds window,
+                                               util::Clock* clock) {
+  std::unique_ptr<XidWatcher> w(new XidWatcher(lib, std::move(gpus), window, clock));
   Result<nvml::EventSet> set = lib.EventSetCreate();
   if (!set.ok()) {
     log::Warn("cannot create an NVML event set; XID fields omitted on every GPU",
@@ -85,7 +90,7 @@ void XidWatcher::Record(nvml::Device device, int64_t xid) {
   for (size_t i = 0; i < gpus_.size(); ++i) {
     if (gpus_[i].handle != device || !watched_[i]) continue;
     log::Warn("Xid error", {{"gpu", std::to_string(gpus_[i].index)}, {"xid", std::to_string(xid)}});
-    const Clock::time_point now = Clock::now();
+    const util::Clock::TimePoint now = clock_->Now();
     util::MutexLock lock(&mu_);
     State& s = state_[i];
     s.last = xid;
@@ -98,7 +103,7 @@ void XidWatcher::Record(nvml::Device device, int64_t xid) {
 
 bool XidWatcher::Read(size_t device, int64_t* last, std::vector<model::XidCount>* counts) const {
   if (!Watched(device)) return false;
-  const Clock::time_point cutoff = Clock::now() - window_;
+  const util::Clock::TimePoint cutoff = clock_->Now() - window_;
   std::map<int64_t, int64_t> by_xid;
   {
     util::MutexLock lock(&mu_);

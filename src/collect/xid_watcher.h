@@ -9,7 +9,8 @@
 // its XID series are omitted rather than shown as a misleading 0.
 //
 // The last Xid is 0 until one arrives (as dcgm-exporter shows) and then sticks; the counts cover
-// the last `window` (older Xids are dropped when read or when new ones arrive).
+// the last `window` (older Xids are dropped when read or when new ones arrive), measured on an
+// injectable util::Clock, so that a test steps the window instead of sleeping through it.
 //
 // Xid 79 ("GPU has fallen off the bus") is remembered separately and for good (FellOffBus): the
 // collector then treats that GPU exactly as one answering GPU_IS_LOST. The Xid often arrives
@@ -31,6 +32,7 @@
 
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
+#include "util/clock.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
 
@@ -49,7 +51,8 @@ class XidWatcher {
   // Creates the event set and registers every GPU (position i of `gpus` is device i of Read).
   // Never fails as a whole: without an event set no GPU is watched (warned once).
   static std::unique_ptr<XidWatcher> Create(const nvml::Library& lib, std::vector<Gpu> gpus,
-                                            std::chrono::milliseconds window);
+                                            std::chrono::milliseconds window,
+                                            util::Clock* clock = util::Clock::Real());
   ~XidWatcher();
   XidWatcher(const XidWatcher&) = delete;
   XidWatcher& operator=(const XidWatcher&) = delete;
@@ -67,9 +70,8 @@ class XidWatcher {
   bool FellOffBus(size_t device) const NVMLX_EXCLUDES(mu_);
 
  private:
-  using Clock = std::chrono::steady_clock;
   struct Seen {
-    Clock::time_point at;
+    util::Clock::TimePoint at;
     int64_t xid;
   };
   struct State {
@@ -78,13 +80,15 @@ class XidWatcher {
     bool fell_off_bus = false;
   };
 
-  XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus, std::chrono::milliseconds window);
+  XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus, std::chrono::milliseconds window,
+             util::Clock* clock);
   void Loop() NVMLX_EXCLUDES(mu_);
   void Record(nvml::Device device, int64_t xid) NVMLX_EXCLUDES(mu_);
 
   const nvml::Library& lib_;
   const std::vector<Gpu> gpus_;
   const std::chrono::milliseconds window_;
+  util::Clock* const clock_;
   nvml::EventSet set_;
   std::vector<bool> watched_;  // fixed after Create
   // Read without the lock between waits; set under mu_ so that the backoff wait cannot miss it.

@@ -227,6 +227,16 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsi
   });
 }
 
+// Not NVML: the simulator's test control (SCENARIO.md "Time"). Moves the clock frozen by
+// NVMLX_SIMGPU_FROZEN_TIME_S to `seconds`; Xids falling due are delivered at once.
+nvmlReturn_t nvmlxSimSetFrozenTime(double seconds) {
+  try {
+    return Simulator::Get().SetFrozenTime(seconds);
+  } catch (...) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   return OnSystem(__func__,
                   [&](const Ctx&) -> nvmlReturn_t { return Simulator::Get().FreeEventSet(set); });

@@ -59,6 +59,11 @@ nvmlReturn_t EventSet::Wait(nvmlEventData_t* data, unsigned timeout_ms) {
   }
 }
 
+void EventSet::Wake() {
+  { std::lock_guard<std::mutex> lock(mu_); }  // a waiter between its check and its wait sees it
+  cv_.notify_all();
+}
+
 void EventSet::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);

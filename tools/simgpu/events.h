@@ -28,6 +28,8 @@ class EventSet {
   nvmlReturn_t Wait(nvmlEventData_t* data, unsigned timeout_ms);
   // Wakes waiters; later calls answer UNINITIALIZED.
   void Close();
+  // Wakes waiters to look at the clock again (the frozen clock moved).
+  void Wake();
 
  private:
   const std::shared_ptr<const World> world_;

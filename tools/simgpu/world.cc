@@ -27,7 +27,8 @@ std::shared_ptr<const World> World::Build(std::string* error) {
           std::string("NVMLX_SIMGPU_FROZEN_TIME_S: expected seconds >= 0, got '") + frozen + "'";
       return nullptr;
     }
-    w->frozen_s_ = t;
+    w->frozen_ = true;
+    w->frozen_s_.store(t);
   }
   const char* path = std::getenv("NVMLX_SIMGPU_SCENARIO");
   ParseResult parsed =
@@ -45,10 +46,10 @@ std::shared_ptr<const World> World::Build(std::string* error) {
     w->mig_devices_.push_back(std::make_unique<Device>(Device{m.gpu, &m.spec, &m}));
   }
   w->origin_ = std::chrono::steady_clock::now();
-  w->origin_epoch_us_ = w->frozen_s_ ? kFrozenOriginEpochUs
-                                     : std::chrono::duration_cast<std::chrono::microseconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count();
+  w->origin_epoch_us_ = w->frozen_ ? kFrozenOriginEpochUs
+                                   : std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count();
   return w;
 }
 
@@ -82,7 +83,7 @@ const Device* World::MigByGpuInstance(unsigned gpu, unsigned gpu_instance_id) co
 }
 
 double World::Now() const {
-  if (frozen_s_) return *frozen_s_;
+  if (frozen_) return frozen_s_.load();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
 }
 
@@ -157,6 +158,16 @@ nvmlReturn_t Simulator::FreeEventSet(nvmlEventSet_t set) {
   if (it == sets_.end()) return NVML_ERROR_INVALID_ARGUMENT;
   it->second->Close();
   sets_.erase(it);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t Simulator::SetFrozenTime(double t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!world_) return NVML_ERROR_UNINITIALIZED;
+  if (!world_->frozen()) return NVML_ERROR_NOT_SUPPORTED;
+  if (!(t >= 0)) return NVML_ERROR_INVALID_ARGUMENT;
+  world_->SetFrozenTime(t);
+  for (auto& [handle, set] : sets_) set->Wake();
   return NVML_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
 #ifndef NVML_EXPORTER_TOOLS_SIMGPU_WORLD_H_
 #define NVML_EXPORTER_TOOLS_SIMGPU_WORLD_H_
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -51,7 +52,10 @@ class World {
 
   // Simulation time in seconds: the frozen time, or the time since this World was built.
   double Now() const;
-  bool frozen() const { return frozen_s_.has_value(); }
+  bool frozen() const { return frozen_; }
+  // Moves a frozen clock to `t` (nvmlxSimSetFrozenTime): the one part of a World that changes
+  // after Build, an atomic, so that a test steps simulated time instead of sleeping.
+  void SetFrozenTime(double t) const { frozen_s_.store(t); }
   // The steady-clock instant at which simulation time reaches t (not meaningful when frozen).
   std::chrono::steady_clock::time_point SteadyAt(double t) const;
   // Microseconds since the Unix epoch at simulation time t, for nvmlFieldValue_t.timestamp.
@@ -67,7 +71,8 @@ class World {
   std::vector<std::unique_ptr<Device>> mig_devices_;  // by GPU, then slot
   std::chrono::steady_clock::time_point origin_;
   long long origin_epoch_us_ = 0;
-  std::optional<double> frozen_s_;
+  bool frozen_ = false;
+  mutable std::atomic<double> frozen_s_{0};
 };
 
 // Process-wide simulator state. All methods are thread-safe (one mutex).
@@ -86,6 +91,9 @@ class Simulator {
   // Null when `set` is not a live event set.
   std::shared_ptr<EventSet> FindEventSet(nvmlEventSet_t set) const;
   nvmlReturn_t FreeEventSet(nvmlEventSet_t set);
+  // Moves the frozen clock of the current World to `t` and wakes every event set's waiters, so
+  // that an Xid falling due is delivered at once. NOT_SUPPORTED when the clock is not frozen.
+  nvmlReturn_t SetFrozenTime(double t);
 
  private:
   Simulator() = default;

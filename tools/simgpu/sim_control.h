@@ -1,0 +1,35 @@
+// Test-side control of the simulated libnvidia-ml.so.1: steps its frozen clock through the
+// simulator's one exported non-NVML function (SCENARIO.md "nvmlxSimSetFrozenTime"). The library
+// must already be loaded (by nvml::Library::Load of the same path): RTLD_NOLOAD finds that very
+// handle, so the clock moved is the one the code under test reads.
+//
+// Thread-safety: may be called from any thread; the simulator serialises it.
+#ifndef NVML_EXPORTER_TOOLS_SIMGPU_SIM_CONTROL_H_
+#define NVML_EXPORTER_TOOLS_SIMGPU_SIM_CONTROL_H_
+
+#include <dlfcn.h>
+
+#include <string>
+
+namespace nvmlx::simgpu {
+
+// Moves the simulation clock (frozen by NVMLX_SIMGPU_FROZEN_TIME_S) to `seconds`. Returns "" on
+// success, else what went wrong, for the test's failure message.
+inline std::string SetFrozenTime(const char* library_path, double seconds) {
+  void* handle = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return std::string("not loaded: ") + library_path;
+  using SetFn = int (*)(double);
+  auto set = reinterpret_cast<SetFn>(dlsym(handle, "nvmlxSimSetFrozenTime"));
+  std::string error;
+  if (set == nullptr) {
+    error = "nvmlxSimSetFrozenTime not exported";
+  } else if (int rc = set(seconds); rc != 0) {
+    error = "nvmlxSimSetFrozenTime returned " + std::to_string(rc);
+  }
+  dlclose(handle);  // drops only the reference RTLD_NOLOAD added
+  return error;
+}
+
+}  // namespace nvmlx::simgpu
+
+#endif  // NVML_EXPORTER_TOOLS_SIMGPU_SIM_CONTROL_H_
