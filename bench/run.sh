@@ -8,7 +8,9 @@
 #   3. resident memory (VmRSS) of both after the load;
 #   4. the EMF renderer on the same snapshots as the Prometheus renderer, in the same run
 #      (per series, per document, and the ratio to the Prometheus renderer).
-#   5. the Kubernetes attribution section (bench/kubelet.sh: -k against the fake kubelet).
+#   5. the Kubernetes attribution section (bench/kubelet.sh: -k against the fake kubelet);
+#   6. the Prometheus render of this tree against 9085134, before the shared series model
+#      (bench/render_before_after.sh).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -154,3 +156,6 @@ text = re.sub(r"## Process attribution.*?(?=\n## |\Z)", "", text, flags=re.S).rs
 open(doc, "w").write(text + "\n".join(sec))
 print("\n".join(sec))
 PY
+# The Prometheus render against the tree before the shared series model (issue 10), in the same
+# run: builds that revision's render_bench in a temporary clone.
+BUILD="$build" bash "$src/bench/render_before_after.sh" --write

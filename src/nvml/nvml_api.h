@@ -16,6 +16,10 @@
 
 #include <cstddef>
 
+// Every enum has int as its fixed underlying type (the C header's enums are ints too, so the
+// layouts are the same): a driver newer than these declarations may write a value we do not
+// list (a value type, a state), and reading that from an enum without a fixed type is undefined
+// behaviour (UBSan under make asan: "load of value 42, which is not a valid value for type").
 extern "C" {
 
 typedef int nvmlReturn_t;  // enum in the header; int-sized on every ABI NVML ships for
@@ -73,29 +77,32 @@ enum : unsigned {
 // NVML_STRUCT_VERSION(x, v) = sizeof(x) | (v << 24): a bare 2 fails (nvidia-settings#78).
 #define NVMLX_STRUCT_VERSION(type, ver) (unsigned)(sizeof(type) | ((ver) << 24U))
 
-typedef enum {
+typedef enum : int {
   NVML_CLOCK_GRAPHICS = 0,
   NVML_CLOCK_SM = 1,
   NVML_CLOCK_MEM = 2,
   NVML_CLOCK_VIDEO = 3
 } nvmlClockType_t;
-typedef enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
-typedef enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 } nvmlPcieUtilCounter_t;
-typedef enum {
+typedef enum : int { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+typedef enum : int {
+  NVML_PCIE_UTIL_TX_BYTES = 0,
+  NVML_PCIE_UTIL_RX_BYTES = 1
+} nvmlPcieUtilCounter_t;
+typedef enum : int {
   NVML_INFOROM_OEM = 0,
   NVML_INFOROM_ECC = 1,
   NVML_INFOROM_POWER = 2
 } nvmlInforomObject_t;
-typedef enum {
+typedef enum : int {
   NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
   NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
 } nvmlMemoryErrorType_t;
-typedef enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
-typedef enum {
+typedef enum : int { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
+typedef enum : int {
   NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
   NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
 } nvmlPageRetirementCause_t;
-typedef enum {
+typedef enum : int {
   NVML_PERF_POLICY_POWER = 0,
   NVML_PERF_POLICY_THERMAL = 1,
   NVML_PERF_POLICY_SYNC_BOOST = 2,
@@ -149,7 +156,7 @@ typedef struct {
   unsigned long long violationTime;  // ns
 } nvmlViolationTime_t;
 
-typedef enum {
+typedef enum : int {
   NVML_VALUE_TYPE_DOUBLE = 0,
   NVML_VALUE_TYPE_UNSIGNED_INT = 1,
   NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
@@ -488,6 +495,7 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
 // clang-format on
 
 // Layouts the driver writes into (x86_64, docs/nvml.md §7).
+static_assert(sizeof(nvmlValueType_t) == 4);
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlMemory_t) == 24);
