@@ -1,7 +1,8 @@
 // Rendering cost per series (Google Benchmark). Baseline in the same binary: a naive renderer
 // of the same series through std::ostringstream with a per-series label rebuild — the shape of
 // dcgm-exporter's text/template path. bench/run.sh reports the ratio. BM_RenderPrometheus is the
-// whole Snapshot -> page step (series model + text writer); BM_BuildSeries and
+// whole Snapshot -> page step as the daemon runs it (series model, reused, + text writer);
+// BM_BuildSeries and
 // BM_WritePrometheus are its two halves. The EMF renderer is
 // measured on the same snapshots (every metric selected, and the built-in selection), next to
 // the Prometheus renderer, per series and per document.
@@ -81,8 +82,12 @@ Fixture MakeFixture(int gpus) {
 void BM_RenderPrometheus(benchmark::State& state) {
   Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
   std::string out;
+  // The daemon's path (app/daemon.cc): one SeriesModel kept across collections, rebuilt from
+  // each snapshot, then written.
+  nvmlx::render::SeriesModel model;
   for (auto _ : state) {
-    nvmlx::render::RenderPrometheus(fx.snapshot, fx.options, &out);
+    nvmlx::render::BuildSeries(fx.snapshot, fx.options, &model);
+    nvmlx::render::RenderPrometheus(model, &out);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["series"] = static_cast<double>(fx.series);

@@ -158,7 +158,7 @@ SeriesPoint Measured(uint32_t set, Family::Measure m, uint64_t sm_percent, uint6
 }
 
 SeriesFamily& AddFamily(std::string_view name, std::string_view help, SeriesModel* model) {
-  SeriesFamily& f = model->families.emplace_back();
+  SeriesFamily& f = model->AddFamily();
   f.name = name;
   f.help = help;
   f.type = "gauge";

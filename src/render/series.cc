@@ -117,7 +117,7 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
                      SeriesModel* model) {
   auto family = [model](std::string_view name, std::string_view help,
                         std::string_view type = "gauge") -> SeriesFamily& {
-    SeriesFamily& f = model->families.emplace_back();
+    SeriesFamily& f = model->AddFamily();
     f.name = name;
     f.help = help;
     f.type = type;
@@ -205,9 +205,8 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   const std::vector<const CollectorEntry*>& families = rows.families;
   const std::vector<const CollectorEntry*>& label_rows = rows.label_rows;
 
-  out->families.resize(families.size());
   for (size_t f = 0; f < families.size(); ++f) {
-    SeriesFamily& family = out->families[f];
+    SeriesFamily& family = out->AddFamily();
     family.name = families[f]->name;
     family.help = families[f]->help;
     family.type = config::MetricTypeName(families[f]->type);

@@ -19,11 +19,24 @@ const std::string* FindLabel(const Labels& labels, std::string_view name) {
 }
 
 void SeriesModel::Clear() {
+  for (SeriesFamily& f : families) {
+    f.points.clear();
+    spare_points_.push_back(std::move(f.points));
+  }
   families.clear();
   labels_.clear();
   set_begin_.clear();
   chunk_ = 0;
   used_ = 0;
+}
+
+SeriesFamily& SeriesModel::AddFamily() {
+  SeriesFamily& f = families.emplace_back();
+  if (!spare_points_.empty()) {
+    f.points = std::move(spare_points_.back());
+    spare_points_.pop_back();
+  }
+  return f;
 }
 
 uint32_t SeriesModel::AddLabelSet(std::span<const LabelView> labels) {

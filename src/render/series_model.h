@@ -144,8 +144,11 @@ class SeriesModel {
 
   // --- For the builder (render/series.cc, render/pod_families.cc). ---
 
-  // Empties the model, keeping its buffers.
+  // Empties the model, keeping its buffers (the families' point vectors included: a model
+  // rebuilt every collection allocates nothing once it has seen its largest page).
   void Clear();
+  // Appends a family with no points (reusing a point vector Clear() kept).
+  SeriesFamily& AddFamily();
   // Adds a label set and returns its index. `labels` must not point into this model's sets.
   uint32_t AddLabelSet(std::span<const LabelView> labels);
   // A copy of `s` in the model's arena (stable until Clear()).
@@ -153,6 +156,7 @@ class SeriesModel {
   std::string_view InternInt(int64_t v);
 
  private:
+  std::vector<std::vector<SeriesPoint>> spare_points_;  // emptied by Clear(), for AddFamily
   std::vector<LabelView> labels_;
   std::vector<uint32_t> set_begin_;  // set i is labels_[set_begin_[i], set_begin_[i + 1])
   // Arena: fixed chunks, never reallocated, so views into them stay valid as it grows.

@@ -8,18 +8,22 @@ namespace nvmlx::render {
 namespace {
 
 // Text format 0.0.4: label values escape \\, " and newline; HELP text only \\ and newline.
+// Appends the runs between escapes in bulk: most help texts and label values have none, and a
+// byte-by-byte push_back was a fifth of the text writer's time on a 1-GPU page.
 void AppendEscaped(std::string_view text, bool escape_quote, std::string* out) {
-  for (char c : text) {
-    if (c == '\\') {
-      out->append("\\\\");
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c == '"' && escape_quote) {
-      out->append("\\\"");
-    } else {
-      out->push_back(c);
-    }
+  size_t run = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char* escaped = c == '\\'                    ? "\\\\"
+                          : c == '\n'                  ? "\\n"
+                          : (c == '"' && escape_quote) ? "\\\""
+                                                       : nullptr;
+    if (escaped == nullptr) continue;
+    out->append(text.data() + run, i - run);
+    out->append(escaped, 2);
+    run = i + 1;
   }
+  out->append(text.data() + run, text.size() - run);
 }
 
 }  // namespace
