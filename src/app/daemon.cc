@@ -177,6 +177,10 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
   ropts_.hostname = Hostname(opts);
   ropts_.use_old_namespace = opts.use_old_namespace;
   ropts_.device_pod_uid = opts.kubernetes && opts.kubernetes_enable_pod_uid;
+  // dcgm-exporter 4.8 copies pod labels in its device-to-pod path only: its
+  // --kubernetes-virtual-gpus path gives the per-pod copies attributes but no labels.
+  ropts_.pod_labels =
+      opts.kubernetes && opts.kubernetes_enable_pod_labels && !opts.kubernetes_virtual_gpus;
   ropts_.build = {NVMLX_VERSION, NVMLX_REVISION, nvml_->resolved_path(), driver};
   ropts_.attribution_errors = sources_->errors();  // rendered once a source has registered
   ropts_.pods = sources_->PodRenderOptions();

@@ -780,6 +780,53 @@ TEST(RenderPrometheusTest, DevicePodUidFromTheApiServerMetadata) {
   EXPECT_EQ(out.find("pod_uid"), std::string::npos) << out;
 }
 
+// --kubernetes-enable-pod-labels: the pod's labels (from the API server's metadata) join the
+// CSV's label fields, sorted together byte-wise, before the attributes, as dcgm-exporter's
+// template prints its Labels map; a label named like an attribute is dropped. The
+// Xid families carry them too; a pod the metadata does not know gets none.
+TEST(RenderPrometheusTest, PodLabelsOnDeviceSeries) {
+  Fixture f = AttributionFixture();
+  f.snapshot.attribution.devices =
+      PodsOn(f.snapshot.identities->at(0).uuid, {{"ns", "a", "c", "0"}, {"ns", "b", "c", "1"}});
+  auto meta = std::make_shared<model::PodMetadata>();
+  meta->uid_by_name["ns/a"] = "uid-a";
+  meta->by_uid["uid-a"].labels = {
+      {"AAA_first", "x"}, {"app", "trainer"}, {"pod", "collides"}, {"team", "ml"}};
+  f.snapshot.attribution.metadata = meta;
+  const std::string fixed =
+      "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00."
+      "0\","
+      "device=\"nvidia0\",modelName=\"NVIDIA H200\"";
+  const std::string a = "DCGM_FI_DEV_GPU_UTIL" + fixed +
+                        ",AAA_first=\"x\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",app=\"trainer\","
+                        "team=\"ml\",container=\"c\",namespace=\"ns\",pod=\"a\",vgpu=\"0\"} 5\n";
+  const std::string b = "DCGM_FI_DEV_GPU_UTIL" + std::string(kLabels0) +
+                        ",container=\"c\",namespace=\"ns\",pod=\"b\",vgpu=\"1\"} 5\n";
+  // Off by default.
+  std::string out = f.Render();
+  EXPECT_EQ(out.find("app=\"trainer\""), std::string::npos) << out;
+  f.options.pod_labels = true;
+  out = f.Render();
+  EXPECT_NE(out.find(a + b), std::string::npos) << out;
+  EXPECT_EQ(out.find("collides"), std::string::npos) << out;
+  EXPECT_NE(
+      out.find("DCGM_FI_DEV_XID_ERRORS" + fixed +
+               ",AAA_first=\"x\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",app=\"trainer\","
+               "team=\"ml\",container=\"c\",err_code=\"13\","
+               "err_msg=\"Graphics Engine Exception\",namespace=\"ns\",pod=\"a\",vgpu=\"0\"} 13\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DCGM_EXP_XID_ERRORS_COUNT" + fixed +
+                     ",AAA_first=\"x\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",app=\"trainer\","
+                     "team=\"ml\",window_size_in_ms=\"1000\",container=\"c\",namespace=\"ns\","
+                     "pod=\"a\",vgpu=\"0\"} 0\n"),
+            std::string::npos)
+      << out;
+  f.snapshot.attribution.metadata = nullptr;  // API server not answered yet
+  out = f.Render();
+  EXPECT_EQ(out.find("app=\"trainer\""), std::string::npos) << out;
+}
+
 // A MIG instance is attributed by its MIG UUID (DeviceKey), not by its parent GPU's UUID.
 TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
   Fixture f = AttributionFixture();

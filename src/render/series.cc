@@ -29,10 +29,14 @@ bool ByName(const LabelView& a, const LabelView& b) { return a.first < b.first; 
 // The attribute sets of one device: the cross product of the pods holding it (with vgpu when
 // shared) and its HPC jobs, in attribution order, or one empty set. Names as dcgm-exporter
 // spells them (-o: container_name, pod_name, pod_namespace), sorted byte-wise as its template
-// prints attributes. Appends the sets, each as [begin, end) of *attrs, to *ranges.
+// prints attributes. Appends the sets, each as [begin, end) of *attrs with its pod, to *ranges.
+struct AttributeSet {
+  size_t begin = 0, end = 0;
+  const model::PodRef* pod = nullptr;  // null: no pod in this set
+};
 void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& attribution,
                    bool old_names, bool pod_uid, std::vector<LabelView>* attrs,
-                   std::vector<std::pair<size_t, size_t>>* ranges) {
+                   std::vector<AttributeSet>* ranges) {
   static const std::vector<model::PodRef> kNoPods;
   static const std::vector<std::string> kNoJobs;
   const std::vector<model::PodRef>* pods = &kNoPods;
@@ -53,8 +57,9 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
   for (size_t p = 0; p < npods; ++p) {
     for (size_t j = 0; j < njobs; ++j) {
       const size_t begin = attrs->size();
-      if (p < pods->size()) {
-        const model::PodRef& pod = (*pods)[p];
+      const model::PodRef* set_pod = p < pods->size() ? &(*pods)[p] : nullptr;
+      if (set_pod != nullptr) {
+        const model::PodRef& pod = *set_pod;
         attrs->emplace_back(old_names ? "container_name" : "container", pod.container);
         attrs->emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
         attrs->emplace_back(old_names ? "pod_name" : "pod", pod.pod);
@@ -65,13 +70,26 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
       }
       if (j < jobs->size()) attrs->emplace_back("hpc_job", (*jobs)[j]);
       std::stable_sort(attrs->begin() + static_cast<std::ptrdiff_t>(begin), attrs->end(), ByName);
-      ranges->emplace_back(begin, attrs->size());
+      ranges->push_back({begin, attrs->size(), set_pod});
     }
   }
 }
 
+// The pod labels (--kubernetes-enable-pod-labels) of an attribute set's pod, from the API
+// server's metadata: empty when the set has no pod or the metadata does not know it (yet).
+std::span<const std::pair<std::string, std::string>> PodLabelsOf(
+    const model::Attribution& attribution, const model::PodRef* pod) {
+  if (pod == nullptr || attribution.metadata == nullptr) return {};
+  const std::string* uid = model::FindPodUid(attribution, *pod);
+  if (uid == nullptr) return {};
+  auto it = attribution.metadata->by_uid.find(*uid);
+  if (it == attribution.metadata->by_uid.end()) return {};
+  return it->second.labels;
+}
+
 // Builds label sets of one device from its parts: fixed labels (gpu .. Hostname), the CSV's
-// label fields (sorted), and an attribute set (sorted). Reuses one scratch vector.
+// label fields and the set's pod labels (sorted together, as dcgm-exporter's template prints
+// its Labels map), and an attribute set (sorted). Reuses scratch vectors.
 class DeviceLabels {
  public:
   explicit DeviceLabels(SeriesModel* model) : model_(model) {}
@@ -79,15 +97,42 @@ class DeviceLabels {
   std::vector<LabelView>& base() { return base_; }  // fixed labels then CSV labels
   void set_fixed_size(size_t n) { fixed_size_ = n; }
 
+  // The pod labels of the attribute set `attrs` that follow until the next call: merged into
+  // the CSV labels, except a name that a fixed label, a CSV label or an attribute already has
+  // (dcgm-exporter drops pod labels that collide with attributes; a duplicate name would make
+  // the line invalid).
+  void UsePodLabels(std::span<const std::pair<std::string, std::string>> pod_labels,
+                    std::span<const LabelView> attrs) {
+    with_pod_.clear();
+    if (pod_labels.empty()) return;
+    with_pod_.assign(base_.begin(), base_.end());
+    auto taken = [&](std::string_view name) {
+      for (const LabelView& l : base_) {
+        if (l.first == name) return true;
+      }
+      for (const LabelView& l : attrs) {
+        if (l.first == name) return true;
+      }
+      return false;
+    };
+    for (const auto& [name, value] : pod_labels) {
+      if (!taken(name)) with_pod_.emplace_back(name, value);
+    }
+    std::stable_sort(with_pod_.begin() + static_cast<std::ptrdiff_t>(fixed_size_), with_pod_.end(),
+                     ByName);
+  }
+
   // base + attrs.
   uint32_t Plain(std::span<const LabelView> attrs) {
-    scratch_.assign(base_.begin(), base_.end());
+    const std::vector<LabelView>& base = current();
+    scratch_.assign(base.begin(), base.end());
     scratch_.insert(scratch_.end(), attrs.begin(), attrs.end());
     return model_->AddLabelSet(scratch_);
   }
-  // fixed + (CSV labels and `labels`, sorted) + attrs.
+  // fixed + (CSV labels, pod labels and `labels`, sorted) + attrs.
   uint32_t WithLabels(std::span<const LabelView> labels, std::span<const LabelView> attrs) {
-    scratch_.assign(base_.begin(), base_.end());
+    const std::vector<LabelView>& base = current();
+    scratch_.assign(base.begin(), base.end());
     scratch_.insert(scratch_.end(), labels.begin(), labels.end());
     std::stable_sort(scratch_.begin() + static_cast<std::ptrdiff_t>(fixed_size_), scratch_.end(),
                      ByName);
@@ -96,7 +141,8 @@ class DeviceLabels {
   }
   // base + (attrs and `more`, sorted).
   uint32_t WithAttributes(std::span<const LabelView> attrs, std::span<const LabelView> more) {
-    scratch_.assign(base_.begin(), base_.end());
+    const std::vector<LabelView>& base = current();
+    scratch_.assign(base.begin(), base.end());
     const size_t at = scratch_.size();
     scratch_.insert(scratch_.end(), attrs.begin(), attrs.end());
     scratch_.insert(scratch_.end(), more.begin(), more.end());
@@ -105,8 +151,11 @@ class DeviceLabels {
   }
 
  private:
+  const std::vector<LabelView>& current() const { return with_pod_.empty() ? base_ : with_pod_; }
+
   SeriesModel* model_;
   std::vector<LabelView> base_;
+  std::vector<LabelView> with_pod_;  // base_ and the current set's pod labels; empty: none
   size_t fixed_size_ = 0;
   std::vector<LabelView> scratch_;
 };
@@ -216,10 +265,10 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
 
   DeviceLabels labels(out);
   std::vector<LabelView> attrs;
-  std::vector<std::pair<size_t, size_t>> sets;  // attribute sets: ranges of `attrs`
-  std::vector<DeviceUsage> usage;               // per live device, with options.pods.enabled
-  std::vector<PodFamilyDevice> pod_devices;     // the same devices, pointing into `usage`
-  std::vector<uint32_t> pod_sets;               // the device's per-pod series' label sets
+  std::vector<AttributeSet> sets;            // attribute sets: ranges of `attrs`
+  std::vector<DeviceUsage> usage;            // per live device, with options.pods.enabled
+  std::vector<PodFamilyDevice> pod_devices;  // the same devices, pointing into `usage`
+  std::vector<uint32_t> pod_sets;            // the device's per-pod series' label sets
   // Reserved: pod_devices keeps pointers into usage.
   usage.reserve(snapshot.devices.size());
   pod_devices.reserve(snapshot.devices.size());
@@ -274,8 +323,12 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
 
     // One copy of the device's series per (pod, HPC job) attribute set.
     for (size_t s = 0; s < sets.size(); ++s) {
-      const std::span<const LabelView> set(attrs.data() + sets[s].first,
-                                           sets[s].second - sets[s].first);
+      const std::span<const LabelView> set(attrs.data() + sets[s].begin,
+                                           sets[s].end - sets[s].begin);
+      labels.UsePodLabels(options.pod_labels
+                              ? PodLabelsOf(snapshot.attribution, sets[s].pod)
+                              : std::span<const std::pair<std::string, std::string>>(),
+                          set);
       const uint32_t plain = labels.Plain(set);
       for (size_t f = 0; f < families.size(); ++f) {
         const int field_id = families[f]->field->id;

@@ -64,6 +64,11 @@ struct SeriesOptions {
   // --kubernetes-enable-pod-uid with -k: kubelet-attributed device series also carry pod_uid,
   // looked up by namespace/pod in snapshot.attribution.metadata (none while that is absent).
   bool device_pod_uid = false;
+  // --kubernetes-enable-pod-labels with -k: kubelet-attributed device series also carry their
+  // pod's labels (allow-listed and sanitised by the metadata source), sorted in with the CSV's
+  // label fields as dcgm-exporter prints them; none while the metadata is absent. Off with
+  // --kubernetes-virtual-gpus (app/daemon.cc), as upstream.
+  bool pod_labels = false;
   BuildInfo build;
   // Failed refreshes per attribution source, read once per build; null: no attribution.
   std::shared_ptr<const model::SourceErrors> attribution_errors;
