@@ -175,6 +175,7 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
   const config::Options& opts = options_;
   ropts_.entries = entries_;
   ropts_.hostname = Hostname(opts);
+  ropts_.hostname_label = opts.hostname_label;
   ropts_.use_old_namespace = opts.use_old_namespace;
   ropts_.device_pod_uid = opts.kubernetes && opts.kubernetes_enable_pod_uid;
   // dcgm-exporter 4.8 copies pod labels in its device-to-pod path only: its
@@ -195,7 +196,9 @@ Status Daemon::BuildOutputs() {
     }
     emf_ = std::move(*p);
   }
-  store_ = std::make_unique<PageStore>(std::chrono::milliseconds(opts.collect_interval_ms));
+  const std::chrono::milliseconds interval(opts.collect_interval_ms);
+  store_ = std::make_unique<PageStore>(
+      opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval));
   serve::ServerOptions sopts;
   sopts.address = opts.address;
   sopts.read_timeout = opts.web_read_timeout;
@@ -206,7 +209,8 @@ Status Daemon::BuildOutputs() {
       std::max<std::chrono::milliseconds>(opts.web_read_timeout, std::chrono::seconds(120));
   PageStore* store = store_.get();
   server_ = std::make_unique<serve::HttpServer>(
-      sopts, [store] { return store->Latest(); }, [store] { return store->Health(); });
+      sopts, [store] { return store->Latest(); },
+      [store](serve::Probe probe) { return store->Health(probe); });
   return Status::Ok();
 }
 

@@ -1,8 +1,20 @@
 #include "app/page_store.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace nvmlx::app {
+namespace {
+
+std::string Ms(std::chrono::steady_clock::duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+}  // namespace
+
+std::chrono::milliseconds PageStore::DefaultMaxAge(std::chrono::milliseconds interval) {
+  return std::max(3 * interval, std::chrono::milliseconds(30000));
+}
 
 void PageStore::Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
                         Clock::time_point at) {
@@ -18,16 +30,21 @@ std::shared_ptr<const serve::Page> PageStore::Latest() const {
   return page_;
 }
 
-serve::Health PageStore::Health(Clock::time_point now) const {
+serve::Health PageStore::Health(serve::Probe probe, Clock::time_point now) const {
   util::MutexLock lock(&mu_);
-  if (page_ == nullptr) return {false, "no collection has completed yet"};
-  const auto age = now - published_at_;
-  if (age > 3 * interval_) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(age).count();
-    return {false, "last collection was " + std::to_string(ms) + " ms ago (more than 3 intervals)"};
+  const std::string limit = " (--health-max-age " + Ms(max_age_) + ")";
+  if (page_ == nullptr) {
+    if (now - started_at_ > max_age_) {
+      return {false, "no collection has completed in " + Ms(now - started_at_) + limit};
+    }
+    if (probe == serve::Probe::kReady) return {false, "no collection has completed yet"};
+    return {true, "OK: starting, no collection has completed yet"};
   }
-  // dcgm-exporter stays "OK" with zero GPUs (#744); an operator wants to know.
-  if (gpus_total_ == 0) return {false, "no GPU is being collected"};
+  if (now - published_at_ > max_age_) {
+    return {false, "last collection was " + Ms(now - published_at_) + " ago" + limit};
+  }
+  // GPU state is reported, never a failure: see the class comment.
+  if (gpus_total_ == 0) return {true, "OK: no GPU is being collected"};
   if (gpus_up_ < gpus_total_) {
     return {true, "OK: " + std::to_string(gpus_total_ - gpus_up_) + " of " +
                       std::to_string(gpus_total_) + " GPU(s) lost"};

@@ -1,5 +1,13 @@
-// PageStore: the latest rendered exposition plus what /health needs, swapped in atomically by
+// PageStore: the latest rendered exposition plus what the probes need, swapped in atomically by
 // the collector thread and read by the HTTP threads.
+//
+// The probes (README "Endpoints and probes", docs/dcgm-compat.md §8):
+//  - /health (liveness): the process is alive and its collection loop is publishing. It fails
+//    only when no page has been published for longer than `max_age` (counted from the start
+//    until the first page). GPU state does not fail it: a node whose GPUs are lost or absent
+//    gets nothing from a restart loop; that state is in the metrics (nvml_exporter_gpu_up) and
+//    in the body text.
+//  - /ready (readiness): as /health, and a first page exists.
 //
 // Thread-safety: all methods may be called concurrently from any thread. Readers get a
 // shared_ptr to an immutable Page, so a swap never disturbs a response being written.
@@ -20,17 +28,25 @@ class PageStore {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `interval`: the collection interval; /health fails after 3 intervals without a collection.
-  explicit PageStore(std::chrono::milliseconds interval) : interval_(interval) {}
+  // The max_age the daemon uses when --health-max-age is 0: three collection intervals, at
+  // least 30 s (one slow NVML call must not restart the pod).
+  static std::chrono::milliseconds DefaultMaxAge(std::chrono::milliseconds interval);
+
+  // `max_age`: how long without a published page /health tolerates; `start`: when the wait for
+  // the first page began.
+  explicit PageStore(std::chrono::milliseconds max_age, Clock::time_point start = Clock::now())
+      : max_age_(max_age), started_at_(start) {}
 
   // gpus_total: devices collected; gpus_up: of those, not lost.
   void Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
                Clock::time_point at = Clock::now()) NVMLX_EXCLUDES(mu_);
   std::shared_ptr<const serve::Page> Latest() const NVMLX_EXCLUDES(mu_);
-  serve::Health Health(Clock::time_point now = Clock::now()) const NVMLX_EXCLUDES(mu_);
+  serve::Health Health(serve::Probe probe, Clock::time_point now = Clock::now()) const
+      NVMLX_EXCLUDES(mu_);
 
  private:
-  const std::chrono::milliseconds interval_;
+  const std::chrono::milliseconds max_age_;
+  const Clock::time_point started_at_;
   mutable util::Mutex mu_;
   std::shared_ptr<const serve::Page> page_ NVMLX_GUARDED_BY(mu_);
   Clock::time_point published_at_ NVMLX_GUARDED_BY(mu_) = Clock::time_point();

@@ -5,43 +5,60 @@
 namespace nvmlx::app {
 namespace {
 
+using serve::Probe;
 using std::chrono::milliseconds;
 
-TEST(PageStoreTest, UnhealthyBeforeFirstPage) {
-  PageStore store(milliseconds(1000));
+const PageStore::Clock::time_point kT0 = PageStore::Clock::time_point(std::chrono::hours(100));
+
+// Before the first page: alive (starting) until max_age has passed since the start; not ready.
+TEST(PageStoreTest, StartingIsLiveButNotReady) {
+  PageStore store(milliseconds(30000), kT0);
   EXPECT_EQ(store.Latest(), nullptr);
-  serve::Health h = store.Health();
-  EXPECT_FALSE(h.ok);
-  EXPECT_EQ(h.reason, "no collection has completed yet");
+  serve::Health live = store.Health(Probe::kLive, kT0 + milliseconds(29000));
+  EXPECT_TRUE(live.ok);
+  EXPECT_EQ(live.reason, "OK: starting, no collection has completed yet");
+  serve::Health ready = store.Health(Probe::kReady, kT0 + milliseconds(29000));
+  EXPECT_FALSE(ready.ok);
+  EXPECT_EQ(ready.reason, "no collection has completed yet");
+  serve::Health stuck = store.Health(Probe::kLive, kT0 + milliseconds(31000));
+  EXPECT_FALSE(stuck.ok);
+  EXPECT_EQ(stuck.reason, "no collection has completed in 31000 ms (--health-max-age 30000 ms)");
+  EXPECT_FALSE(store.Health(Probe::kReady, kT0 + milliseconds(31000)).ok);
 }
 
-TEST(PageStoreTest, HealthyWithinThreeIntervalsThenStale) {
-  PageStore store(milliseconds(1000));
-  const auto t0 = PageStore::Clock::now();
+TEST(PageStoreTest, HealthyWithinMaxAgeThenStale) {
+  PageStore store(milliseconds(3000), kT0);
   auto page = std::make_shared<serve::Page>();
   page->body = "x 1\n";
-  store.Publish(page, 2, 2, t0);
+  store.Publish(page, 2, 2, kT0);
   EXPECT_EQ(store.Latest()->body, "x 1\n");
-  EXPECT_TRUE(store.Health(t0 + milliseconds(2999)).ok);
-  serve::Health stale = store.Health(t0 + milliseconds(3500));
-  EXPECT_FALSE(stale.ok);
-  EXPECT_NE(stale.reason.find("3500 ms ago"), std::string::npos) << stale.reason;
+  for (Probe p : {Probe::kLive, Probe::kReady}) {
+    EXPECT_TRUE(store.Health(p, kT0 + milliseconds(3000)).ok);
+    serve::Health stale = store.Health(p, kT0 + milliseconds(3500));
+    EXPECT_FALSE(stale.ok);
+    EXPECT_EQ(stale.reason, "last collection was 3500 ms ago (--health-max-age 3000 ms)");
+  }
 }
 
-TEST(PageStoreTest, LostGpuIsReportedButStillServing) {
-  PageStore store(milliseconds(1000));
-  const auto t0 = PageStore::Clock::now();
-  store.Publish(std::make_shared<serve::Page>(), 8, 7, t0);
-  serve::Health h = store.Health(t0);
+// GPU state goes in the body, never in the status: a restart fixes no lost or absent GPU.
+TEST(PageStoreTest, LostOrNoGpusAreReportedButHealthy) {
+  PageStore store(milliseconds(30000), kT0);
+  store.Publish(std::make_shared<serve::Page>(), 8, 7, kT0);
+  serve::Health h = store.Health(Probe::kLive, kT0);
   EXPECT_TRUE(h.ok);
   EXPECT_EQ(h.reason, "OK: 1 of 8 GPU(s) lost");
+  store.Publish(std::make_shared<serve::Page>(), 2, 0, kT0);
+  EXPECT_TRUE(store.Health(Probe::kLive, kT0).ok);
+  EXPECT_EQ(store.Health(Probe::kReady, kT0).reason, "OK: 2 of 2 GPU(s) lost");
+  store.Publish(std::make_shared<serve::Page>(), 0, 0, kT0);
+  serve::Health none = store.Health(Probe::kReady, kT0);
+  EXPECT_TRUE(none.ok);
+  EXPECT_EQ(none.reason, "OK: no GPU is being collected");
 }
 
-TEST(PageStoreTest, NoGpusIsUnhealthy) {
-  PageStore store(milliseconds(1000));
-  const auto t0 = PageStore::Clock::now();
-  store.Publish(std::make_shared<serve::Page>(), 0, 0, t0);
-  EXPECT_FALSE(store.Health(t0).ok);
+TEST(PageStoreTest, DefaultMaxAgeIsThreeIntervalsAtLeast30s) {
+  EXPECT_EQ(PageStore::DefaultMaxAge(milliseconds(1000)), milliseconds(30000));
+  EXPECT_EQ(PageStore::DefaultMaxAge(milliseconds(30000)), milliseconds(90000));
 }
 
 }  // namespace

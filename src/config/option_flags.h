@@ -90,6 +90,8 @@ FlagGroup EmfFlags();
 FlagGroup KubernetesFlags();
 // The windows of the exporter-computed DCGM_EXP_* counters.
 FlagGroup CounterWindowFlags();
+// Series shape (host label spelling, MIG layout) and the liveness probe (nvml-exporter's own).
+FlagGroup SeriesFlags();
 // dcgm-exporter flags we do not implement yet: recognised, and an error when set to anything
 // but the default (CheckUnsupported).
 FlagGroup UnsupportedFlags();

@@ -32,16 +32,17 @@ struct FlagGroups {
   FlagGroup emf = flags::EmfFlags();
   FlagGroup kubernetes = flags::KubernetesFlags();
   FlagGroup windows = flags::CounterWindowFlags();
+  FlagGroup series = flags::SeriesFlags();
   FlagGroup unsupported = flags::UnsupportedFlags();
 
   // The order of --help (and of CLI11's registration).
   std::vector<const FlagGroup*> HelpOrder() const {
-    return {&core, &selection, &runtime, &web, &emf, &kubernetes, &windows, &unsupported};
+    return {&core, &selection, &runtime, &web, &emf, &kubernetes, &windows, &series, &unsupported};
   }
   // The order the converters run, which decides which of several bad values is reported: the
   // counter windows are judged next to the collection interval, before the GPU selection.
   std::vector<const FlagGroup*> CheckOrder() const {
-    return {&core, &windows, &selection, &runtime, &web, &emf, &kubernetes};
+    return {&core, &windows, &selection, &runtime, &web, &emf, &kubernetes, &series};
   }
 };
 

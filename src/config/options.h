@@ -127,6 +127,15 @@ struct Options {
   std::string kubernetes_token_file;
   std::string kubernetes_ca_file;
 
+  // Series shape and probes (nvml-exporter's own; config/options_series.cc).
+  // --hostname-label: "Hostname" (dcgm-exporter <= 4.8.2) or "hostname" (upstream main).
+  std::string hostname_label = "Hostname";
+  // --mig-gpu-fields-on-parent: GPU-wide fields once on the parent instead of on every MIG
+  // instance (dcgm-exporter's shape, the default).
+  bool mig_gpu_fields_on_parent = false;
+  // --health-max-age: 0 means app::PageStore::DefaultMaxAge(interval).
+  std::chrono::milliseconds health_max_age{0};
+
   // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint
   // (kOk); the other fields are then defaults and must not be used.
   bool help_or_version_requested = false;

@@ -39,6 +39,7 @@ constexpr std::string_view kHtmlContentType = "text/html; charset=utf-8";
 constexpr std::string_view kIndexHtml =
     "<html>\n<head><title>nvml-exporter</title></head>\n<body>\n<h1>nvml-exporter</h1>\n"
     "<p><a href=\"./metrics\">Metrics</a></p>\n<p><a href=\"./health\">Health</a></p>\n"
+    "<p><a href=\"./ready\">Ready</a></p>\n"
     "</body>\n</html>\n";
 
 std::string_view Trim(std::string_view s) {
@@ -204,7 +205,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const bool allowed = head || req.method() == http::verb::get;
     Prepare(req.version(), req.keep_alive());
 
-    if (target != "/metrics" && target != "/health" && target != "/") {
+    if (target != "/metrics" && target != "/health" && target != "/ready" && target != "/") {
       return Send(http::status::not_found, kTextContentType, "404 page not found\n", head);
     }
     if (!allowed) {
@@ -213,8 +214,9 @@ class Session : public std::enable_shared_from_this<Session> {
                   false);
     }
     if (target == "/") return Send(http::status::ok, kHtmlContentType, kIndexHtml, head);
-    if (target == "/health") {
-      Health h = server_.health ? server_.health() : Health{true, "OK"};
+    if (target == "/health" || target == "/ready") {
+      const Probe probe = target == "/health" ? Probe::kLive : Probe::kReady;
+      Health h = server_.health ? server_.health(probe) : Health{true, "OK"};
       owned_ = h.reason.empty() ? std::string(h.ok ? "OK" : "not ready") : std::move(h.reason);
       return Send(h.ok ? http::status::ok : http::status::service_unavailable, kTextContentType,
                   owned_, head);

@@ -1,4 +1,7 @@
-// The HTTP server (Boost.Beast over Asio): /metrics, /health and /.
+// The HTTP server (Boost.Beast over Asio): /metrics, /health, /ready and /.
+//
+// /health is the liveness probe (the process is alive and publishing), /ready the readiness
+// probe (a first page exists); what each means is the HealthProvider's (app/page_store.h).
 //
 // /metrics serves the latest pre-rendered Page: no NVML or kubelet call, no rendering and no
 // compression happens inside a request (the gzip body is made once per collection). GET and HEAD
@@ -32,6 +35,9 @@ struct Health {
   std::string reason;  // body text: "OK" or why not
 };
 
+// Which probe a health request is: /health or /ready.
+enum class Probe { kLive, kReady };
+
 struct ServerOptions {
   std::string address = ":9400";  // host:port, [v6]:port, or :port (all addresses, v4 and v6)
   std::chrono::milliseconds read_timeout{10000};
@@ -48,7 +54,7 @@ struct ServerOptions {
 class HttpServer {
  public:
   using PageProvider = std::function<std::shared_ptr<const Page>()>;  // may return null
-  using HealthProvider = std::function<Health()>;
+  using HealthProvider = std::function<Health(Probe)>;
 
   HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health);
   ~HttpServer();  // stops

@@ -116,7 +116,7 @@ class ServerTest : public ::testing::Test {
   void StartServer(ServerOptions options = {}) {
     if (options.address == ":9400") options.address = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(
-        options, [this] { return CurrentPage(); }, [this] { return CurrentHealth(); });
+        options, [this] { return CurrentPage(); }, [this](Probe p) { return CurrentHealth(p); });
     Status st = server_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_NE(server_->port(), 0);
@@ -125,24 +125,25 @@ class ServerTest : public ::testing::Test {
     util::MutexLock l(&mu_);
     page_ = std::move(p);
   }
-  void SetHealth(Health h) NVMLX_EXCLUDES(mu_) {
+  void SetHealth(Health h, Probe probe = Probe::kLive) NVMLX_EXCLUDES(mu_) {
     util::MutexLock l(&mu_);
-    health_ = std::move(h);
+    (probe == Probe::kLive ? health_ : ready_) = std::move(h);
   }
   // What the server's callbacks read, on its threads.
   std::shared_ptr<const Page> CurrentPage() NVMLX_EXCLUDES(mu_) {
     util::MutexLock l(&mu_);
     return page_;
   }
-  Health CurrentHealth() NVMLX_EXCLUDES(mu_) {
+  Health CurrentHealth(Probe probe) NVMLX_EXCLUDES(mu_) {
     util::MutexLock l(&mu_);
-    return health_;
+    return probe == Probe::kLive ? health_ : ready_;
   }
   uint16_t port() const { return server_->port(); }
 
   util::Mutex mu_;
   std::shared_ptr<const Page> page_ NVMLX_GUARDED_BY(mu_);
   Health health_ NVMLX_GUARDED_BY(mu_){true, "OK"};
+  Health ready_ NVMLX_GUARDED_BY(mu_){true, "OK"};
   std::unique_ptr<HttpServer> server_;
 };
 
@@ -187,7 +188,7 @@ TEST_F(ServerTest, MethodsAndPaths) {
   SetPage(MakePage(kBody));
   StartServer();
   Client c(port());
-  for (const char* path : {"/metrics", "/health", "/"}) {
+  for (const char* path : {"/metrics", "/health", "/ready", "/"}) {
     for (const char* method : {"POST", "PUT", "DELETE", "OPTIONS"}) {
       Reply r = c.Request(method, path);
       EXPECT_EQ(r.status, 405u) << method << " " << path;
@@ -209,6 +210,22 @@ TEST_F(ServerTest, MethodsAndPaths) {
   EXPECT_EQ(c.Request("GET", "/nope").status, 404u);
   EXPECT_EQ(c.Request("GET", "/metrics/").status, 404u);
   EXPECT_EQ(c.Request("POST", "/nope").status, 404u);
+}
+
+// /health asks the liveness probe, /ready the readiness probe: each answers its own.
+TEST_F(ServerTest, ReadyIsItsOwnProbe) {
+  SetHealth({true, "OK: starting"});
+  SetHealth({false, "no collection has completed yet"}, Probe::kReady);
+  StartServer();
+  Client c(port());
+  Reply live = c.Request("GET", "/health");
+  EXPECT_EQ(live.status, 200u);
+  EXPECT_EQ(live.body, "OK: starting");
+  Reply ready = c.Request("GET", "/ready");
+  EXPECT_EQ(ready.status, 503u);
+  EXPECT_EQ(ready.body, "no collection has completed yet");
+  EXPECT_EQ(c.Request("HEAD", "/ready").status, 503u);
+  EXPECT_EQ(c.Request("GET", "/ready/").status, 404u);
 }
 
 TEST_F(ServerTest, HealthUnavailable) {
@@ -477,7 +494,7 @@ TEST_F(ServerTest, StopClosesConnections) {
 
 TEST(HttpServerListenTest, Ipv6Loopback) {
   HttpServer s(
-      {.address = "[::1]:0"}, [] { return MakePage(kBody); }, [] { return Health{}; });
+      {.address = "[::1]:0"}, [] { return MakePage(kBody); }, [](Probe) { return Health{}; });
   Status st = s.Start();
   if (!st.ok()) GTEST_SKIP() << "no IPv6 loopback: " << st.ToString();
   Client c(s.port(), "::1");
@@ -487,7 +504,7 @@ TEST(HttpServerListenTest, Ipv6Loopback) {
 
 TEST(HttpServerListenTest, AllAddressesServesIpv4AndIpv6) {
   HttpServer s(
-      {.address = ":0"}, [] { return MakePage(kBody); }, [] { return Health{}; });
+      {.address = ":0"}, [] { return MakePage(kBody); }, [](Probe) { return Health{}; });
   Status st = s.Start();
   ASSERT_TRUE(st.ok()) << st.ToString();
   Client v4(s.port(), "127.0.0.1");
@@ -501,7 +518,7 @@ TEST(HttpServerListenTest, AllAddressesServesIpv4AndIpv6) {
 
 TEST(HttpServerListenTest, HostnameResolved) {
   HttpServer s(
-      {.address = "localhost:0"}, [] { return MakePage(kBody); }, [] { return Health{}; });
+      {.address = "localhost:0"}, [] { return MakePage(kBody); }, [](Probe) { return Health{}; });
   Status st = s.Start();
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_NE(s.port(), 0);
@@ -509,11 +526,11 @@ TEST(HttpServerListenTest, HostnameResolved) {
 
 TEST(HttpServerListenTest, PortInUseNamesAddress) {
   HttpServer a(
-      {.address = "127.0.0.1:0"}, [] { return nullptr; }, [] { return Health{}; });
+      {.address = "127.0.0.1:0"}, [] { return nullptr; }, [](Probe) { return Health{}; });
   ASSERT_TRUE(a.Start().ok());
   const std::string addr = "127.0.0.1:" + std::to_string(a.port());
   HttpServer b(
-      {.address = addr}, [] { return nullptr; }, [] { return Health{}; });
+      {.address = addr}, [] { return nullptr; }, [](Probe) { return Health{}; });
   Status st = b.Start();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.message(), "cannot listen on " + addr + ": Address already in use");
@@ -522,13 +539,14 @@ TEST(HttpServerListenTest, PortInUseNamesAddress) {
 
 TEST(HttpServerListenTest, BadAddressFailsStart) {
   HttpServer s(
-      {.address = "9400"}, [] { return nullptr; }, [] { return Health{}; });
+      {.address = "9400"}, [] { return nullptr; }, [](Probe) { return Health{}; });
   Status st = s.Start();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("\"9400\""), std::string::npos) << st.message();
   HttpServer u(
-      {.address = "no-such-host.invalid:0"}, [] { return nullptr; }, [] { return Health{}; });
+      {.address = "no-such-host.invalid:0"}, [] { return nullptr; },
+      [](Probe) { return Health{}; });
   Status su = u.Start();
   ASSERT_FALSE(su.ok());
   EXPECT_EQ(su.message().rfind("cannot listen on no-such-host.invalid:0: ", 0), 0u) << su.message();

@@ -35,7 +35,7 @@ echo "pid_a=$pa uid_a=$UID_A pid_b=$pb uid_b=$UID_B" >"$OUT/pids.txt"
   --kubernetes-process-metrics --host-proc-root "$ROOT" --kubernetes-enable-pod-uid \
   2>"$OUT/exporter.log" &
 exp=$!
-for _ in $(seq 50); do curl -fsS -o /dev/null http://127.0.0.1:9400/health && break; sleep 0.2; done
+for _ in $(seq 50); do curl -fsS -o /dev/null http://127.0.0.1:9400/ready && break; sleep 0.2; done
 echo "t,uid,sm_ratio,memory_bytes,processes,gpu_util,gpu_process_sm_ratio" >"$OUT/samples.csv"
 end=$(( $(date +%s) + DURATION + 3 ))
 while [ "$(date +%s)" -lt "$end" ]; do

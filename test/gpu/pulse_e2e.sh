@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 "$B/nvml-exporter" -f "$B/etc/dcp-metrics-included.csv" -c 1000 -a "127.0.0.1:$PORT" \
   2>"$OUT/exporter.log" &
 exp=$!
-for _ in $(seq 50); do curl -fsS -o /dev/null "http://127.0.0.1:$PORT/health" && break; sleep 0.2; done
+for _ in $(seq 50); do curl -fsS -o /dev/null "http://127.0.0.1:$PORT/ready" && break; sleep 0.2; done
 FIELDS="DCGM_FI_DEV_GPU_UTIL DCGM_FI_DEV_POWER_USAGE DCGM_FI_DEV_SM_CLOCK DCGM_FI_PROF_GR_ENGINE_ACTIVE DCGM_FI_PROF_SM_ACTIVE DCGM_FI_PROF_PIPE_TENSOR_ACTIVE DCGM_FI_PROF_DRAM_ACTIVE"
 echo "t,$(echo $FIELDS | tr ' ' ',')" >"$OUT/samples.csv"
 sampler() {

@@ -15,6 +15,20 @@ for n in one_gpu eight_gpus; do
   diff -u "$want" "$got" || fail "$n: exposition differs from $want"
   pass "$n: $(grep -c '^DCGM_' "$got") series match the golden file"
 done
+# --hostname-label hostname (upstream main's spelling): the one-GPU page with that one label
+# renamed, nothing else changed; an unknown spelling is a usage error.
+got="$WORK/hostname.txt"
+NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 NVML_EXPORTER_HOSTNAME_LABEL=hostname \
+  "$EXPORTER" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/one_gpu.yaml" \
+  -f "$SOURCE_DIR/etc/dcp-metrics-included.csv" --once 2>/dev/null \
+  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
+grep -q ',hostname="golden-node"' "$got" || fail "hostname: no hostname label"
+diff -u <(sed 's/,Hostname="golden-node"/,hostname="golden-node"/' "$SOURCE_DIR/testdata/golden/once_one_gpu.txt") "$got" ||
+  fail "hostname: the page differs from the golden file by more than the label name"
+rc=0; "$EXPORTER" --fake-gpus --hostname-label HOSTNAME --once >/dev/null 2>"$WORK/hl.err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'expected Hostname or hostname' "$WORK/hl.err" ||
+  fail "hostname: bad spelling not refused (exit $rc): $(cat "$WORK/hl.err")"
+pass "hostname: --hostname-label hostname renames only the host label"
 # MIG (testdata/scenarios/mig.yaml): GPU 0 split into its instances (per-instance memory and GPM
 # ratios with GPU_I_PROFILE/GPU_I_ID, GPU-wide fields once on the GPU), GPU 1 without MIG; with
 # -d g the GPUs only, with -d i:0,2 two instances and their GPU's GPU-wide fields. Also the

@@ -28,5 +28,5 @@ start_exporter() {
   local port="$1"; shift
   "$EXPORTER" --fake-gpus -a "127.0.0.1:$port" "$@" >"$WORK/exporter.out" 2>"$WORK/exporter.log" &
   PIDS+=($!)
-  wait_http "http://127.0.0.1:$port/health" 20 || { cat "$WORK/exporter.log" >&2; fail "exporter did not become healthy"; }
+  wait_http "http://127.0.0.1:$port/ready" 20 || { cat "$WORK/exporter.log" >&2; fail "exporter did not become ready"; }
 }
