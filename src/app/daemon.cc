@@ -176,6 +176,7 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
   ropts_.entries = entries_;
   ropts_.hostname = Hostname(opts);
   ropts_.hostname_label = opts.hostname_label;
+  ropts_.mig_gpu_fields_on_parent = opts.mig_gpu_fields_on_parent;
   ropts_.use_old_namespace = opts.use_old_namespace;
   ropts_.device_pod_uid = opts.kubernetes && opts.kubernetes_enable_pod_uid;
   // dcgm-exporter 4.8 copies pod labels in its device-to-pod path only: its

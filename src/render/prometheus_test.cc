@@ -836,6 +836,7 @@ TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
   f.SetIdentities({parent, mig});
   for (DeviceSnapshot& d : f.snapshot.devices) d.samples = {{203, int64_t{5}}};
   f.snapshot.attribution.devices = PodsOn(mig.mig->uuid, {{"ns", "on-mig", "c", ""}});
+  f.options.mig_gpu_fields_on_parent = true;  // the GPU's own series too
   const std::string out = f.Render();
   size_t first = out.find("DCGM_FI_DEV_GPU_UTIL{");
   size_t second = out.find("DCGM_FI_DEV_GPU_UTIL{", first + 1);
@@ -845,6 +846,54 @@ TEST(RenderPrometheusTest, MigInstanceAttributedByItsOwnUuid) {
                 .find(",container=\"c\",namespace=\"ns\",pod=\"on-mig\"} 5"),
             std::string::npos)
       << out;
+}
+
+// dcgm-exporter's MIG shape (the default): a MIG-enabled GPU's GPU-wide fields (here its
+// temperature and last Xid) are repeated on each instance's series, with GPU_I_* and that
+// instance's pod; the GPU has no DCGM series of its own (nvml_exporter_gpu_up stays per GPU).
+// --mig-gpu-fields-on-parent gives them once, on the GPU.
+TEST(RenderPrometheusTest, MigGpuWideFieldsOnEveryInstance) {
+  Fixture f;
+  f.AddEntry(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge, "Temp.");
+  f.AddEntry(230, "DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge, "Last XID.");
+  f.AddEntry(252, "DCGM_FI_DEV_FB_USED", MetricType::kGauge, "FB used.");
+  DeviceIdentity gpu = MakeIdentity(0);
+  DeviceIdentity a = gpu, b = gpu;
+  a.mig = DeviceIdentity::Mig{1, 0, "3g.71gb", "MIG-aaaaaaaa-0000-1111-2222-333333333333"};
+  b.mig = DeviceIdentity::Mig{7, 0, "1g.18gb", "MIG-bbbbbbbb-0000-1111-2222-333333333333"};
+  f.SetIdentities({gpu, a, b, MakeIdentity(1)});
+  f.snapshot.devices[0].samples = {{150, int64_t{41}}, {230, int64_t{0}}};
+  f.snapshot.devices[1].samples = {{252, int64_t{2000}}};
+  f.snapshot.devices[2].samples = {{252, int64_t{1000}}};
+  f.snapshot.devices[3].samples = {{150, int64_t{38}}, {230, int64_t{0}}, {252, int64_t{7}}};
+  f.snapshot.attribution.devices = PodsOn(b.mig->uuid, {{"ns", "on-b", "c", ""}});
+  const std::string gpu0 =
+      "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00."
+      "0\","
+      "device=\"nvidia0\",modelName=\"NVIDIA H200\"";
+  const std::string gi1 = gpu0 + ",GPU_I_PROFILE=\"3g.71gb\",GPU_I_ID=\"1\"";
+  const std::string gi7 = gpu0 + ",GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\"";
+  const std::string pod = ",container=\"c\",namespace=\"ns\",pod=\"on-b\"";
+  std::string out = f.Render();
+  EXPECT_NE(
+      out.find("DCGM_FI_DEV_GPU_TEMP" + gi1 + "} 41\nDCGM_FI_DEV_GPU_TEMP" + gi7 + pod + "} 41\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_XID_ERRORS" + gi7 +
+                     ",container=\"c\",err_code=\"0\",err_msg=\"No Error\",namespace=\"ns\","
+                     "pod=\"on-b\"} 0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_FB_USED" + gi7 + pod + "} 1000\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("DCGM_FI_DEV_GPU_TEMP" + gpu0 + "}"), std::string::npos) << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), std::string::npos) << "no MIG: as before";
+  EXPECT_NE(out.find("nvml_exporter_gpu_up{gpu=\"0\""), std::string::npos) << out;
+
+  f.options.mig_gpu_fields_on_parent = true;
+  out = f.Render();
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_TEMP" + gpu0 + "} 41\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("DCGM_FI_DEV_GPU_TEMP" + gi1), std::string::npos) << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_FB_USED" + gi1 + "} 2000\n"), std::string::npos) << out;
 }
 
 TEST(RenderPrometheusTest, AttributionErrorsFamily) {

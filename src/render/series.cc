@@ -75,6 +75,58 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
   }
 }
 
+// Where each device stands in its GPU's MIG layout: the position of a MIG instance's GPU in
+// snapshot.devices (a GPU's instances follow it), and whether a GPU has instances there.
+struct MigLayout {
+  static constexpr size_t kNoParent = SIZE_MAX;
+  std::vector<size_t> parent;       // kNoParent for a GPU
+  std::vector<bool> has_instances;  // for a GPU
+};
+MigLayout LayoutOf(const model::Snapshot& snapshot) {
+  MigLayout m;
+  const size_t n = snapshot.devices.size();
+  m.parent.assign(n, MigLayout::kNoParent);
+  m.has_instances.assign(n, false);
+  size_t gpu = MigLayout::kNoParent;
+  for (size_t i = 0; i < n; ++i) {
+    const model::DeviceIdentity* id = snapshot.devices[i].identity;
+    if (id == nullptr) continue;
+    if (!id->mig) {
+      gpu = i;
+    } else if (gpu != MigLayout::kNoParent && snapshot.devices[gpu].identity->index == id->index) {
+      m.parent[i] = gpu;
+      m.has_instances[gpu] = true;
+    }
+  }
+  return m;
+}
+
+// A MIG instance as dcgm-exporter shows it (its FE_GPU_I entity): its own samples plus its GPU's
+// GPU-wide ones (on a MIG-enabled GPU the collector reads only GPU-wide fields on the GPU and
+// only per-instance fields on the instances; should both have a field, the instance's wins),
+// and the GPU's Xids and clock events. Into *out, reusing its buffers.
+void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSnapshot& gpu,
+                   model::DeviceSnapshot* out) {
+  out->identity = instance.identity;
+  out->up = instance.up && gpu.up;
+  out->samples.assign(instance.samples.begin(), instance.samples.end());
+  out->samples.insert(out->samples.end(), gpu.samples.begin(), gpu.samples.end());
+  std::stable_sort(
+      out->samples.begin(), out->samples.end(),
+      [](const model::Sample& a, const model::Sample& b) { return a.field_id < b.field_id; });
+  out->samples.erase(std::unique(out->samples.begin(), out->samples.end(),
+                                 [](const model::Sample& a, const model::Sample& b) {
+                                   return a.field_id == b.field_id;
+                                 }),
+                     out->samples.end());
+  out->xid_watched = gpu.xid_watched;
+  out->xid_counts = gpu.xid_counts;
+  out->processes = instance.processes;
+  out->clock_events_watched = gpu.clock_events_watched;
+  out->clock_events_sampled = gpu.clock_events_sampled;
+  out->clock_event_counts = gpu.clock_event_counts;
+}
+
 // The pod labels (--kubernetes-enable-pod-labels) of an attribute set's pod, from the API
 // server's metadata: empty when the set has no pod or the metadata does not know it (yet).
 std::span<const std::pair<std::string, std::string>> PodLabelsOf(
@@ -276,7 +328,19 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   const std::string_view xid_window = out->InternInt(snapshot.xid_window_ms);
   const std::string_view clock_events_window = out->InternInt(snapshot.clock_events_window_ms);
 
-  for (const model::DeviceSnapshot& dev : snapshot.devices) {
+  const MigLayout mig = LayoutOf(snapshot);
+  model::DeviceSnapshot instance_view;  // a MIG instance with its GPU's fields
+  for (size_t di = 0; di < snapshot.devices.size(); ++di) {
+    const model::DeviceSnapshot* devp = &snapshot.devices[di];
+    if (!options.mig_gpu_fields_on_parent) {
+      // dcgm-exporter's shape: a MIG-enabled GPU's fields are on each of its instances.
+      if (mig.has_instances[di]) continue;
+      if (mig.parent[di] != MigLayout::kNoParent) {
+        WithGpuFields(*devp, snapshot.devices[mig.parent[di]], &instance_view);
+        devp = &instance_view;
+      }
+    }
+    const model::DeviceSnapshot& dev = *devp;
     if (!dev.up || dev.identity == nullptr) continue;
     const model::DeviceIdentity& id = *dev.identity;
 

@@ -69,6 +69,10 @@ struct SeriesOptions {
   // label fields as dcgm-exporter prints them; none while the metadata is absent. Off with
   // --kubernetes-virtual-gpus (app/daemon.cc), as upstream.
   bool pod_labels = false;
+  // --mig-gpu-fields-on-parent: a MIG-enabled GPU's GPU-wide fields once, on the GPU's own
+  // series. Off (dcgm-exporter's shape): on each of its instances' series, with GPU_I_* and that
+  // instance's pod, and no GPU series of its own.
+  bool mig_gpu_fields_on_parent = false;
   BuildInfo build;
   // Failed refreshes per attribution source, read once per build; null: no attribution.
   std::shared_ptr<const model::SourceErrors> attribution_errors;

@@ -30,14 +30,17 @@ rc=0; "$EXPORTER" --fake-gpus --hostname-label HOSTNAME --once >/dev/null 2>"$WO
   fail "hostname: bad spelling not refused (exit $rc): $(cat "$WORK/hl.err")"
 pass "hostname: --hostname-label hostname renames only the host label"
 # MIG (testdata/scenarios/mig.yaml): GPU 0 split into its instances (per-instance memory and GPM
-# ratios with GPU_I_PROFILE/GPU_I_ID, GPU-wide fields once on the GPU), GPU 1 without MIG; with
-# -d g the GPUs only, with -d i:0,2 two instances and their GPU's GPU-wide fields. Also the
+# ratios with GPU_I_PROFILE/GPU_I_ID; GPU-wide fields repeated on every instance, as
+# dcgm-exporter, or once on the GPU with --mig-gpu-fields-on-parent), GPU 1 without MIG; with
+# -d g the GPUs only, with -d i:0,2 two instances with their GPU's GPU-wide fields. Also the
 # windowed counters: DCGM_EXP_CLOCK_EVENTS_COUNT after one sample (clock_event per reason set).
-for sel in f g i:0,2; do
-  name="mig_${sel//[:,]/_}"
+for sel in f g i:0,2 f+on_parent; do
+  name="mig_${sel//[:,+]/_}"
   got="$WORK/$name.txt"
-  NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
-    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/mig.yaml" -d "$sel" \
+  extra=()
+  [ "${sel#*+}" = on_parent ] && extra=(--mig-gpu-fields-on-parent)
+  NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" "${extra[@]}" \
+    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/mig.yaml" -d "${sel%+*}" \
     -f "$SOURCE_DIR/testdata/golden/mig_counters.csv" --once 2>/dev/null \
     | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
   want="$SOURCE_DIR/testdata/golden/once_$name.txt"
