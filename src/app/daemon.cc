@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "app/collectors_source.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "fields/field_ids.h"
@@ -102,7 +103,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(const config::Options& options, E
 
 Status Daemon::Build(const Environment& env) {
   const config::Options& opts = options_;
-  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(opts.collectors);
+  Result<CollectorsSource> rows = LoadCollectors(opts, env.getenv);
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
   }
@@ -110,7 +111,7 @@ Status Daemon::Build(const Environment& env) {
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
-  entries_ = DropUncollected(std::move(rows).value(), opts.collectors);
+  entries_ = DropUncollected(std::move(rows->rows), rows->name);
   Result<std::string> driver = nvml_->DriverVersion();
   log::Info("NVML loaded",
             {{"library", nvml_->resolved_path()},

@@ -32,13 +32,21 @@ grep -q '/nonexistent/libnvidia-ml.so.1' "$WORK/nonvml.err" || fail "missing NVM
 [ "$(grep -c . "$WORK/nonvml.err")" = 1 ] || { cat "$WORK/nonvml.err"; fail "missing NVML: want exactly one line"; }
 pass "missing NVML -> exit 1, one line"
 
-# A flag of a later issue fails loudly instead of being ignored.
-set +e
-"$EXPORTER" --fake-gpus -s g --once >/dev/null 2>"$WORK/k.err"; rc=$?
-set -e
-[ "$rc" = 2 ] || fail "-s: exit $rc, want 2"
-grep -qi 'not supported yet' "$WORK/k.err" || fail "-s: message"
-pass "unsupported flag -> exit 2"
+# A dcgm-exporter flag without effect here starts with one warning naming it; --web-config-file
+# (no TLS yet) and a flag of no dcgm-exporter release are refused (exit 2).
+"$EXPORTER" --fake-gpus -s g -f "$SOURCE_DIR/etc/default-counters.csv" --once >/dev/null 2>"$WORK/s.err" \
+  || { cat "$WORK/s.err"; fail "-s g must start"; }
+[ "$(grep -c 'ignored: ' "$WORK/s.err")" = 1 ] || { cat "$WORK/s.err"; fail "-s: want one warning"; }
+grep -q 'option=switch-devices' "$WORK/s.err" || fail "-s: the warning must name the option"
+for bad in "--web-config-file /w.yml" "--max-concurrent-scrapes 4"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$EXPORTER" --fake-gpus $bad --once >/dev/null 2>"$WORK/k.err"; rc=$?
+  set -e
+  [ "$rc" = 2 ] || fail "$bad: exit $rc, want 2"
+done
+grep -q 'unknown flag --max-concurrent-scrapes' "$WORK/k.err" || fail "unknown flag: message"
+pass "dcgm-only flag -> one warning; --web-config-file and unknown flags -> exit 2"
 
 # Device selector: only GPU 1; a GPU that does not exist is an error.
 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml" \
