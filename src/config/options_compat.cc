@@ -75,12 +75,13 @@ std::string Names(const FlagSpec& f) {
   return s + "--" + std::string(f.name);
 }
 
-// `-r/--remote-hostengine-info (DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:5555) ignored: why`.
+// `-r/--remote-hostengine-info (DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:5555) ignored: why`;
+// a boolean flag on the command line is its own origin: `--dump-enabled ignored: why`.
 void Warn(const FlagSpec& f, const Raw& raw, std::string_view why, Options* o) {
-  std::string where = raw.origin + "=" + raw.last();
-  if (raw.from_flag && f.kind == Kind::kBool) where = raw.origin;  // "--dump-enabled"
+  std::string where = " (" + raw.origin + "=" + raw.last() + ")";
+  if (raw.from_flag && f.kind == Kind::kBool) where.clear();
   o->startup_warnings.push_back(
-      {std::string(f.name), Names(f) + " (" + where + ") ignored: " + std::string(why)});
+      {std::string(f.name), Names(f) + where + " ignored: " + std::string(why)});
 }
 
 // A boolean flag: checked as urfave checks it; true asks for what it names.

@@ -466,7 +466,7 @@ TEST(Options, EveryUpstreamFlagIsAcceptedByNameAliasAndEnv) {
       EXPECT_EQ(WarnedOptions(*r), want) << line[0];
       for (const Options::StartupWarning& w : r->startup_warnings) {
         EXPECT_THAT(w.message, HasSubstr("--" + std::string(f.name))) << line[0];
-        EXPECT_THAT(w.message, HasSubstr(") ignored: ")) << line[0];
+        EXPECT_THAT(w.message, HasSubstr(" ignored: ")) << line[0];
       }
     }
     if (value.empty()) continue;  // an empty env var counts as unset
@@ -529,7 +529,7 @@ TEST(Options, IgnoredOptionWarnings) {
   EXPECT_THAT(WarnedOptions(*dump),
               ElementsAre("dump-enabled", "dump-directory", "dump-retention", "dump-compression"));
   EXPECT_EQ(dump->startup_warnings[0].message,
-            "--dump-enabled (--dump-enabled) ignored: nvml-exporter has no DCGM debug dumps; "
+            "--dump-enabled ignored: nvml-exporter has no DCGM debug dumps; "
             "--debug logs what it reads and --once prints one collection");
   // A boolean set to false asks for nothing.
   Result<Options> off = Parse({"--enable-dcgm-log=false", "--enable-pprof=0"},
