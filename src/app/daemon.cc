@@ -13,6 +13,7 @@
 #include "config/exit_code.h"
 #include "fields/field_ids.h"
 #include "render/gzip.h"
+#include "serve/systemd_socket.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -139,7 +140,7 @@ Status Daemon::Build(const Environment& env) {
     }
     return Status::Ok();
   }
-  return BuildOutputs();
+  return BuildOutputs(env);
 }
 
 Status Daemon::BuildCollector() {
@@ -183,7 +184,7 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
   ropts_.pods = sources_->PodRenderOptions();
 }
 
-Status Daemon::BuildOutputs() {
+Status Daemon::BuildOutputs(const Environment& env) {
   const config::Options& opts = options_;
   if (!opts.emf.outputs.empty()) {
     Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts);
@@ -197,6 +198,14 @@ Status Daemon::BuildOutputs() {
   sopts.address = opts.address;
   sopts.read_timeout = opts.web_read_timeout;
   sopts.write_timeout = opts.web_write_timeout;
+  if (opts.web_systemd_socket) {
+    // --web-systemd-socket: serve on what systemd passes; like dcgm-exporter, fail without one.
+    Result<int> fd = serve::SystemdListenFd(env.getenv, getpid());
+    if (!fd.ok()) {
+      return Fail(config::ExitCode::kUnavailable, "--web-systemd-socket: " + fd.status().message());
+    }
+    sopts.listen_fd = *fd;
+  }
   // Keep idle connections long enough for Prometheus to reuse them across scrapes (15 s to 1 min
   // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
   sopts.idle_timeout =
@@ -220,7 +229,9 @@ Status Daemon::Start() {
     Stop();
     return Fail(config::ExitCode::kUnavailable, st.message(), "cannot start HTTP server");
   }
-  log::Info("serving", {{"address", options_.address}, {"port", std::to_string(port())}});
+  log::Info("serving",
+            {{"address", options_.web_systemd_socket ? "systemd socket" : options_.address},
+             {"port", std::to_string(port())}});
   return Status::Ok();
 }
 
