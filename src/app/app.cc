@@ -64,6 +64,10 @@ int Run(int argc, char** argv) {
   }
   log::Init(opts.log_format == config::LogFormat::kJson ? log::Format::kJson : log::Format::kText,
             opts.debug);
+  // dcgm-exporter options without effect here: said once, at start (config/options_compat.cc).
+  for (const config::Options::StartupWarning& w : opts.startup_warnings) {
+    log::Warn(w.message, {{"option", w.option}});
+  }
 
   // Only our sigwait() below sees SIGINT/SIGTERM: every thread started later (the Daemon's, from
   // Create on) inherits the mask.

@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <utility>
 
+#include "app/collectors_source.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "fields/field_ids.h"
 #include "render/gzip.h"
+#include "serve/systemd_socket.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -102,7 +104,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(const config::Options& options, E
 
 Status Daemon::Build(const Environment& env) {
   const config::Options& opts = options_;
-  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(opts.collectors);
+  Result<CollectorsSource> rows = LoadCollectors(opts, env.getenv);
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
   }
@@ -110,7 +112,7 @@ Status Daemon::Build(const Environment& env) {
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
-  entries_ = DropUncollected(std::move(rows).value(), opts.collectors);
+  entries_ = DropUncollected(std::move(rows->rows), rows->name);
   Result<std::string> driver = nvml_->DriverVersion();
   log::Info("NVML loaded",
             {{"library", nvml_->resolved_path()},
@@ -138,7 +140,7 @@ Status Daemon::Build(const Environment& env) {
     }
     return Status::Ok();
   }
-  return BuildOutputs();
+  return BuildOutputs(env);
 }
 
 Status Daemon::BuildCollector() {
@@ -188,7 +190,7 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
   ropts_.pods = sources_->PodRenderOptions();
 }
 
-Status Daemon::BuildOutputs() {
+Status Daemon::BuildOutputs(const Environment& env) {
   const config::Options& opts = options_;
   if (!opts.emf.outputs.empty()) {
     Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts);
@@ -204,6 +206,14 @@ Status Daemon::BuildOutputs() {
   sopts.address = opts.address;
   sopts.read_timeout = opts.web_read_timeout;
   sopts.write_timeout = opts.web_write_timeout;
+  if (opts.web_systemd_socket) {
+    // --web-systemd-socket: serve on what systemd passes; like dcgm-exporter, fail without one.
+    Result<int> fd = serve::SystemdListenFd(env.getenv, getpid());
+    if (!fd.ok()) {
+      return Fail(config::ExitCode::kUnavailable, "--web-systemd-socket: " + fd.status().message());
+    }
+    sopts.listen_fd = *fd;
+  }
   // Keep idle connections long enough for Prometheus to reuse them across scrapes (15 s to 1 min
   // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
   sopts.idle_timeout =
@@ -228,7 +238,9 @@ Status Daemon::Start() {
     Stop();
     return Fail(config::ExitCode::kUnavailable, st.message(), "cannot start HTTP server");
   }
-  log::Info("serving", {{"address", options_.address}, {"port", std::to_string(port())}});
+  log::Info("serving",
+            {{"address", options_.web_systemd_socket ? "systemd socket" : options_.address},
+             {"port", std::to_string(port())}});
   return Status::Ok();
 }
 

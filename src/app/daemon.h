@@ -94,9 +94,9 @@ class Daemon {
 
  private:
   explicit Daemon(const config::Options& options) : options_(options) {}
-  Status Build(const Environment& env);  // Create's steps
-  Status BuildCollector();               // steps 3 and 4
-  Status BuildOutputs();                 // step 5
+  Status Build(const Environment& env);         // Create's steps
+  Status BuildCollector();                      // steps 3 and 4
+  Status BuildOutputs(const Environment& env);  // step 5
   void BuildRenderOptions(const std::string& driver);
   // The collector's publish callback (collector thread): render once, feed the EMF pipeline, swap
   // the page in for the server.

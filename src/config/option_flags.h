@@ -30,19 +30,18 @@ namespace nvmlx::config::flags {
 enum class Kind { kString, kInt, kDuration, kBool, kList };
 
 // One dcgm-exporter (or nvml-exporter) flag. The tables drive the argv pre-pass, the CLI11
-// registration, env lookup, the "not supported yet" check and the -h text.
+// registration, env lookup and the -h text.
 struct FlagSpec {
   std::string_view name;   // long name, no dashes
   std::string_view alias;  // the other name (urfave alias: "f", "rbmn"), or empty
   std::string_view env;    // or empty
   Kind kind;
   std::string_view def;  // the default as dcgm-exporter spells it
+  // False for a dcgm-exporter flag that has no effect here (accepted with a warning): --help
+  // lists those apart.
   bool supported;
   std::string_view metavar;
   std::string_view help;
-  // -r: dcgm-exporter switches to a remote hostengine when the flag is set at all (urfave IsSet,
-  // env included), even to its default value.
-  bool unsupported_if_set = false;
 };
 
 // Where a value came from, for messages: "--collect-interval" or "DCGM_EXPORTER_INTERVAL".
@@ -92,13 +91,10 @@ FlagGroup KubernetesFlags();
 FlagGroup CounterWindowFlags();
 // Series shape (host label spelling, MIG layout) and the liveness probe (nvml-exporter's own).
 FlagGroup SeriesFlags();
-// dcgm-exporter flags we do not implement yet: recognised, and an error when set to anything
-// but the default (CheckUnsupported).
-FlagGroup UnsupportedFlags();
-
-// INVALID_ARGUMENT `flag --x is not supported yet (planned)` when `raw` sets an unsupported flag
-// `f` to a value other than its default (or at all, for unsupported_if_set).
-Status CheckUnsupported(const FlagSpec& f, const Raw& raw);
+// dcgm-exporter's flags about DCGM itself, and the ones not done yet (options_compat.cc): each
+// accepted and checked as dcgm-exporter checks it; one start-up warning for each that asks for
+// something without effect here; --web-config-file refused.
+FlagGroup CompatFlags();
 
 // Shared converters: each leaves `*out` alone when the flag is not set.
 inline constexpr std::string_view kBoolValues =

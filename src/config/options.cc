@@ -33,16 +33,16 @@ struct FlagGroups {
   FlagGroup kubernetes = flags::KubernetesFlags();
   FlagGroup windows = flags::CounterWindowFlags();
   FlagGroup series = flags::SeriesFlags();
-  FlagGroup unsupported = flags::UnsupportedFlags();
+  FlagGroup compat = flags::CompatFlags();
 
   // The order of --help (and of CLI11's registration).
   std::vector<const FlagGroup*> HelpOrder() const {
-    return {&core, &selection, &runtime, &web, &emf, &kubernetes, &windows, &series, &unsupported};
+    return {&core, &selection, &runtime, &web, &emf, &kubernetes, &windows, &series, &compat};
   }
   // The order the converters run, which decides which of several bad values is reported: the
   // counter windows are judged next to the collection interval, before the GPU selection.
   std::vector<const FlagGroup*> CheckOrder() const {
-    return {&core, &windows, &selection, &runtime, &web, &emf, &kubernetes, &series};
+    return {&core, &windows, &selection, &runtime, &web, &emf, &kubernetes, &series, &compat};
   }
 };
 
@@ -88,14 +88,14 @@ std::string HelpText(const std::vector<const FlagSpec*>& all) {
       "  -v, --version\n        Print the version and exit.\n\n"
       "Environment:\n"
       "  NODE_NAME\n        Value of the hostname label (default: the host name).\n\n"
-      "Recognised for compatibility with dcgm-exporter but not supported yet; setting one to a\n"
-      "value other than its default is an error:\n";
+      "Accepted for compatibility with dcgm-exporter, without effect (each one set logs a\n"
+      "warning at start saying why; see docs/compatibility.md):\n";
   for (const FlagSpec* spec : all) {
     const FlagSpec& f = *spec;
     if (f.supported) continue;
     std::string line = names(f);
     if (!f.env.empty()) line += "  [$" + std::string(f.env) + "]";
-    out += line + "\n";
+    out += line + "\n        " + std::string(f.help) + "\n";
   }
   return out;
 }
@@ -276,10 +276,6 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
   if (!values.ok()) return values.status();
   const RawFlags raw(all, std::move(values).value());
 
-  // A flag of a later release fails before any value is judged.
-  for (const FlagSpec* f : all) {
-    if (!f->supported) NVMLX_RETURN_IF_ERROR(flags::CheckUnsupported(*f, raw.Get(f->name)));
-  }
   for (const FlagGroup* g : groups.CheckOrder()) NVMLX_RETURN_IF_ERROR(g->convert(raw, &o));
   if (std::optional<std::string> node = getenv("NODE_NAME"); node) o.node_name = *node;
   return o;

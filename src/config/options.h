@@ -7,9 +7,11 @@
 // but empty counts as unset. Booleans from env vars and from `--flag=value` follow Go's
 // strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False).
 //
-// dcgm-exporter flags we do not implement yet (-p, -m, -r, -s, --kubernetes-enable-dra, ...) are
-// recognised, and setting one to a non-default value by flag or env var is an error
-// (`flag --switch-devices is not supported yet (planned)`), never silently ignored.
+// Every flag of dcgm-exporter 4.5.3-4.8.2 (and of its main branch: the same set) is accepted.
+// Those about DCGM itself (-r, -p, -s, --dump-*, ...) have no effect: each one set adds a warning
+// to startup_warnings naming the flag or env var and why (app/ logs them once at start), never
+// silently ignored. --web-config-file is refused (no TLS yet). Any other name is an unknown flag.
+// docs/compatibility.md lists every flag side by side with dcgm-exporter's.
 //
 // Pure function over its inputs (argv and the getenv callback): thread-safe.
 #ifndef NVML_EXPORTER_CONFIG_OPTIONS_H_
@@ -143,6 +145,29 @@ struct Options {
   // The exit status for the caller when it stops here (help/version: kOk). Errors come back as a
   // non-OK Status instead; ExitCodeFor() (config/exit_code.h) maps them (usage errors: kUsage).
   ExitCode exit_code_hint = ExitCode::kOk;
+
+  // dcgm-exporter's flags without a counterpart here (config/options_compat.cc).
+  // --kubernetes-enable-dra / KUBERNETES_ENABLE_DRA: carried for the DRA attribution; until it
+  // lands, a start-up warning says DRA claims are not attributed.
+  bool kubernetes_enable_dra = false;
+  // --enable-gpu-bind-unbind-watch / DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH: carried; GPUs
+  // are enumerated once at start (a warning says so).
+  bool enable_gpu_bind_unbind_watch = false;
+  // --web-systemd-socket / DCGM_EXPORTER_SYSTEMD_SOCKET: serve on the listening socket systemd
+  // passes (LISTEN_PID, LISTEN_FDS, fd 3) instead of binding --address.
+  bool web_systemd_socket = false;
+  // -m / --configmap-data / DCGM_EXPORTER_CONFIGMAP_DATA NAMESPACE:NAME: the collectors CSV is
+  // the `metrics` key of that ConfigMap, read through the API server. Empty: "none", the file.
+  std::string configmap_namespace;
+  std::string configmap_name;
+  // One per dcgm-exporter option that is set but has no effect here: the long flag name and the
+  // sentence to log, e.g. `-r/--remote-hostengine-info (DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:
+  // 5555) ignored: nvml-exporter reads NVML in-process; there is no DCGM hostengine ...`.
+  struct StartupWarning {
+    std::string option;
+    std::string message;
+  };
+  std::vector<StartupWarning> startup_warnings;
 };
 
 using GetEnvFn = std::function<std::optional<std::string>(std::string_view)>;

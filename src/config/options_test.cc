@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -328,28 +330,6 @@ TEST(Options, FakeGpus) {
   EXPECT_EQ(scen_env->fake_gpus_scenario, "/e.yaml");
 }
 
-TEST(Options, UnsupportedFlagsFail) {
-  EXPECT_EQ(Error({"-p", "g"}), "flag --cpu-devices is not supported yet (planned)");
-  EXPECT_EQ(Error({"-m", "ns:cm"}), "flag --configmap-data is not supported yet (planned)");
-  EXPECT_EQ(Error({"-s", "g"}), "flag --switch-devices is not supported yet (planned)");
-  EXPECT_EQ(Error({"--web-config-file", "/web.yml"}),
-            "flag --web-config-file is not supported yet (planned)");
-  EXPECT_EQ(Error({"--gpu-bind-unbind-poll-interval", "5s"}),
-            "flag --gpu-bind-unbind-poll-interval is not supported yet (planned)");
-  EXPECT_EQ(Error({"--dump-compression=false"}),
-            "flag --dump-compression is not supported yet (planned)");
-  EXPECT_EQ(Error({"--max-concurrent-scrapes", "4"}),
-            "flag --max-concurrent-scrapes is not supported yet (planned)");
-  // -r switches dcgm-exporter to a remote hostengine whenever it is set, even to its default.
-  EXPECT_EQ(Error({"-r", "localhost:5555"}),
-            "flag --remote-hostengine-info is not supported yet (planned)");
-  EXPECT_THAT(Error({}, {{"DCGM_REMOTE_HOSTENGINE_INFO", "localhost:5555"}}),
-              StartsWith("flag --remote-hostengine-info is not supported yet (planned)"));
-  EXPECT_EQ(Error({"--kubernetes=maybe"}),
-            "--kubernetes: \"maybe\" is not a boolean (expected one of 1, t, T, TRUE, true, True, "
-            "0, f, F, FALSE, false, False)");
-}
-
 TEST(Options, KubernetesAndHpcFlags) {
   Result<Options> d = Parse({});
   ASSERT_TRUE(d.ok());
@@ -393,15 +373,236 @@ TEST(Options, KubernetesAndHpcFlags) {
             "--pod-resources-kubelet-socket: must not be empty");
 }
 
-TEST(Options, UnsupportedFlagsAtTheirDefaultAreAccepted) {
-  Result<Options> r = Parse(
-      {"--kubernetes=false", "-p", "f", "-s", "f", "-m", "none", "-x", "300000", "--dcgm-log-level",
-       "NONE", "--dump-compression=true", "--gpu-bind-unbind-poll-interval", "1000ms",
-       "--kubernetes-gpu-id-type", "uid", "--nvidia-resource-names", ""},
-      {{"DCGM_EXPORTER_KUBERNETES", "false"},
-       {"DCGM_EXPORTER_ENABLE_PPROF", "0"},
-       {"DCGM_EXPORTER_WATCH_MAX_KEEP_AGE", "10m"}});
+// dcgm-exporter's flag set: pkg/cmd/app.go at 4.5.3-4.8.2 (691c927) and at main (d5e5f51), the
+// same 38 flags in both (`-v/--version` and `-h/--help` come from urfave). Long name, alias,
+// env var, and a value that is valid there.
+struct UpstreamFlag {
+  const char* name;
+  const char* alias;
+  const char* env;
+  const char* value;  // nullptr: a boolean, set to true
+};
+constexpr UpstreamFlag kUpstreamFlags[] = {
+    {"collectors", "f", "DCGM_EXPORTER_COLLECTORS", "/x.csv"},
+    {"address", "a", "DCGM_EXPORTER_LISTEN", ":9500"},
+    {"collect-interval", "c", "DCGM_EXPORTER_INTERVAL", "1000"},
+    {"kubernetes", "k", "DCGM_EXPORTER_KUBERNETES", nullptr},
+    {"use-old-namespace", "o", "DCGM_EXPORTER_USE_OLD_NAMESPACE", nullptr},
+    {"cpu-devices", "p", "DCGM_EXPORTER_CPU_DEVICES_STR", "g:0"},
+    {"configmap-data", "m", "DCGM_EXPORTER_CONFIGMAP_DATA", "gpu-operator:metrics-config"},
+    {"remote-hostengine-info", "r", "DCGM_REMOTE_HOSTENGINE_INFO", "nvidia-dcgm:5555"},
+    {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", nullptr},
+    {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", nullptr},
+    {"kubernetes-gpu-id-type", "", "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "device-name"},
+    {"kubernetes-pod-label-allowlist-regex", "",
+     "DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX", "^app$"},
+    {"devices", "d", "DCGM_EXPORTER_DEVICES_STR", "g"},
+    {"no-hostname", "n", "DCGM_EXPORTER_NO_HOSTNAME", nullptr},
+    {"switch-devices", "s", "DCGM_EXPORTER_OTHER_DEVICES_STR", "i:0-3"},
+    {"fake-gpus", "", "DCGM_EXPORTER_USE_FAKE_GPUS", nullptr},
+    {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", ""},  // only empty starts
+    {"xid-count-window-size", "x", "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", "60000"},
+    {"replace-blanks-in-model-name", "rbmn", "DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME", nullptr},
+    {"debug", "", "DCGM_EXPORTER_DEBUG", nullptr},
+    {"clock-events-count-window-size", "", "DCGM_EXPORTER_CLOCK_EVENTS_COUNT_WINDOW_SIZE", "60000"},
+    {"enable-dcgm-log", "", "DCGM_EXPORTER_ENABLE_DCGM_LOG", nullptr},
+    {"dcgm-log-level", "", "DCGM_EXPORTER_DCGM_LOG_LEVEL", "WARN"},
+    {"log-format", "", "DCGM_EXPORTER_LOG_FORMAT", "json"},
+    {"pod-resources-kubelet-socket", "", "DCGM_POD_RESOURCES_KUBELET_SOCKET", "/k.sock"},
+    {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", "/jobs"},
+    {"nvidia-resource-names", "", "NVIDIA_RESOURCE_NAMES", "nvidia.com/a100"},
+    {"kubernetes-virtual-gpus", "", "KUBERNETES_VIRTUAL_GPUS", nullptr},
+    {"dump-enabled", "", "DCGM_EXPORTER_DUMP_ENABLED", nullptr},
+    {"dump-directory", "", "DCGM_EXPORTER_DUMP_DIRECTORY", "/tmp/d"},
+    {"dump-retention", "", "DCGM_EXPORTER_DUMP_RETENTION", "12"},
+    {"dump-compression", "", "DCGM_EXPORTER_DUMP_COMPRESSION", nullptr},
+    {"kubernetes-enable-dra", "", "KUBERNETES_ENABLE_DRA", nullptr},
+    {"disable-startup-validate", "", "DISABLE_STARTUP_VALIDATE", nullptr},
+    {"enable-gpu-bind-unbind-watch", "", "DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH", nullptr},
+    {"gpu-bind-unbind-poll-interval", "", "DCGM_EXPORTER_GPU_BIND_UNBIND_POLL_INTERVAL", "5s"},
+    {"enable-pprof", "", "DCGM_EXPORTER_ENABLE_PPROF", nullptr},
+    {"web-systemd-socket", "", "DCGM_EXPORTER_SYSTEMD_SOCKET", nullptr},
+};
+
+// The flags that have no effect here: each one set gives exactly one warning.
+const std::set<std::string, std::less<>> kIgnored = {"cpu-devices",
+                                                     "remote-hostengine-info",
+                                                     "switch-devices",
+                                                     "enable-dcgm-log",
+                                                     "dcgm-log-level",
+                                                     "dump-enabled",
+                                                     "dump-directory",
+                                                     "dump-retention",
+                                                     "dump-compression",
+                                                     "kubernetes-enable-dra",
+                                                     "disable-startup-validate",
+                                                     "enable-gpu-bind-unbind-watch",
+                                                     "gpu-bind-unbind-poll-interval",
+                                                     "enable-pprof"};
+
+std::vector<std::string> WarnedOptions(const Options& o) {
+  std::vector<std::string> names;
+  for (const Options::StartupWarning& w : o.startup_warnings) names.push_back(w.option);
+  return names;
+}
+
+TEST(Options, EveryUpstreamFlagIsAcceptedByNameAliasAndEnv) {
+  EXPECT_EQ(std::size(kUpstreamFlags), 38u);
+  for (const UpstreamFlag& f : kUpstreamFlags) {
+    const std::string value = f.value ? f.value : "true";
+    std::vector<std::vector<std::string>> lines = {{"--" + std::string(f.name) + "=" + value}};
+    if (*f.alias) lines.push_back({"-" + std::string(f.alias) + "=" + value});
+    if (f.value) lines.push_back({"-" + std::string(f.name), value});
+    for (const std::vector<std::string>& line : lines) {
+      std::vector<std::string> storage = {"nvml-exporter"};
+      storage.insert(storage.end(), line.begin(), line.end());
+      std::vector<char*> argv;
+      for (std::string& s : storage) argv.push_back(s.data());
+      Result<Options> r = ParseOptions(static_cast<int>(argv.size()), argv.data(),
+                                       [](std::string_view) { return std::nullopt; });
+      ASSERT_TRUE(r.ok()) << line[0] << ": " << r.status().message();
+      const std::vector<std::string> want =
+          kIgnored.count(f.name) ? std::vector<std::string>{f.name} : std::vector<std::string>{};
+      EXPECT_EQ(WarnedOptions(*r), want) << line[0];
+      for (const Options::StartupWarning& w : r->startup_warnings) {
+        EXPECT_THAT(w.message, HasSubstr("--" + std::string(f.name))) << line[0];
+        EXPECT_THAT(w.message, HasSubstr(" ignored: ")) << line[0];
+      }
+    }
+    if (value.empty()) continue;  // an empty env var counts as unset
+    Result<Options> env = Parse({}, {{f.env, value}});
+    ASSERT_TRUE(env.ok()) << f.env << ": " << env.status().message();
+    const std::vector<std::string> want =
+        kIgnored.count(f.name) ? std::vector<std::string>{f.name} : std::vector<std::string>{};
+    EXPECT_EQ(WarnedOptions(*env), want) << f.env;
+    for (const Options::StartupWarning& w : env->startup_warnings) {
+      EXPECT_THAT(w.message, HasSubstr("(" + std::string(f.env) + "=" + value + ") ignored: "));
+    }
+  }
+}
+
+TEST(Options, HelpListsEveryUpstreamFlag) {
+  const std::string help = Parse({"-h"})->help_text;
+  for (const UpstreamFlag& f : kUpstreamFlags) {
+    std::string names = "--" + std::string(f.name);
+    if (*f.alias) names = "-" + std::string(f.alias) + ", " + names;
+    EXPECT_THAT(help, HasSubstr("  " + names)) << f.name;
+    EXPECT_THAT(help, HasSubstr("[$" + std::string(f.env) + "]")) << f.name;
+  }
+}
+
+TEST(Options, FlagsOfNoUpstreamReleaseAreUnknown) {
+  // In the option table before, but in neither 4.5.3-4.8.2 nor main of dcgm-exporter.
+  for (const char* name : {"config-file", "max-concurrent-scrapes", "enable-exporter-metrics",
+                           "watch-max-keep-age", "watch-max-keep-samples", "health-require-gpus",
+                           "container-labels", "container-runtime-socket"}) {
+    const std::string flag = "--" + std::string(name);
+    EXPECT_EQ(Error({flag.c_str(), "1"}), "unknown flag " + flag + " (see nvml-exporter --help)");
+  }
+  // Their env vars are nobody's: not read at all.
+  Result<Options> r = Parse({}, {{"DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", "4"},
+                                 {"DCGM_EXPORTER_CONFIG_FILE", "/c.yaml"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->startup_warnings.empty());
+}
+
+TEST(Options, IgnoredOptionWarnings) {
+  // The GPU Operator with its standalone DCGM (ClusterPolicy dcgm.enabled=true).
+  Result<Options> r = Parse({}, {{"DCGM_REMOTE_HOSTENGINE_INFO", "nvidia-dcgm:5555"}});
   ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->startup_warnings.size(), 1u);
+  EXPECT_EQ(r->startup_warnings[0].option, "remote-hostengine-info");
+  EXPECT_EQ(r->startup_warnings[0].message,
+            "-r/--remote-hostengine-info (DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:5555) ignored: "
+            "nvml-exporter reads NVML in-process; there is no DCGM hostengine to connect to");
+  // -r counts when set at all, even to its default (dcgm-exporter's IsSet).
+  Result<Options> def = Parse({"-r", "localhost:5555"});
+  ASSERT_TRUE(def.ok());
+  EXPECT_THAT(WarnedOptions(*def), ElementsAre("remote-hostengine-info"));
+  EXPECT_THAT(def->startup_warnings[0].message,
+              StartsWith("-r/--remote-hostengine-info (--remote-hostengine-info=localhost:5555)"));
+  // The Helm chart with debugDump.enabled: four options, four warnings, in flag order.
+  Result<Options> dump = Parse({"-f", "/etc/dcgm-exporter/default-counters.csv", "--dump-enabled",
+                                "--dump-directory=/tmp/dcgm-exporter-debug", "--dump-retention=24",
+                                "--dump-compression"});
+  ASSERT_TRUE(dump.ok()) << dump.status().message();
+  EXPECT_THAT(WarnedOptions(*dump),
+              ElementsAre("dump-enabled", "dump-directory", "dump-retention", "dump-compression"));
+  EXPECT_EQ(dump->startup_warnings[0].message,
+            "--dump-enabled ignored: nvml-exporter has no DCGM debug dumps; "
+            "--debug logs what it reads and --once prints one collection");
+  // A boolean set to false asks for nothing.
+  Result<Options> off = Parse({"--enable-dcgm-log=false", "--enable-pprof=0"},
+                              {{"DISABLE_STARTUP_VALIDATE", "false"},
+                               {"KUBERNETES_ENABLE_DRA", "F"},
+                               {"DCGM_EXPORTER_CONFIGMAP_DATA", "none"},
+                               {"DCGM_EXPORTER_WEB_CONFIG_FILE", ""}});
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_TRUE(off->startup_warnings.empty());
+  EXPECT_FALSE(off->kubernetes_enable_dra);
+  EXPECT_EQ(off->configmap_namespace, "");
+}
+
+TEST(Options, CarriedCompatOptions) {
+  Result<Options> d = Parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->kubernetes_enable_dra);
+  EXPECT_FALSE(d->enable_gpu_bind_unbind_watch);
+  EXPECT_FALSE(d->web_systemd_socket);
+  EXPECT_EQ(d->configmap_name, "");
+  EXPECT_TRUE(d->startup_warnings.empty());
+
+  Result<Options> r = Parse(
+      {"--web-systemd-socket", "-m", "gpu-operator:metrics-config"},
+      {{"KUBERNETES_ENABLE_DRA", "true"}, {"DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH", "1"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->kubernetes_enable_dra);
+  EXPECT_TRUE(r->enable_gpu_bind_unbind_watch);
+  EXPECT_TRUE(r->web_systemd_socket);
+  EXPECT_EQ(r->configmap_namespace, "gpu-operator");
+  EXPECT_EQ(r->configmap_name, "metrics-config");
+  EXPECT_THAT(WarnedOptions(*r),
+              ElementsAre("enable-gpu-bind-unbind-watch", "kubernetes-enable-dra"));
+  EXPECT_THAT(r->startup_warnings[1].message,
+              StartsWith("--kubernetes-enable-dra (KUBERNETES_ENABLE_DRA=true) ignored: DRA "
+                         "claims are not attributed yet"));
+}
+
+TEST(Options, CompatValuesAreCheckedAsUpstreamChecksThem) {
+  EXPECT_EQ(Error({"--dcgm-log-level", "LOUD"}),
+            "--dcgm-log-level: \"LOUD\" is not a DCGM log level (expected NONE, FATAL, ERROR, "
+            "WARN, INFO, DEBUG or VERB)");
+  EXPECT_EQ(Error({"-s", "x"}),
+            "--switch-devices: invalid device selector \"x\": expected f, g, i, g:<ids> or "
+            "i:<ids> (e.g. g:0,2-3)");
+  EXPECT_THAT(Error({}, {{"DCGM_EXPORTER_CPU_DEVICES_STR", "f:1"}}),
+              StartsWith("DCGM_EXPORTER_CPU_DEVICES_STR: invalid device selector \"f:1\""));
+  EXPECT_EQ(Error({"--dump-retention", "1d"}),
+            "--dump-retention: \"1d\" is not a whole number of hours");
+  EXPECT_EQ(Error({"--dump-enabled=yes"}),
+            "--dump-enabled: \"yes\" is not a boolean (expected one of 1, t, T, TRUE, true, True, "
+            "0, f, F, FALSE, false, False)");
+  for (const char* bad : {"metrics-config", "ns:", ":name", "a:b:c"}) {
+    EXPECT_EQ(Error({"-m", bad}), std::string("--configmap-data: \"") + bad +
+                                      "\" is not a ConfigMap (expected NAMESPACE:NAME, or none)");
+  }
+  // dcgm-exporter reads a bad poll interval as 1s, with a warning: it starts.
+  Result<Options> poll = Parse({"--gpu-bind-unbind-poll-interval", "often"});
+  ASSERT_TRUE(poll.ok());
+  EXPECT_THAT(WarnedOptions(*poll), ElementsAre("gpu-bind-unbind-poll-interval"));
+}
+
+TEST(Options, WebConfigFileIsRefused) {
+  // The Helm chart's TLS and basic-auth values set the env var; TLS comes with the hardening
+  // work, and serving plain HTTP instead would be a silent downgrade.
+  const std::string msg =
+      Error({}, {{"DCGM_EXPORTER_WEB_CONFIG_FILE", "/etc/dcgm-exporter/web-config.yaml"}});
+  EXPECT_THAT(msg, StartsWith("--web-config-file (DCGM_EXPORTER_WEB_CONFIG_FILE=/etc/dcgm-exporter/"
+                              "web-config.yaml): TLS and basic authentication are not "
+                              "implemented yet"));
+  EXPECT_THAT(msg, HasSubstr("refuses to start rather than serve plain, unauthenticated HTTP"));
+  EXPECT_THAT(Error({"--web-config-file", "/w.yml"}),
+              StartsWith("--web-config-file (--web-config-file=/w.yml): TLS"));
 }
 
 TEST(Options, ProcessAndPodAttributionFlags) {

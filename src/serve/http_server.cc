@@ -1,5 +1,7 @@
 #include "serve/http_server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/bind_executor.hpp>
@@ -11,8 +13,10 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -343,6 +347,25 @@ Status HttpServer::Impl::TryListen(const tcp::endpoint& ep, bool dual_stack) {
 }
 
 Status HttpServer::Impl::Listen() {
+  if (shared.options.listen_fd >= 0) {
+    // Adopt the socket as it is: systemd bound it and decides its address.
+    sockaddr_storage addr = {};
+    socklen_t len = sizeof(addr);
+    if (getsockname(shared.options.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return Unavailable("cannot use the passed socket fd " +
+                         std::to_string(shared.options.listen_fd) + ": " + std::strerror(errno));
+    }
+    auto a = std::make_unique<tcp::acceptor>(asio::make_strand(*ioc));
+    error_code ec;
+    a->assign(addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), shared.options.listen_fd, ec);
+    if (!ec) port = a->local_endpoint(ec).port();
+    if (ec) {
+      return Unavailable("cannot use the passed socket fd " +
+                         std::to_string(shared.options.listen_fd) + ": " + ec.message());
+    }
+    acceptor = std::move(a);
+    return Status::Ok();
+  }
   Result<ListenAddress> addr = ParseListenAddress(shared.options.address);
   if (!addr.ok()) return addr.status();
   if (addr->host.empty()) {

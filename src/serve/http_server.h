@@ -49,6 +49,9 @@ struct ServerOptions {
   std::size_t max_request_header_bytes = 8 * 1024;
   std::size_t max_request_body_bytes = 0;  // GET/HEAD only: any body is refused (413)
   int threads = 1;
+  // A listening TCP socket to serve on instead of binding `address` (systemd socket activation,
+  // serve/systemd_socket.h); the server owns it from Start on. -1: bind `address`.
+  int listen_fd = -1;
 };
 
 class HttpServer {

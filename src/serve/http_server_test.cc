@@ -1,6 +1,7 @@
 #include "serve/http_server.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -514,6 +515,32 @@ TEST(HttpServerListenTest, AllAddressesServesIpv4AndIpv6) {
   if (v6.connected()) {
     EXPECT_EQ(v6.Request("GET", "/metrics").body, kBody);
   }
+}
+
+// systemd socket activation: the server serves on a socket someone else bound and listened on.
+TEST(HttpServerListenTest, AdoptsAListeningSocket) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const uint16_t port = ntohs(addr.sin_port);
+  // The address is not used: the socket is.
+  HttpServer s(
+      {.address = "203.0.113.1:1", .listen_fd = fd}, [] { return MakePage(kBody); },
+      [] {
+        return Health{true, "OK"};
+      });
+  Status st = s.Start();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(s.port(), port);
+  Client c(port);
+  ASSERT_TRUE(c.connected());
+  EXPECT_EQ(c.Request("GET", "/metrics").body, kBody);
 }
 
 TEST(HttpServerListenTest, HostnameResolved) {

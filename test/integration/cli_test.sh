@@ -32,13 +32,55 @@ grep -q '/nonexistent/libnvidia-ml.so.1' "$WORK/nonvml.err" || fail "missing NVM
 [ "$(grep -c . "$WORK/nonvml.err")" = 1 ] || { cat "$WORK/nonvml.err"; fail "missing NVML: want exactly one line"; }
 pass "missing NVML -> exit 1, one line"
 
-# A flag of a later issue fails loudly instead of being ignored.
+# A dcgm-exporter flag without effect here starts with one warning naming it; --web-config-file
+# (no TLS yet) and a flag of no dcgm-exporter release are refused (exit 2).
+"$EXPORTER" --fake-gpus -s g -f "$SOURCE_DIR/etc/default-counters.csv" --once >/dev/null 2>"$WORK/s.err" \
+  || { cat "$WORK/s.err"; fail "-s g must start"; }
+[ "$(grep -c 'ignored: ' "$WORK/s.err")" = 1 ] || { cat "$WORK/s.err"; fail "-s: want one warning"; }
+grep -q 'option=switch-devices' "$WORK/s.err" || fail "-s: the warning must name the option"
+for bad in "--web-config-file /w.yml" "--max-concurrent-scrapes 4"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$EXPORTER" --fake-gpus $bad --once >/dev/null 2>"$WORK/k.err"; rc=$?
+  set -e
+  [ "$rc" = 2 ] || fail "$bad: exit $rc, want 2"
+done
+grep -q 'unknown flag --max-concurrent-scrapes' "$WORK/k.err" || fail "unknown flag: message"
+pass "dcgm-only flag -> one warning; --web-config-file and unknown flags -> exit 2"
+
+# --web-systemd-socket: serves on the listening socket passed as fd 3 with LISTEN_PID/LISTEN_FDS
+# (as systemd's socket activation does); without one it exits 1 naming what is missing.
+python3 - "$EXPORTER" "$SOURCE_DIR/etc/default-counters.csv" <<'PY' || fail "--web-systemd-socket"
+import socket, subprocess, sys, time, urllib.request
+exporter, csv = sys.argv[1:3]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+port = s.getsockname()[1]
+cmd = 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --fake-gpus -f "$1" --web-systemd-socket 3<&0'
+p = subprocess.Popen(["sh", "-c", cmd, exporter, csv], stdin=s.fileno(), stderr=subprocess.DEVNULL)
+s.close()  # only the daemon holds it now
+try:
+    for _ in range(100):
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+            assert b"DCGM_FI_DEV_GPU_UTIL{" in body, body[:200]
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit("no /metrics on the passed socket")
+finally:
+    p.terminate()
+    p.wait()
+PY
 set +e
-"$EXPORTER" --fake-gpus -s g --once >/dev/null 2>"$WORK/k.err"; rc=$?
+"$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" --web-systemd-socket \
+  >/dev/null 2>"$WORK/sd.err"; rc=$?
 set -e
-[ "$rc" = 2 ] || fail "-s: exit $rc, want 2"
-grep -qi 'not supported yet' "$WORK/k.err" || fail "-s: message"
-pass "unsupported flag -> exit 2"
+[ "$rc" = 1 ] || fail "--web-systemd-socket without a socket: exit $rc, want 1"
+grep -q 'LISTEN_PID and LISTEN_FDS are not set' "$WORK/sd.err" || fail "--web-systemd-socket: message"
+pass "--web-systemd-socket serves on the passed socket"
 
 # Device selector: only GPU 1; a GPU that does not exist is an error.
 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml" \

@@ -9,6 +9,7 @@ directory). Behaviour is switched at run time through files in the control direc
   mode        ok | 401 | badjson | gone   (read at every request and every watch tick)
   event.json  one watch event line; sent to the open watch, then deleted
   lists       written by the server: how many list requests it answered with 200
+  configmaps/<ns>_<name>.json   served at GET /api/v1/namespaces/<ns>/configmaps/<name>
 
 In mode 401 every request gets 401; badjson sends a garbage watch line (lists stay good);
 gone answers the next watch with an ERROR 410 event. Changing the mode drops open watches,
@@ -17,6 +18,7 @@ mid-chunk, as a broken connection would.
 import http.server
 import json
 import os
+import re
 import ssl
 import sys
 import threading
@@ -61,6 +63,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         q = urllib.parse.parse_qs(url.query)
         if self.headers.get("Authorization") != "Bearer " + token or mode() == "401":
             return self.reply(401, {"kind": "Status", "code": 401, "reason": "Unauthorized"})
+        cm = re.match(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$", url.path)
+        if cm:
+            path = os.path.join(control, "configmaps", f"{cm.group(1)}_{cm.group(2)}.json")
+            if not os.path.exists(path):
+                return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+            return self.reply(200, json.load(open(path)))
         if url.path != "/api/v1/pods":
             return self.reply(404, {"kind": "Status", "code": 404})
         selector = q.get("fieldSelector", [""])[0]

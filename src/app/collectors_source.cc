@@ -1,0 +1,40 @@
+#include "app/collectors_source.h"
+
+#include <chrono>
+#include <utility>
+
+#include "attribute/configmap.h"
+#include "attribute/kube_client.h"
+
+namespace nvmlx::app {
+
+Result<CollectorsSource> LoadCollectors(const config::Options& options,
+                                        const config::GetEnvFn& getenv) {
+  if (!options.configmap_name.empty()) {
+    // As dcgm-exporter: the in-cluster API server, the service account's token and CA (our
+    // --kubernetes-api-server/-token-file/-ca-file override them), the `metrics` key. A failure
+    // stops the start; dcgm-exporter exits too.
+    const std::string flag =
+        "-m/--configmap-data " + options.configmap_namespace + ":" + options.configmap_name + ": ";
+    Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
+        options.kubernetes_api_server, options.kubernetes_token_file, options.kubernetes_ca_file,
+        getenv);
+    if (!api.ok()) return InvalidArgument(flag + api.status().message());
+    attribute::KubeApiClient client(*api);
+    Result<std::string> csv =
+        attribute::ReadConfigMapKey(client, options.configmap_namespace, options.configmap_name,
+                                    "metrics", std::chrono::seconds(10));
+    if (!csv.ok()) return InvalidArgument(flag + csv.status().message());
+    const std::string source =
+        "configmap " + options.configmap_namespace + "/" + options.configmap_name + " key metrics";
+    Result<std::vector<config::CollectorEntry>> rows = config::ParseCollectorsCsv(*csv, source);
+    if (!rows.ok()) return InvalidArgument(rows.status().message());
+    if (rows->empty()) return InvalidArgument(source + ": no metrics found");
+    return CollectorsSource{source, std::move(rows).value()};
+  }
+  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(options.collectors);
+  if (!rows.ok()) return InvalidArgument(rows.status().message());
+  return CollectorsSource{options.collectors, std::move(rows).value()};
+}
+
+}  // namespace nvmlx::app

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Drop-in start-up: nvml-exporter under the exact env and args of the GPU Operator's DaemonSet,
+the dcgm-exporter Helm chart and the seed's helm install (testdata/compat/deployments.yaml, which
+records the upstream files and commits and the few things this harness changes).
+
+Each case either starts, serves /metrics (with pod labels from the fake kubelet when it runs with
+-k) and logs exactly the expected "ignored" warnings, one per option and no other; or exits 2
+with the expected refusal.
+
+usage: compat_test.py EXPORTER KUBELET_FIXTURE SOURCE_DIR
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import yaml
+
+exporter, fixture, source_dir = sys.argv[1:4]
+spec = yaml.safe_load(open(os.path.join(source_dir, "testdata/compat/deployments.yaml")))
+mounts = {k: os.path.join(source_dir, v) for k, v in spec["mounts"].items()}
+ADDED = {"DCGM_EXPORTER_USE_FAKE_GPUS", "DCGM_POD_RESOURCES_KUBELET_SOCKET"}
+work = tempfile.mkdtemp()
+failures = []
+
+
+def fail(case, msg):
+    failures.append(f"{case}: {msg}")
+    print(f"FAIL: {case}: {msg}", file=sys.stderr)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def mapped(value):
+    for path, local in mounts.items():
+        value = value.replace(path, local)
+    return value
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return r.status, r.read().decode()
+
+
+# The simulated GPUs' UUIDs, for a pod the fake kubelet reports as holding GPU 0.
+page = subprocess.run([exporter, "--fake-gpus", "-f", mounts["/etc/dcgm-exporter/default-counters.csv"],
+                       "--once"], check=True, capture_output=True, text=True, env={}).stdout
+uuid0 = re.search(r'^DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="([^"]+)"', page, re.M).group(1)
+sock = os.path.join(work, "kubelet.sock")
+script = os.path.join(work, "kubelet.json")
+json.dump({"answers": [{"pods": [{"namespace": "compat", "name": "trainer", "containers": [
+    {"name": "main", "devices": [{"resource_name": "nvidia.com/gpu", "device_ids": [uuid0]}]}]}]}]},
+    open(script, "w"))
+kubelet = subprocess.Popen([fixture, "--socket", sock, "--script", script], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+assert "ready" in kubelet.stdout.readline(), "fake kubelet did not start"
+
+checked = 0
+try:
+    for case in spec["cases"]:
+        name = case["name"]
+        env = {}
+        for k, v in case["env"].items():
+            assert k not in ADDED, f"{name}: {k} is what the harness adds"
+            if isinstance(v, dict):
+                assert v == {"fieldRef": "spec.nodeName"}, f"{name}: {k}: only NODE_NAME's fieldRef"
+                v = "compat-node"
+            env[k] = mapped(v)
+        port = free_port()
+        assert env["DCGM_EXPORTER_LISTEN"] == ":9400", f"{name}: the listen address changed upstream"
+        env["DCGM_EXPORTER_LISTEN"] = f"127.0.0.1:{port}"
+        env["DCGM_EXPORTER_USE_FAKE_GPUS"] = "true"
+        kubernetes = env.get("DCGM_EXPORTER_KUBERNETES") == "true"
+        if kubernetes:
+            env["DCGM_POD_RESOURCES_KUBELET_SOCKET"] = sock
+        args = [mapped(a) for a in case["args"]]
+        log_path = os.path.join(work, f"{name}.log")
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen([exporter] + args, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            if "refused" in case:
+                try:
+                    rc = proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    fail(name, "started; want a refusal")
+                    continue
+                err = open(log_path).read()
+                if rc != 2:
+                    fail(name, f"exit {rc}, want 2: {err}")
+                elif case["refused"] not in err:
+                    fail(name, f"refusal must say {case['refused']!r}: {err}")
+                else:
+                    print(f"ok: {name}: refused (exit 2)")
+                    checked += 1
+                continue
+            body, deadline = "", time.time() + 20
+            while time.time() < deadline and proc.poll() is None:
+                try:
+                    status, body = get(f"http://127.0.0.1:{port}/metrics")
+                    # With -k, wait for the first kubelet refresh to label GPU 0.
+                    if status == 200 and "DCGM_FI_DEV_GPU_UTIL{" in body and (
+                            not kubernetes or 'pod="trainer"' in body):
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.2)
+            else:
+                fail(name, f"did not serve /metrics (exit {proc.poll()}): {open(log_path).read()}")
+                continue
+            if 'Hostname="compat-node"' not in body:
+                fail(name, "no Hostname=\"compat-node\" on the series")
+            warned = []
+            for line in open(log_path):
+                if "level=warn" in line and " ignored: " in line:
+                    m = re.search(r" option=(\S+)", line)
+                    warned.append(m.group(1) if m else line.strip())
+            if warned != case["warnings"]:
+                fail(name, f"ignored-option warnings {warned}, want {case['warnings']}")
+                continue
+            print(f"ok: {name}: serves /metrics, warnings {warned}")
+            checked += 1
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=10)
+finally:
+    kubelet.terminate()
+    kubelet.wait()
+
+if failures:
+    sys.exit(1)
+assert checked == len(spec["cases"]) >= 10, f"{checked} of {len(spec['cases'])} cases checked"
+print(f"compat_test: all {checked} deployments pass")
