@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 #include <utility>
 
 #include "app/collectors_source.h"
@@ -45,7 +46,7 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
   std::vector<config::CollectorEntry> kept;
   for (auto& row : rows) {
     const fields::FieldDef* f = row.field;
-    const char* why = nullptr;
+    std::string_view why;
     switch (f->source) {
       case fields::Source::kProfiling:
         // GPM-backed rows are kept; the collector warns per GPU where GPM is unavailable.
@@ -63,16 +64,20 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
         if (f->id != fields::ids::kXidErrors) why = "event-driven fields come in a later release";
         break;
       default:
-        if (row.type != config::MetricType::kLabel && f->read == nullptr && f->nvml_field_id == 0) {
+        // A field DCGM knows and we do not read (NvSwitch, Grace CPU, ConnectX, ...): its reason.
+        if (!f->skip_reason.empty()) {
+          why = f->skip_reason;
+        } else if (row.type != config::MetricType::kLabel && f->read == nullptr &&
+                   f->nvml_field_id == 0) {
           why = "no NVML source for this field";
         }
         break;
     }
-    if (why != nullptr) {
+    if (!why.empty()) {
       log::Warn("skipping collectors row: metric not enabled", {{"file", source},
                                                                 {"line", std::to_string(row.line)},
                                                                 {"field", row.name},
-                                                                {"reason", why}});
+                                                                {"reason", std::string(why)}});
       continue;
     }
     kept.push_back(std::move(row));

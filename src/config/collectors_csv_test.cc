@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "fields/dcgm_known.h"
+
 namespace nvmlx::config {
 namespace {
 
@@ -102,9 +104,6 @@ TEST_P(ShippedFileTest, CommentedOutRowsParseWhenUncommented) {
   std::string line, uncommented;
   int commented_rows = 0;
   while (std::getline(in, line)) {
-    // dcgm-exporter ships this per-link row commented out too, but the catalog has no per-link
-    // NVLink fields yet (id 440); drop this exception once it does.
-    if (line.rfind("# DCGM_FI_DEV_NVLINK_BANDWIDTH_L0,", 0) == 0) continue;
     if (line.rfind("# DCGM_", 0) == 0) {
       uncommented += line.substr(2) + "\n";
       ++commented_rows;
@@ -123,6 +122,58 @@ TEST_P(ShippedFileTest, CommentedOutRowsParseWhenUncommented) {
 
 INSTANTIATE_TEST_SUITE_P(Etc, ShippedFileTest,
                          ::testing::Values("default-counters.csv", "dcp-metrics-included.csv"));
+
+// etc/1.x-compatibility-metrics.csv: upstream's rows (4.5.3-4.8.2), the 1.x lower-case aliases.
+TEST(ShippedFiles, OneXCompatibilityFileLoadsWithItsTwoExpectedDuplicates) {
+  const std::string path = std::string(NVMLX_SOURCE_DIR) + "/etc/1.x-compatibility-metrics.csv";
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(ReadFile(path), path, &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  // Upstream lists the two PCIe DCP rows in its PCIe section and again under DCP.
+  EXPECT_THAT(warnings, ElementsAre(HasSubstr("duplicate field \"dcgm_fi_prof_pcie_tx_bytes\""),
+                                    HasSubstr("duplicate field \"dcgm_fi_prof_pcie_rx_bytes\"")));
+  const std::vector<std::string> want = {"dcgm_sm_clock",
+                                         "dcgm_memory_clock",
+                                         "dcgm_memory_temp",
+                                         "dcgm_gpu_temp",
+                                         "dcgm_power_usage",
+                                         "dcgm_total_energy_consumption",
+                                         "dcgm_fi_prof_pcie_tx_bytes",
+                                         "dcgm_fi_prof_pcie_rx_bytes",
+                                         "dcgm_pcie_replay_counter",
+                                         "dcgm_gpu_utilization",
+                                         "dcgm_mem_copy_utilization",
+                                         "dcgm_enc_utilization",
+                                         "dcgm_dec_utilization",
+                                         "dcgm_xid_errors",
+                                         "dcgm_fb_free",
+                                         "dcgm_fb_used",
+                                         "dcgm_nvlink_bandwidth_total",
+                                         "dcgm_fi_prof_gr_engine_active",
+                                         "dcgm_fi_prof_pipe_tensor_active",
+                                         "dcgm_fi_prof_dram_active"};
+  EXPECT_EQ(Names(*rows), want);
+  for (const auto& r : *rows) {
+    EXPECT_TRUE(r.field->skip_reason.empty()) << r.name;
+    EXPECT_FALSE(r.help.empty()) << r.name;
+  }
+  // Every commented-out row loads once uncommented.
+  std::istringstream in(ReadFile(path));
+  std::string line, uncommented;
+  int commented_rows = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("# dcgm_", 0) == 0) {
+      uncommented += line.substr(2) + "\n";
+      ++commented_rows;
+    } else {
+      uncommented += line + "\n";
+    }
+  }
+  EXPECT_EQ(commented_rows, 19);
+  auto all = ParseCollectorsCsv(uncommented, path, &warnings);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->size(), want.size() + commented_rows);
+}
 
 TEST(ShippedFiles, OnlyDefaultCountersHasTheExporterBlock) {
   const std::string etc = std::string(NVMLX_SOURCE_DIR) + "/etc/";
@@ -254,6 +305,48 @@ TEST(CollectorsCsv, UnknownFieldWithoutSuggestion) {
   EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
               StartsWith("x.csv:2: unknown field \"QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\""));
+}
+
+// dcgm-exporter loads a file naming any field go-dcgm knows (it warns "metric not enabled" for
+// those DCGM cannot watch); so must we. One row per DCGM name, all in one file.
+TEST(CollectorsCsv, EveryDcgmFieldNameLoads) {
+  std::string csv;
+  for (const fields::DcgmFieldName& n : fields::AllDcgmNames()) {
+    csv += std::string(n.name) + ", gauge, help\n";
+  }
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(csv, "all.csv", &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), fields::AllDcgmNames().size());
+  EXPECT_THAT(warnings, IsEmpty());
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const CollectorEntry& e = (*rows)[i];
+    EXPECT_EQ(e.name, fields::AllDcgmNames()[i].name);
+    EXPECT_EQ(e.field->id, fields::AllDcgmNames()[i].id) << e.name;
+    EXPECT_EQ(e.line, static_cast<int>(i) + 1);
+  }
+}
+
+TEST(CollectorsCsv, KnownButUnreadFieldCarriesItsReason) {
+  auto rows = ParseCollectorsCsv(
+      "DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURRENT, gauge, t\n"
+      "DCGM_FI_DEV_CPU_UTIL_TOTAL, gauge, u\n"
+      "DCGM_FI_DEV_NVLINK_BANDWIDTH_L0, counter, b\n",
+      "x.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_THAT(std::string((*rows)[0].field->skip_reason), HasSubstr("NvSwitch"));
+  EXPECT_THAT(std::string((*rows)[1].field->skip_reason), HasSubstr("Grace"));
+  EXPECT_TRUE((*rows)[2].field->skip_reason.empty());  // read through NVML
+  EXPECT_EQ((*rows)[2].field->id, 440);
+}
+
+TEST(CollectorsCsv, UnknownDcgmLikeNameSuggestsTheNearestDcgmName) {
+  auto rows = ParseCollectorsCsv("DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURENT, gauge, x\n", "x.csv");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().message(),
+            "x.csv:1: unknown field \"DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURENT\" (did you mean "
+            "DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURRENT?)");
 }
 
 TEST(CollectorsCsv, TrailingCommaIsAFourthColumn) {

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <vector>
 
+#include "fields/catalog_nvlink.h"
 #include "fields/conversions.h"
+#include "fields/dcgm_known.h"
 #include "fields/field_ids.h"
 
 namespace nvmlx::fields {
@@ -75,6 +77,7 @@ constexpr FieldDef Rate(FieldDef f) {
   f.rate_partner_field_id = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
   f.nvml_scope_id = NVMLX_SCOPE_ALL_LINKS;
   f.convert = in::ConvertInteger;
+  f.rate = true;
   f.rate_divisor = 1000.0;
   return f;
 }
@@ -94,7 +97,7 @@ constexpr FieldDef Gpm(FieldDef f, unsigned gpm_metric_id, double scale) {
 // ~21 ms, violation counters ~0.7 ms, PCIe replay ~0.15 ms; docs/nvml.md §9). The
 // clock-event-reason ns counters 1422-1424 are not measured; they are assumed to cost what the
 // perf-policy counters (FI 74-81) cost, which is where NVML keeps them.
-constexpr FieldDef kFields[] = {
+constexpr FieldDef kListed[] = {
     Sys(F(1, "DCGM_FI_DRIVER_VERSION", "DCGM_FI_SYSTEM_DRIVER_VERSION", kS, "",
           "Version of the NVIDIA driver."),
         in::ReadDriverVersion),
@@ -614,6 +617,21 @@ constexpr FieldDef kFields[] = {
        Source::kExporter),
 };
 
+// The table: kListed merged with the per-link NVLink rows of catalog_nvlink.h, ascending id.
+constexpr auto kNvlinkRows = in::NvlinkRateFields();
+constexpr size_t kFieldCount = std::size(kListed) + kNvlinkRows.size();
+constexpr std::array<FieldDef, kFieldCount> MergeFields() {
+  std::array<FieldDef, kFieldCount> out{};
+  size_t a = 0, b = 0, n = 0;
+  while (a < std::size(kListed) || b < kNvlinkRows.size()) {
+    const bool take_a =
+        b == kNvlinkRows.size() || (a < std::size(kListed) && kListed[a].id < kNvlinkRows[b].id);
+    out[n++] = take_a ? kListed[a++] : kNvlinkRows[b++];
+  }
+  return out;
+}
+constexpr std::array<FieldDef, kFieldCount> kFields = MergeFields();
+
 constexpr bool AscendingUniqueIds() {
   for (size_t i = 1; i < std::size(kFields); ++i) {
     if (kFields[i - 1].id >= kFields[i].id) return false;
@@ -695,9 +713,11 @@ std::span<const FieldDef> AllFields() { return kFields; }
 std::span<const FieldAlias> AllAliases() { return kAliases; }
 
 const FieldDef* FindById(int id) {
-  const auto* it = std::lower_bound(std::begin(kFields), std::end(kFields), id,
-                                    [](const FieldDef& f, int v) { return f.id < v; });
-  return (it != std::end(kFields) && it->id == id) ? it : nullptr;
+  const FieldDef* first = kFields.data();
+  const FieldDef* last = first + kFields.size();
+  const FieldDef* it =
+      std::lower_bound(first, last, id, [](const FieldDef& f, int v) { return f.id < v; });
+  return (it != last && it->id == id) ? it : nullptr;
 }
 
 const FieldDef* FindByName(std::string_view name) {
@@ -707,6 +727,11 @@ const FieldDef* FindByName(std::string_view name) {
   }
   for (const FieldAlias& a : kAliases) {
     if (a.name == name) return FindById(a.id);
+  }
+  // Any other spelling DCGM accepts: the field we read under that id, else the skipped entry.
+  if (const DcgmFieldName* d = FindDcgmName(name); d != nullptr) {
+    if (const FieldDef* f = FindById(d->id); f != nullptr) return f;
+    return KnownDcgmField(d->id);
   }
   return nullptr;
 }
@@ -734,6 +759,7 @@ std::string SuggestName(std::string_view name) {
     consider(f.new_name);
   }
   for (const FieldAlias& a : kAliases) consider(a.name);
+  for (const DcgmFieldName& d : AllDcgmNames()) consider(d.name);
   return std::string(best);
 }
 

@@ -64,17 +64,22 @@ struct FieldDef {
   unsigned nvml_scope_id = 0;   // scopeId for that call (NVMLX_SCOPE_ALL_LINKS for link sums)
   ConvertFn convert = nullptr;  // with nvml_field_id
   ReadFn read = nullptr;        // dedicated call (when nvml_field_id == 0); null: not read here
-  // Rate fields (DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL): > 0 makes the field a rate. The reader
-  // batches nvml_field_id and this partner id (same scope), sums both raw counters (`convert`
-  // extracts each), and reports (sum - previous sum) / seconds / rate_divisor, truncated, from
-  // the second Read() of one DeviceReader on (the first only records the baseline).
+  // Rate fields (`rate`: the NVLink bandwidth fields, total and per link). The reader batches
+  // nvml_field_id and, when > 0, rate_partner_field_id (same scope), sums the raw counters
+  // (`convert` extracts each), and reports (sum - previous sum) / seconds / rate_divisor,
+  // truncated, from the second Read() of one DeviceReader on (the first records the baseline).
   unsigned rate_partner_field_id = 0;
   double rate_divisor = 1.0;
+  bool rate = false;
   // Profiling fields (Source::kProfiling) that NVML GPM computes: > 0 is the nvmlGpmMetricId_t,
   // and the GPM value times gpm_scale is the DCGM value (percent * 0.01 -> ratio, MiB/s *
   // 1048576 -> B/s, 1 for raw counts; docs/nvml.md §3). 0: no GPM source, not collected.
   unsigned gpm_metric_id = 0;
   double gpm_scale = 1.0;
+  // Non-empty: a field DCGM knows that nvml-exporter does not read, and why (NvSwitch, Grace CPU,
+  // ConnectX, ...). A collectors row naming it gets one "metric not enabled" warning with this
+  // reason and is dropped; the daemon goes on. Set only on the rows of KnownDcgmFields().
+  std::string_view skip_reason;
 };
 
 // A further name that resolves to a field: 1.x lower-case names, deprecated DCGM_FI_* spellings.
@@ -92,9 +97,12 @@ Result<model::Value> FromGpm(const FieldDef& f, double gpm_value);
 std::span<const FieldDef> AllFields();
 const FieldDef* FindById(int id);
 // Canonical names, DCGM 4.6 names and legacy aliases (1.x lower-case names such as
-// "dcgm_sm_clock", deprecated DCGM_FI_* spellings). Exact, case-sensitive match.
+// "dcgm_sm_clock", deprecated DCGM_FI_* spellings). Exact, case-sensitive match. Then every other
+// name DCGM knows (fields/dcgm_known.h): the catalog entry of its id when we read that id, else
+// the id's known-but-skipped entry (skip_reason set). nullptr only for names DCGM does not know.
 const FieldDef* FindByName(std::string_view name);
-// The known name closest to `name` (edit distance, case-insensitive), for "did you mean".
+// The known name closest to `name` (edit distance, case-insensitive), over our names and every
+// DCGM name, for "did you mean".
 // Empty when nothing is reasonably close.
 std::string SuggestName(std::string_view name);
 // The legacy aliases FindByName accepts besides canonical and new names (for listings, tests).

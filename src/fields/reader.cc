@@ -95,13 +95,14 @@ void DeviceReader::Read(std::vector<model::Sample>* samples,
     Result<model::Value> value = Internal("unreachable");
     if (slot_[i] < 0) {
       value = lost.ok() ? f->read(ctx) : Result<model::Value>(lost);
-    } else if (partner_slot_[i] < 0) {
+    } else if (!f->rate) {
       Result<nvmlFieldValue_t> fv = element(slot_[i]);
       value = fv.ok() ? f->convert(*fv) : Result<model::Value>(fv.status());
     } else {
-      // A rate from two raw counters: sum now, compare with the previous Read's sum.
+      // A rate from one raw counter or the sum of two: compare with the previous Read's value.
+      const bool pair = partner_slot_[i] >= 0;
       Result<nvmlFieldValue_t> a = element(slot_[i]);
-      Result<nvmlFieldValue_t> b = element(partner_slot_[i]);
+      Result<nvmlFieldValue_t> b = pair ? element(partner_slot_[i]) : a;
       Result<model::Value> va = a.ok() ? f->convert(*a) : Result<model::Value>(a.status());
       Result<model::Value> vb = b.ok() ? f->convert(*b) : Result<model::Value>(b.status());
       RateState& st = rate_state_[i];
@@ -111,7 +112,7 @@ void DeviceReader::Read(std::vector<model::Sample>* samples,
         continue;
       }
       const uint64_t sum = static_cast<uint64_t>(std::get<int64_t>(*va)) +
-                           static_cast<uint64_t>(std::get<int64_t>(*vb));
+                           (pair ? static_cast<uint64_t>(std::get<int64_t>(*vb)) : uint64_t{0});
       // Prefer the driver's own sample time (µs since epoch), which belongs to the counter;
       // fall back to the steady clock when the driver leaves it 0.
       const bool driver_time = a->timestamp > 0 && b->timestamp > 0;

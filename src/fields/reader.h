@@ -3,8 +3,8 @@
 //
 // A DeviceReader is built once per (device, field set) and is immutable afterwards; Read() may be
 // called from one thread at a time per instance. Read() is const and keeps no state between calls
-// except the previous raw sample of rate fields (FieldDef::rate_partner_field_id, i.e.
-// NVLINK_BANDWIDTH_TOTAL), which lives in a mutable member covered by that one-thread rule;
+// except the previous raw sample of rate fields (FieldDef::rate: the NVLink bandwidth fields,
+// total and per link), which lives in a mutable member covered by that one-thread rule;
 // distinct instances are fully independent.
 #ifndef NVML_EXPORTER_FIELDS_READER_H_
 #define NVML_EXPORTER_FIELDS_READER_H_

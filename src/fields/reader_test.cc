@@ -8,6 +8,9 @@
 #include <map>
 #include <memory>
 
+#include "fields/catalog_nvlink.h"
+#include "tools/simgpu/sim_control.h"
+
 namespace nvmlx::fields {
 namespace {
 
@@ -185,6 +188,40 @@ TEST_F(ReaderTest, NvlinkBandwidthNeedsTwoSamples) {
   Outcome second = ReadAll(reader);
   EXPECT_TRUE(second.errors.empty());
   for (auto& [id, v] : second.values) EXPECT_EQ(std::get<int64_t>(v), 0) << id;
+}
+
+// Every per-link NVLink rate field, and the totals, from the scenario's counters: the second Read
+// after ten simulated seconds gives DCGM's (delta KiB) / seconds / 1000.
+TEST_F(ReaderTest, PerLinkNvlinkRates) {
+  std::vector<const FieldDef*> fields;
+  for (unsigned k = 0; k < internal::kNvlinkLinks; ++k) {
+    for (int id :
+         {internal::NvlinkBandwidthId(k), internal::NvlinkTxId(k), internal::NvlinkRxId(k)}) {
+      fields.push_back(FindById(id));
+      ASSERT_NE(fields.back(), nullptr) << id;
+    }
+  }
+  for (int id : {449, internal::kNvlinkTxTotalId, internal::kNvlinkRxTotalId}) {
+    fields.push_back(FindById(id));
+  }
+  DeviceReader reader(*lib_, Dev(0), fields);
+  ASSERT_EQ(reader.fields().size(), fields.size());
+  Outcome first = ReadAll(reader);
+  EXPECT_TRUE(first.values.empty());
+  EXPECT_TRUE(first.errors.empty()) << first.errors.begin()->second.ToString();
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 110), "");
+  Outcome second = ReadAll(reader);
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 100), "");  // as the other tests expect
+  EXPECT_TRUE(second.errors.empty()) << second.errors.begin()->second.ToString();
+  ASSERT_EQ(second.values.size(), fields.size());
+  for (unsigned k = 0; k < internal::kNvlinkLinks; ++k) {
+    EXPECT_EQ(I(second, internal::NvlinkBandwidthId(k)), 300) << "link " << k;
+    EXPECT_EQ(I(second, internal::NvlinkTxId(k)), 100) << "link " << k;
+    EXPECT_EQ(I(second, internal::NvlinkRxId(k)), 200) << "link " << k;
+  }
+  EXPECT_EQ(I(second, 449), 5400);
+  EXPECT_EQ(I(second, internal::kNvlinkTxTotalId), 1800);
+  EXPECT_EQ(I(second, internal::kNvlinkRxTotalId), 3600);
 }
 
 TEST_F(ReaderTest, LostGpuStopsFurtherCalls) {

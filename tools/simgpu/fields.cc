@@ -15,6 +15,14 @@ constexpr unsigned kFiPowerAverage = 185;
 constexpr unsigned kFiPowerCurrentLimit = 190;
 constexpr unsigned kFiEnergy = 191;
 
+// NVLink links of an H200 (nvmlDeviceGetFieldValues NVML_FI_DEV_NVLINK_LINK_COUNT answers 18).
+constexpr unsigned kNvlinkLinks = 18;
+
+// floor(total * k / kNvlinkLinks) without overflow: the first k links' share of `total`.
+unsigned long long PartOf(unsigned long long total, unsigned k) {
+  return (total / kNvlinkLinks) * k + (total % kNvlinkLinks) * k / kNvlinkLinks;
+}
+
 void SetUint(nvmlFieldValue_t* v, unsigned x) {
   v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
   v->value.ullVal = 0;  // clear the upper bytes of the union
@@ -132,13 +140,21 @@ void FillFieldValue(const Ctx& c, nvmlFieldValue_t* v) {
     return;
   }
   if (fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX || fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX) {
-    // Only the all-links sum is simulated; per-link scopes are not.
-    if (v->scopeId != NVMLX_SCOPE_ALL_LINKS) {
-      v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    const unsigned long long total =
+        c.U64(fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? ValueKey::kNvlinkTxKib
+                                                          : ValueKey::kNvlinkRxKib);
+    if (v->scopeId == NVMLX_SCOPE_ALL_LINKS) {
+      SetUll(v, total);
       return;
     }
-    SetUll(v, c.U64(fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? ValueKey::kNvlinkTxKib
-                                                                : ValueKey::kNvlinkRxKib));
+    // scopeId = one link of the H200's 18: the scenario's all-links counter split evenly, the
+    // remainder spread so that the links add up to the total exactly (and each stays monotonic).
+    if (v->scopeId >= kNvlinkLinks) {
+      v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+      return;
+    }
+    const unsigned k = v->scopeId;
+    SetUll(v, PartOf(total, k + 1) - PartOf(total, k));
     return;
   }
   if (std::optional<unsigned> u = UintField(c, fi)) {
