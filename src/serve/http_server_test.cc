@@ -532,7 +532,7 @@ TEST(HttpServerListenTest, AdoptsAListeningSocket) {
   // The address is not used: the socket is.
   HttpServer s(
       {.address = "203.0.113.1:1", .listen_fd = fd}, [] { return MakePage(kBody); },
-      [] {
+      [](Probe) {
         return Health{true, "OK"};
       });
   Status st = s.Start();
