@@ -36,7 +36,7 @@ constexpr FlagSpec kKubernetes[] = {
    "CA bundle for the API server (default: the service account's ca.crt)."},
 
   {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", Kind::kBool,
-   "false", true, "", "Copy pod labels (sanitised names) onto the per-pod series."},
+   "false", true, "", "Copy pod labels (sanitised names) onto per-pod and device series."},
   {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
    "false", true, "", "Add the pod_uid label to the per-pod series."},
   {"kubernetes-pod-label-allowlist-regex", "",
