@@ -15,6 +15,7 @@ AttributionSources::AttributionSources(const config::Options& o)
       period_(std::max<std::chrono::milliseconds>(std::chrono::milliseconds(o.collect_interval_ms),
                                                   std::chrono::seconds(1))),
       enabled_(o.kubernetes || !o.hpc_job_mapping_dir.empty() || o.kubernetes_process_metrics),
+      per_process_(PerProcessWanted(o)),
       errors_(std::make_shared<model::SourceErrors>()) {}
 
 Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
@@ -22,9 +23,9 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
   std::unique_ptr<AttributionSources> s(new AttributionSources(o));
   // Pod labels on the device series are not rendered yet: only pod_uid needs the watcher there.
   const bool device_metadata = o.kubernetes && o.kubernetes_enable_pod_uid;
-  if (!o.kubernetes_process_metrics && !device_metadata) return s;
+  if (!s->per_process_ && !device_metadata) return s;
   s->pod_sources_ = true;
-  if (o.kubernetes_process_metrics) {
+  if (s->per_process_) {
     s->errors_->Register("cgroup");
     s->processes_ = std::make_unique<attribute::ProcessAttributor>(
         attribute::ProcessAttributorOptions{o.host_proc_root, s->errors_.get()});
@@ -33,9 +34,12 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
       o.kubernetes_api_server, o.kubernetes_token_file, o.kubernetes_ca_file, getenv);
   if (!api.ok()) {
     if (api.status().code() != StatusCode::kNotFound) return api.status();
+    // dcgm-exporter goes on the same way: its pod uids come from its API server informer.
     log::Warn(
-        "no Kubernetes API server: no pod_uid on device series; per-pod series carry pod_uid "
-        "only",
+        s->per_process_
+            ? "no Kubernetes API server: processes cannot be joined to the kubelet's pod names; "
+              "per-pod shares carry pod_uid only, kubelet pods on a shared GPU read 0"
+            : "no Kubernetes API server: no pod_uid on device series",
         {{"err", api.status().message()}});
     return s;
   }
@@ -48,6 +52,11 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
   w.errors = s->errors_.get();
   s->pods_ = std::make_unique<attribute::PodWatcher>(std::move(w));
   return s;
+}
+
+bool AttributionSources::PerProcessWanted(const config::Options& o) {
+  // dcgm-exporter's --kubernetes-virtual-gpus acts only with -k (its pod mapper is off without).
+  return o.kubernetes_process_metrics || (o.kubernetes && o.kubernetes_virtual_gpus);
 }
 
 AttributionSources::~AttributionSources() { Stop(); }
@@ -126,10 +135,11 @@ render::PodFamiliesOptions AttributionSources::PodRenderOptions() const {
   const config::Options& o = options_;
   r.enabled = processes_ != nullptr;
   // dcgm-exporter 4.8 emits per-pod GPU_UTIL / FB_USED for shared GPUs under
-  // --kubernetes-virtual-gpus; with per-process data each pod gets its own share there (see
-  // pod_families.h). Without the flag the device series keep their kubelet pod labels and our
-  // own nvml_exporter_pod_gpu_* families carry the shares.
+  // --kubernetes-virtual-gpus, each pod with its own share (see pod_families.h); that flag alone
+  // turns the per-process sources on. Without it the device series keep their kubelet pod
+  // labels. Our own nvml_exporter_pod_gpu_* families come only with our flag.
   r.dcgm_per_pod_series = o.kubernetes_virtual_gpus;
+  r.families = o.kubernetes_process_metrics;
   r.pod_uid_label = o.kubernetes_enable_pod_uid;
   r.use_old_namespace = o.use_old_namespace;
   return r;

@@ -1,8 +1,9 @@
 // AttributionSources: the one owner of every attribution source the flags enable, and of the
 // error counters they share (nvml_exporter_attribution_errors_total):
-//  - the ProcessAttributor (--kubernetes-process-metrics): GPU processes -> pod uid and container
+//  - the ProcessAttributor (--kubernetes-process-metrics, or -k with --kubernetes-virtual-gpus
+//    as dcgm-exporter 4.8 reads per-process data there): GPU processes -> pod uid and container
 //    through <host-proc-root>/<pid>/cgroup;
-//  - the PodWatcher (API server pod metadata): with --kubernetes-process-metrics, or with -k and
+//  - the PodWatcher (API server pod metadata): with the ProcessAttributor, or with -k and
 //    --kubernetes-enable-pod-uid (pod uids for the kubelet-attributed device series);
 //  - the PodResourcesRefresher (-k): which pods hold which device, from the kubelet;
 //  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device.
@@ -60,8 +61,8 @@ class AttributionSources {
   // Whether any source is enabled (else Latest() is always empty and the collector need not
   // ask).
   bool enabled() const { return enabled_; }
-  // Whether the per-process sources run (--kubernetes-process-metrics): the collector must then
-  // read each GPU's processes.
+  // Whether the per-process sources run (--kubernetes-process-metrics, or -k with
+  // --kubernetes-virtual-gpus): the collector must then read each GPU's processes.
   bool process_metrics() const { return processes_ != nullptr; }
 
   // Step 2: builds the kubelet (-k) and HPC (--hpc-job-mapping-dir) refreshers for `identities`
@@ -93,6 +94,8 @@ class AttributionSources {
 
  private:
   explicit AttributionSources(const config::Options& options);
+  // Whether `options` need per-process data and its cgroup attribution.
+  static bool PerProcessWanted(const config::Options& options);
 
   // The refreshers AttachDevices() set (null before, or when off), read under the lock.
   struct Attached {
@@ -104,9 +107,10 @@ class AttributionSources {
   const config::Options options_;
   const std::chrono::milliseconds period_;  // the kubelet's and HPC refreshers'
   const bool enabled_;
+  const bool per_process_;  // PerProcessWanted(options_)
   const std::shared_ptr<model::SourceErrors> errors_;
   // Set by Create(), never changed after.
-  bool pod_sources_ = false;  // --kubernetes-process-metrics, or -k --kubernetes-enable-pod-uid
+  bool pod_sources_ = false;  // per_process_, or -k --kubernetes-enable-pod-uid
   std::unique_ptr<attribute::ProcessAttributor> processes_;  // null: metadata only, or off
   std::unique_ptr<attribute::PodWatcher> pods_;              // null without an API server
 

@@ -19,7 +19,8 @@ constexpr FlagSpec kKubernetes[] = {
   {"nvidia-resource-names", "", "NVIDIA_RESOURCE_NAMES", Kind::kList, "", true, "NAME,...",
    "Extended resource names to attribute besides nvidia.com/gpu and nvidia.com/mig-*."},
   {"kubernetes-virtual-gpus", "", "KUBERNETES_VIRTUAL_GPUS", Kind::kBool, "false", true, "",
-   "Shared GPUs (time-slicing, MPS): one series per sharing pod, with a vgpu label."},
+   "Shared GPUs (time-slicing, MPS): one series per sharing pod, with a vgpu label; with -k, "
+   "GPU_UTIL and FB_USED also per pod from NVML per-process data and /proc/<pid>/cgroup."},
   {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", Kind::kString, "", true, "DIR",
    "Directory of files named <gpu> or <gpu>.<gi> listing job ids: adds hpc_job labels."},
   // Process and pod attribution.

@@ -201,7 +201,7 @@ uint64_t DcgmPerPodValue(int field_id, const PodUsage& pod) {
 
 void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamiliesOptions& options,
                     SeriesModel* model) {
-  if (!options.enabled) return;
+  if (!options.enabled || !options.families) return;
   // Our families' device labels, as nvml_exporter_gpu_up has them: gpu and UUID (uuid with -o).
   // dcgm-exporter's camelCase modelName stays on the DCGM families only, so ours are lint-clean.
   std::vector<uint32_t> gpu_sets;               // per device

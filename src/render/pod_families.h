@@ -12,7 +12,8 @@
 //    processes of NVML's per-process SM % (GPU_UTIL) or of each process's memory in whole MiB
 //    (FB_USED). Pods the kubelet assigns to the GPU with no process on it get 0. The device-level
 //    series stays as it is. dcgm-exporter adds no pod labels to these.
-//  - Our own families, after the DCGM ones: per pod container on the GPU
+//  - Our own families (only with options.families), after the DCGM ones: per pod container on the
+//  GPU
 //    nvml_exporter_pod_gpu_sm_utilization_ratio, nvml_exporter_pod_gpu_memory_used_bytes and
 //    nvml_exporter_pod_gpu_processes (labels: gpu and UUID as on nvml_exporter_gpu_up, then
 //    namespace, pod, container,
@@ -41,10 +42,16 @@
 namespace nvmlx::render {
 
 struct PodFamiliesOptions {
-  // Per-process data is collected (the process attribution flag): render the pod series.
+  // Per-process data is collected and attributed (--kubernetes-process-metrics, or -k with
+  // --kubernetes-virtual-gpus): the per-device usage is aggregated.
   bool enabled = false;
-  // Add the per-pod series to DCGM_FI_DEV_GPU_UTIL / DCGM_FI_DEV_FB_USED (dcgm-exporter's shape).
+  // Add the per-pod series to DCGM_FI_DEV_GPU_UTIL / DCGM_FI_DEV_FB_USED (dcgm-exporter's shape,
+  // --kubernetes-virtual-gpus). Needs `enabled`.
   bool dcgm_per_pod_series = false;
+  // Render our own nvml_exporter_pod_* / nvml_exporter_gpu_*process* families
+  // (--kubernetes-process-metrics only: --kubernetes-virtual-gpus alone gives exactly
+  // dcgm-exporter's series). Needs `enabled`.
+  bool families = false;
   bool pod_uid_label = false;      // --kubernetes-enable-pod-uid (our families)
   bool use_old_namespace = false;  // -o: pod_name, pod_namespace, container_name
 };
@@ -93,7 +100,8 @@ struct PodFamilyDevice {
   const DeviceUsage* usage = nullptr;
 };
 
-// Appends our per-pod and per-GPU families (options.enabled only), with their label sets.
+// Appends our per-pod and per-GPU families (options.enabled and options.families only), with
+// their label sets.
 void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamiliesOptions& options,
                     SeriesModel* model);
 

@@ -81,6 +81,7 @@ class PodFamiliesTest : public ::testing::Test {
     opts_.hostname = "node1";
     opts_.pods.enabled = true;
     opts_.pods.dcgm_per_pod_series = true;
+    opts_.pods.families = true;
   }
 
   std::string Render() {
@@ -195,6 +196,36 @@ TEST_F(PodFamiliesTest, KubeletPodsWithoutProcessesReadZeroAndCarryVgpu) {
   EXPECT_THAT(page, HasSubstr(std::string("DCGM_FI_DEV_GPU_UTIL") + kDev0 +
                               ",container=\"worker\",namespace=\"ml\",pod=\"idle-c\",pod_uid=\"\","
                               "vgpu=\"3\"} 0\n"));
+}
+
+// --kubernetes-virtual-gpus without --kubernetes-process-metrics: exactly dcgm-exporter 4.8's
+// GPU_UTIL family (the unlabelled device series, then one per pod container with its share and
+// pod_uid; sorted by namespace, pod, container), and none of our per-pod or per-GPU families.
+TEST_F(PodFamiliesTest, VirtualGpusAloneGivesDcgmSeriesOnly) {
+  opts_.pods.families = false;
+  auto devs = std::make_shared<model::DeviceAttribution>();
+  devs->pods_by_device["GPU-0"] = {{"ml", "trainer-a", "main", "1"},
+                                   {"research", "notebook-b", "notebook", "2"}};
+  snap_.attribution.devices = devs;
+  const std::string page = Render();
+  const std::string dev0 = std::string("DCGM_FI_DEV_GPU_UTIL") + kDev0;
+  const std::string dev1 =
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-1\",pci_bus_id=\"00000000:01:00.0\","
+      "device=\"nvidia1\",modelName=\"NVIDIA H200\",Hostname=\"node1\"} 90\n";
+  EXPECT_THAT(page, HasSubstr("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + dev0 + "} 90\n" + dev0 +
+                              ",container=\"\",namespace=\"\",pod=\"\",pod_uid=\"" + kUidUnknown +
+                              "\"} 2\n" + dev0 +
+                              ",container=\"main\",namespace=\"ml\",pod=\"trainer-a\",pod_uid=\"" +
+                              kUidA + "\",vgpu=\"1\"} 40\n" + dev0 +
+                              ",container=\"sidecar\",namespace=\"ml\",pod=\"trainer-a\","
+                              "pod_uid=\"" +
+                              kUidA + "\"} 15\n" + dev0 +
+                              ",container=\"notebook\",namespace=\"research\",pod=\"notebook-b\","
+                              "pod_uid=\"" +
+                              kUidB + "\",vgpu=\"2\"} 30\n" + dev1));
+  EXPECT_THAT(page, Not(HasSubstr("nvml_exporter_pod_")));
+  EXPECT_THAT(page, Not(HasSubstr("nvml_exporter_gpu_process")));
+  EXPECT_THAT(page, Not(HasSubstr("nvml_exporter_gpu_unattributed_processes")));
 }
 
 TEST_F(PodFamiliesTest, DisabledRendersNothingButErrors) {

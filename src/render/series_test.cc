@@ -192,6 +192,7 @@ TEST(BuildSeriesTest, PerPodSeriesArePrometheusOnly) {
   f.Add(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge);
   f.options.pods.enabled = true;
   f.options.pods.dcgm_per_pod_series = true;
+  f.options.pods.families = true;
   DeviceIdentity id;
   id.uuid = "GPU-0";
   f.ids->push_back(id);
@@ -252,6 +253,17 @@ TEST(BuildSeriesTest, PerPodSeriesArePrometheusOnly) {
     }
   }
   EXPECT_TRUE(pod_family);
+
+  // --kubernetes-virtual-gpus without our flag: the same DCGM points, none of our pod families.
+  f.options.pods.families = false;
+  SeriesModel alone;
+  BuildSeries(f.snapshot, f.options, &alone);
+  ASSERT_FALSE(alone.families.empty());
+  EXPECT_EQ(alone.families[0].points.size(), model.families[0].points.size());
+  for (const SeriesFamily& fam : alone.families) {
+    EXPECT_EQ(fam.name.find("nvml_exporter_pod_"), std::string_view::npos) << fam.name;
+    EXPECT_NE(fam.name, "nvml_exporter_gpu_processes");
+  }
 }
 
 TEST(SeriesModelTest, InternedTextStaysValidAsTheArenaGrows) {

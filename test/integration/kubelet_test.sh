@@ -123,12 +123,20 @@ port=$(free_port)
 start_exporter "$port" -c 1000 -f "$SOURCE_DIR/etc/default-counters.csv" -k -o \
   --kubernetes-virtual-gpus --pod-resources-kubelet-socket "$sock"
 scrape >"$WORK/virtual.txt"
-grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1",.*,container_name="srv",pod_name="a-infer",pod_namespace="team-b",vgpu="0"} ' "$WORK/virtual.txt" ||
+grep -q '^DCGM_FI_DEV_GPU_TEMP{gpu="1",.*,container_name="srv",pod_name="a-infer",pod_namespace="team-b",vgpu="0"} ' "$WORK/virtual.txt" ||
   fail "vgpu 0 series missing"
-grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1",.*,container_name="srv",pod_name="z-infer",pod_namespace="team-b",vgpu="1"} ' "$WORK/virtual.txt" ||
+grep -q '^DCGM_FI_DEV_GPU_TEMP{gpu="1",.*,container_name="srv",pod_name="z-infer",pod_namespace="team-b",vgpu="1"} ' "$WORK/virtual.txt" ||
   fail "vgpu 1 series missing"
-grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*,container_name="main",pod_name="trainer",pod_namespace="team-a"} ' "$WORK/virtual.txt" ||
+grep -q '^DCGM_FI_DEV_GPU_TEMP{gpu="0",.*,container_name="main",pod_name="trainer",pod_namespace="team-a"} ' "$WORK/virtual.txt" ||
   fail "exclusive GPU 0 with old names"
+# GPU_UTIL is per process there (dcgm-exporter 4.8): the unlabelled device series, and per pod its
+# share with pod_uid; without an API server the kubelet's pods cannot be joined to processes
+# (no uid), so they read 0 with an empty pod_uid, as upstream.
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1",[^}]*,DCGM_FI_DRIVER_VERSION="[^"]*"} ' "$WORK/virtual.txt" ||
+  fail "GPU_UTIL device series missing"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1",.*,container_name="srv",pod_name="a-infer",pod_namespace="team-b",pod_uid="",vgpu="0"} 0$' "$WORK/virtual.txt" ||
+  fail "GPU_UTIL per-pod series missing: $(grep '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/virtual.txt")"
+grep -q '^nvml_exporter_pod_' "$WORK/virtual.txt" && fail "our pod families without our flag"
 set +e
 promtool check metrics <"$WORK/virtual.txt" >"$WORK/lint.txt" 2>&1; rc=$?
 set -e
