@@ -21,8 +21,9 @@ AttributionSources::AttributionSources(const config::Options& o)
 Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
     const config::Options& o, const attribute::EnvLookup& getenv) {
   std::unique_ptr<AttributionSources> s(new AttributionSources(o));
-  // Pod labels on the device series are not rendered yet: only pod_uid needs the watcher there.
-  const bool device_metadata = o.kubernetes && o.kubernetes_enable_pod_uid;
+  // The device series need the API server's pod metadata for pod_uid and for pod labels.
+  const bool device_metadata =
+      o.kubernetes && (o.kubernetes_enable_pod_uid || o.kubernetes_enable_pod_labels);
   if (!s->per_process_ && !device_metadata) return s;
   s->pod_sources_ = true;
   if (s->per_process_) {
@@ -39,7 +40,7 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
         s->per_process_
             ? "no Kubernetes API server: processes cannot be joined to the kubelet's pod names; "
               "per-pod shares carry pod_uid only, kubelet pods on a shared GPU read 0"
-            : "no Kubernetes API server: no pod_uid on device series",
+            : "no Kubernetes API server: no pod_uid or pod labels on device series",
         {{"err", api.status().message()}});
     return s;
   }

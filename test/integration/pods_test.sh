@@ -189,4 +189,32 @@ grep -q '^nvml_exporter_gpu_unattributed_processes{gpu="0",.*} [56]$' "$out" ||
   fail "processes should be unattributed: $(grep unattributed "$out")"
 grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*} 90$' "$out" || fail "device series missing"
 pass "unreadable proc root degrades attribution only"
+# Pod labels on the device series (-k, not --kubernetes-virtual-gpus): the kubelet (fixture) puts
+# trainer-a on GPU 0; its allow-listed labels from the API server join the CSV's label fields,
+# sorted with them, before the attributes, as dcgm-exporter prints them.
+start_apiserver  # the fault loop above left it down
+uuid0=$(env -u KUBERNETES_SERVICE_HOST "$EXPORTER" --fake-gpus-scenario \
+  "$SOURCE_DIR/testdata/scenarios/processes.yaml" -f "$SOURCE_DIR/etc/default-counters.csv" --once \
+  2>/dev/null | sed -n 's/^DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="\([^"]*\)".*/\1/p' | head -1)
+[ -n "$uuid0" ] || fail "no GPU 0 UUID"
+echo '{"answers": [{"pods": [{"namespace": "ml", "name": "trainer-a", "containers": [{"name": "main",
+  "devices": [{"resource_name": "nvidia.com/gpu", "device_ids": ["'"$uuid0"'"]}]}]}]}]}' \
+  >"$WORK/kubelet.json"
+"$BUILD_DIR/test/fixtures/kubelet_fixture" --socket "$WORK/kubelet.sock" --script "$WORK/kubelet.json" \
+  >"$WORK/fixture.out" 2>"$WORK/fixture.log" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q ready "$WORK/fixture.out" 2>/dev/null && break; sleep 0.05; done
+port=$(free_port)
+NODE_NAME=node1 start_exporter "$port" -c 500 -f "$SOURCE_DIR/etc/default-counters.csv" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" \
+  -k --pod-resources-kubelet-socket "$WORK/kubelet.sock" \
+  --kubernetes-api-server "https://127.0.0.1:$(cat "$WORK/api.port")" --kubernetes-token-file "$WORK/token" \
+  --kubernetes-ca-file "$WORK/cert.pem" \
+  --kubernetes-enable-pod-labels --kubernetes-pod-label-allowlist-regex '^app,team'
+want='DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="'"$uuid0"'",[^}]*,Hostname="node1",DCGM_FI_DRIVER_VERSION="[^"]*",app_kubernetes_io_name="trainer",team="vision",container="main",namespace="ml",pod="trainer-a"\} '
+wait_for 15 "^$want" || { metrics | grep '^DCGM_FI_DEV_GPU_UTIL' >&2; fail "no pod labels on the device series"; }
+metrics | grep -q 'pod_template_hash' && fail "a label outside the allowlist was copied"
+kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
+pass "pod labels on the device series, sorted in with the CSV's label fields"
+
 echo "pods_test: all passed"
