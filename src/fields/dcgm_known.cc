@@ -106,7 +106,13 @@ template <size_t... I>
 constexpr auto MakeSkipped(std::index_sequence<I...>) {
   return std::array<FieldDef, sizeof...(I)>{Skipped(kIds[I])...};
 }
-constexpr auto kSkipped = MakeSkipped(std::make_index_sequence<std::size(kIds)>());
+// Built once, on first use. Not constexpr: evaluating the reasons of 659 ids at compile time
+// passes clang 14's constexpr step limit (g++ 12's is higher). Trivially destructible.
+const std::array<FieldDef, std::size(kIds)>& SkippedTable() {
+  static const std::array<FieldDef, std::size(kIds)> table =
+      MakeSkipped(std::make_index_sequence<std::size(kIds)>());
+  return table;
+}
 
 }  // namespace
 
@@ -129,7 +135,7 @@ const DcgmFieldName* FindDcgmName(std::string_view name) {
 
 const FieldDef* KnownDcgmField(int id) {
   const DcgmFieldId* d = FindDcgmId(id);
-  return d == nullptr ? nullptr : &kSkipped[static_cast<size_t>(d - std::begin(kIds))];
+  return d == nullptr ? nullptr : &SkippedTable()[static_cast<size_t>(d - std::begin(kIds))];
 }
 
 std::string_view SkipReasonFor(const DcgmFieldId& f) {
