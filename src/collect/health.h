@@ -1,13 +1,14 @@
 // DCGM_EXP_GPU_HEALTH_STATUS from NVML: the per-GPU health evaluation that DCGM's health module
-// (dcgmHealthCheck with every watch set) does, rebuilt on NVML reads the collector makes anyway or
-// that cost microseconds.
+// (dcgmHealthCheck with every watch set) does, rebuilt on per-collection NVML reads (a few µs each,
+// the PCIe replay counter about 0.15 ms).
 //
 // dcgm-exporter emits one series per GPU and watch, in the fixed order of kHealthWatches, with
 // health_watch and health_error_code labels and DCGM's result as value (0 pass, 10 warn, 20 fail);
 // a watch with no incident is PASS with DCGM_FR_OK. EvaluateHealth maps plain readings to those
-// results; the exact condition table is in docs/dcgm-compat.md §5.4, and each check below names
-// DCGM's (modules/health/DcgmHealthWatch.cpp, DCGM 4.6) it mirrors. Where a watch has several
-// incidents, the worst result wins and, among equal results, the first check in the table.
+// results; the exact condition table is in docs/dcgm-compat.md §5 "Health and P2P status", and each
+// check below names DCGM's (modules/health/DcgmHealthWatch.cpp, DCGM 4.6) it mirrors. Where a watch
+// has several incidents, the worst result wins and, among equal results, the first check in the
+// table.
 //
 // Thread-safety: EvaluateHealth is a pure function. PcieReplayWindow is not thread-safe; the
 // collector's fast loop owns one per GPU.

@@ -54,8 +54,8 @@ for sel in f g i:0,2 f+on_parent; do
   pass "$name: $(grep -c '^DCGM_' "$got") series match the golden file"
 done
 # Health (testdata/scenarios/health_faults.yaml): DCGM_EXP_GPU_HEALTH_STATUS, one series per GPU
-# and health watch with the condition each GPU's faults map to (docs/dcgm-compat.md §5.4), and
-# DCGM_EXP_P2P_STATUS per GPU pair (none for pairs whose query fails).
+# and health watch with the condition each GPU's faults map to (docs/dcgm-compat.md §5, "Health
+# and P2P status"), and DCGM_EXP_P2P_STATUS per GPU pair (none for pairs whose query fails).
 got="$WORK/health.txt"
 NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
   --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_faults.yaml" \
