@@ -4,7 +4,6 @@
 #include <string>
 #include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
 #include <type_traits>
-#include <type_traits>
 
 #include "fields/field_ids.h"
 #include "util/log.h"
@@ -372,6 +371,31 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
     r.remap_uncorrectable = rows->uncorrectable;
     r.remap_pending = rows->pending;
     r.remap_failure = rows->failure;
+  }
+  // Retirement pending and the driver's recovery action: one field-values call.
+  nvmlFieldValue_t fv[2] = {};
+  fv[0].fieldId = NVML_FI_DEV_RETIRED_PENDING;
+  fv[1].fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+  if (lib_.FieldValues(h, fv, 2).ok()) {
+    auto integer = [](const nvmlFieldValue_t& v) -> std::optional<int64_t> {
+      if (v.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+      switch (v.valueType) {
+        case NVML_VALUE_TYPE_UNSIGNED_INT:
+          return static_cast<int64_t>(v.value.uiVal);
+        case NVML_VALUE_TYPE_UNSIGNED_LONG:
+          return static_cast<int64_t>(v.value.ulVal);
+        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+          return static_cast<int64_t>(v.value.ullVal);
+        case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+          return static_cast<int64_t>(v.value.sllVal);
+        case NVML_VALUE_TYPE_SIGNED_INT:
+          return static_cast<int64_t>(v.value.siVal);
+        default:
+          return std::nullopt;
+      }
+    };
+    if (std::optional<int64_t> p = integer(fv[0])) r.retired_pending = *p != 0;
+    r.recovery_action = integer(fv[1]);
   }
   r.clock_event_reasons = opt(lib_.ClocksEventReasons(h));
   r.pcie_link_gen = opt(lib_.PcieLinkGen(h));

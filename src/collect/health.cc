@@ -116,6 +116,9 @@ std::vector<model::HealthResult> EvaluateHealth(const HealthReadings& r) {
   if (r.volatile_dbe && *r.volatile_dbe > 0) {
     out.Raise(kMem, kHealthFail, "DCGM_FR_VOLATILE_DBE_DETECTED");
   }
+  if (r.retired_pending && *r.retired_pending) {
+    out.Raise(kMem, kHealthWarn, "DCGM_FR_PENDING_PAGE_RETIREMENTS");
+  }
   if (r.retired_sbe || r.retired_dbe) {
     const unsigned total = r.retired_sbe.value_or(0) + r.retired_dbe.value_or(0);
     if (total >= kMaxRetiredPages) out.Raise(kMem, kHealthFail, "DCGM_FR_RETIRED_PAGES_LIMIT");

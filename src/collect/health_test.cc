@@ -37,6 +37,7 @@ TEST(HealthTest, HealthyGpuPassesEveryWatchInUpstreamOrder) {
   in.volatile_dbe = 0;
   in.retired_sbe = 0;
   in.retired_dbe = 0;
+  in.retired_pending = false;
   in.remap_uncorrectable = 0;
   in.remap_pending = 0;
   in.remap_failure = 0;
@@ -82,7 +83,12 @@ TEST(HealthTest, EachConditionRaisesItsWatch) {
   r.volatile_dbe = 1;
   add("volatile DBE", r, "MEM", kHealthFail, "DCGM_FR_VOLATILE_DBE_DETECTED");
   r = {};
+  r.retired_pending = true;
+  add("page retirement pending", r, "MEM", kHealthWarn, "DCGM_FR_PENDING_PAGE_RETIREMENTS");
+  r = {};
   r.retired_sbe = 40;
+  r.retired_dbe = 22;
+  cases.push_back({"62 retired pages", r, "", 0, ""});
   r.retired_dbe = 23;
   add("63 retired pages", r, "MEM", kHealthFail, "DCGM_FR_RETIRED_PAGES_LIMIT");
   r = {};

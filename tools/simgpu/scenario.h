@@ -85,6 +85,7 @@ enum class ValueKey : int {
   kPcieCorrectableErrors,
   kVgpuLicense,
   kP2pStatus,
+  kRecoveryAction,
   // GPM metrics in the header's units (percent 0-100, MiB/s); nvmlGpmMetricsGet averages them
   // over the window between its two samples.
   kGpmGraphicsUtil,
