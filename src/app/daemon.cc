@@ -54,8 +54,10 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
         break;
       case fields::Source::kExporter:
         // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher,
-        // DCGM_EXP_CLOCK_EVENTS_COUNT from its clock-event windows.
-        if (f->id != fields::ids::kXidErrorsCount && f->id != fields::ids::kClockEventsCount) {
+        // DCGM_EXP_CLOCK_EVENTS_COUNT from its clock-event windows, DCGM_EXP_GPU_HEALTH_STATUS
+        // from its health evaluation, DCGM_EXP_P2P_STATUS from NVML's P2P status.
+        if (f->id != fields::ids::kXidErrorsCount && f->id != fields::ids::kClockEventsCount &&
+            f->id != fields::ids::kGpuHealthStatus && f->id != fields::ids::kP2pStatus) {
           why = "exporter-computed DCGM_EXP_* counters come in a later release";
         }
         break;

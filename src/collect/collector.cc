@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
+#include <type_traits>
 
 #include "fields/field_ids.h"
 #include "util/log.h"
@@ -165,6 +166,8 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     if (row.field->id == kXidErrorsField) c->xid_last_enabled_ = true;
     if (row.field->id == kXidCountField) c->xid_counts_enabled_ = true;
     if (row.field->id == kClockEventsCountField) clock_events_enabled = true;
+    if (row.field->id == fields::ids::kGpuHealthStatus) c->health_enabled_ = true;
+    if (row.field->id == fields::ids::kP2pStatus) c->p2p_enabled_ = true;
   }
 
   auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
@@ -240,7 +243,12 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     util::MutexLock lock(&c->slow_mu_);  // no other thread yet; keeps the analysis simple
     c->slow_latest_.resize(c->devices_.size());
   }
-  if (c->xid_last_enabled_ || c->xid_counts_enabled_) {
+  if (c->health_enabled_) {
+    for (auto& d : c->devices_) {
+      if (!d->parent) d->pcie_replays = std::make_unique<PcieReplayWindow>();
+    }
+  }
+  if (c->xid_last_enabled_ || c->xid_counts_enabled_ || c->health_enabled_) {
     std::vector<XidWatcher::Gpu> gpus;
     for (size_t i = 0; i < c->devices_.size(); ++i) {
       if (c->devices_[i]->parent) continue;  // Xids are reported for the GPU
@@ -343,6 +351,78 @@ void Collector::ReadClockEvents(size_t device, model::DeviceSnapshot* out) {
   d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
 }
 
+void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
+                           model::DeviceSnapshot* out) {
+  Device& d = *devices_[device];
+  const nvml::Device h = d.handle;
+  HealthReadings r;
+  // Every read is optional: a failure (unsupported on this GPU, ECC off, ...) raises nothing, as
+  // DCGM skips blank samples. None is logged: the same reads back the catalog's fields.
+  auto opt = [](auto result) {
+    using T = std::decay_t<decltype(*result)>;
+    return result.ok() ? std::optional<T>(*result) : std::nullopt;
+  };
+  r.volatile_dbe =
+      opt(lib_.TotalEccErrors(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC));
+  r.retired_sbe =
+      opt(lib_.RetiredPageCount(h, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS));
+  r.retired_dbe = opt(lib_.RetiredPageCount(h, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR));
+  if (Result<nvml::RemappedRows> rows = lib_.RemappedRowCounts(h); rows.ok()) {
+    r.remap_uncorrectable = rows->uncorrectable;
+    r.remap_pending = rows->pending;
+    r.remap_failure = rows->failure;
+  }
+  // Retirement pending and the driver's recovery action: one field-values call.
+  nvmlFieldValue_t fv[2] = {};
+  fv[0].fieldId = NVML_FI_DEV_RETIRED_PENDING;
+  fv[1].fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+  if (lib_.FieldValues(h, fv, 2).ok()) {
+    auto integer = [](const nvmlFieldValue_t& v) -> std::optional<int64_t> {
+      if (v.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+      switch (v.valueType) {
+        case NVML_VALUE_TYPE_UNSIGNED_INT:
+          return static_cast<int64_t>(v.value.uiVal);
+        case NVML_VALUE_TYPE_UNSIGNED_LONG:
+          return static_cast<int64_t>(v.value.ulVal);
+        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+          return static_cast<int64_t>(v.value.ullVal);
+        case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+          return static_cast<int64_t>(v.value.sllVal);
+        case NVML_VALUE_TYPE_SIGNED_INT:
+          return static_cast<int64_t>(v.value.siVal);
+        default:
+          return std::nullopt;
+      }
+    };
+    if (std::optional<int64_t> p = integer(fv[0])) r.retired_pending = *p != 0;
+    r.recovery_action = integer(fv[1]);
+  }
+  r.clock_event_reasons = opt(lib_.ClocksEventReasons(h));
+  r.pcie_link_gen = opt(lib_.PcieLinkGen(h));
+  r.pcie_link_width = opt(lib_.PcieLinkWidth(h));
+  if (Result<unsigned> replays = lib_.PcieReplayCounter(h); replays.ok()) {
+    d.pcie_replays->Add(clock_->Now(), *replays);
+    r.pcie_replays_last_minute = d.pcie_replays->Replays();
+  }
+  r.power_readable = lib_.PowerUsageMw(h).ok();
+  r.xids = xids;
+  out->health = EvaluateHealth(r);
+}
+
+void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
+  for (size_t j = 0; j < devices_.size(); ++j) {
+    if (j == device || devices_[j]->parent) continue;
+    Result<nvmlGpuP2PStatus_t> st =
+        lib_.P2pStatus(devices_[device]->handle, devices_[j]->handle, NVML_P2P_CAPS_INDEX_NVLINK);
+    if (!st.ok()) {
+      // Logged once per GPU; the pair has no series (dcgm-exporter drops blank values).
+      NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      continue;
+    }
+    out->p2p.push_back({(*identities_)[j].index, static_cast<int>(*st)});
+  }
+}
+
 void Collector::NoteProcessFailure(size_t device, const Status& status) {
   if (status.code() == StatusCode::kGpuLost) {
     NoteErrors(device, {fields::FieldError{-1, status}});
@@ -417,12 +497,18 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline)
       std::vector<model::XidCount> counts;
       if (xids_->Read(*xid_slot, &last, &counts)) {
         if (xid_last_enabled_) MergeSorted(&ds.samples, {model::Sample{kXidErrorsField, last}});
+        if (health_enabled_) ReadHealth(i, counts, &ds);
         if (xid_counts_enabled_) {
           ds.xid_watched = true;
           ds.xid_counts = std::move(counts);
         }
+      } else if (health_enabled_) {
+        ReadHealth(i, {}, &ds);
       }
+    } else if (health_enabled_ && !devices_[i]->parent) {
+      ReadHealth(i, {}, &ds);
     }
+    if (p2p_enabled_ && !devices_[i]->parent) ReadP2p(i, &ds);
     util::MutexLock lock(&slow_mu_);
     MergeSorted(&ds.samples, slow_latest_[i]);
   }

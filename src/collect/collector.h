@@ -47,6 +47,7 @@
 
 #include "collect/clock_events.h"
 #include "collect/gpm_reader.h"
+#include "collect/health.h"
 #include "collect/mig.h"
 #include "collect/process_reader.h"
 #include "collect/xid_watcher.h"
@@ -120,6 +121,8 @@ class Collector {
     std::unique_ptr<ProcessReader> processes;  // null unless options.process_metrics
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
+    // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast loop only.
+    std::unique_ptr<PcieReplayWindow> pcie_replays;
     std::atomic<bool> lost{false};
     // A MIG instance: the position of its GPU in devices_ (lost together with it).
     std::optional<size_t> parent;
@@ -153,6 +156,12 @@ class Collector {
 
   // Samples the reasons bitmask of device i into its window and fills the snapshot's counts.
   void ReadClockEvents(size_t device, model::DeviceSnapshot* out);
+  // DCGM_EXP_GPU_HEALTH_STATUS of GPU i (collect/health.h): its readings plus the Xids of the
+  // window, evaluated into out->health.
+  void ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
+                  model::DeviceSnapshot* out);
+  // DCGM_EXP_P2P_STATUS of GPU i: NVML's NVLink P2P status to every other collected GPU.
+  void ReadP2p(size_t device, model::DeviceSnapshot* out);
 
   const nvml::Library& lib_;
   CollectorOptions options_;
@@ -164,6 +173,8 @@ class Collector {
   std::unique_ptr<XidWatcher> xids_;
   bool xid_last_enabled_ = false;    // field 230
   bool xid_counts_enabled_ = false;  // field 9001
+  bool health_enabled_ = false;      // field 9003 (needs the Xids too)
+  bool p2p_enabled_ = false;         // field 9004
 
   util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device

@@ -609,10 +609,10 @@ constexpr FieldDef kListed[] = {
     As(F(ids::kClockEventsCount, "DCGM_EXP_CLOCK_EVENTS_COUNT", "", kI, "count",
          "Count of clock events within the window, per reason."),
        Source::kExporter),
-    As(F(9003, "DCGM_EXP_GPU_HEALTH_STATUS", "", kI, "",
+    As(F(ids::kGpuHealthStatus, "DCGM_EXP_GPU_HEALTH_STATUS", "", kI, "",
          "GPU health per watch (0 = pass, 10 = warn, 20 = fail)."),
        Source::kExporter),
-    As(F(9004, "DCGM_EXP_P2P_STATUS", "", kI, "",
+    As(F(ids::kP2pStatus, "DCGM_EXP_P2P_STATUS", "", kI, "",
          "Peer-to-peer link status to each other GPU (0 = OK)."),
        Source::kExporter),
 };

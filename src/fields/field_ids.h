@@ -21,6 +21,8 @@ inline constexpr int kFbReserved = 253;         // DCGM_FI_DEV_FB_RESERVED
 inline constexpr int kFbUsedPercent = 254;      // DCGM_FI_DEV_FB_USED_PERCENT
 inline constexpr int kXidErrorsCount = 9001;    // DCGM_EXP_XID_ERRORS_COUNT (windowed counts)
 inline constexpr int kClockEventsCount = 9002;  // DCGM_EXP_CLOCK_EVENTS_COUNT (windowed counts)
+inline constexpr int kGpuHealthStatus = 9003;   // DCGM_EXP_GPU_HEALTH_STATUS (per health watch)
+inline constexpr int kP2pStatus = 9004;         // DCGM_EXP_P2P_STATUS (per peer GPU)
 
 }  // namespace nvmlx::fields::ids
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,21 @@ struct ClockEventCount {
   int64_t count = 0;
 };
 
+// One health watch of a GPU (DCGM_EXP_GPU_HEALTH_STATUS; collect/health.h says which condition
+// gives which result).
+struct HealthResult {
+  std::string_view watch;       // health_watch label: "PCIE", "NVLINK", …, "ALL"
+  std::string_view error_code;  // health_error_code label: "DCGM_FR_OK" when passing
+  int value = 0;                // 0 pass, 10 warn, 20 fail (DCGM's dcgmHealthWatchResults_t)
+};
+
+// P2P status from one GPU to one peer GPU (DCGM_EXP_P2P_STATUS).
+struct P2pStatus {
+  unsigned peer_index = 0;  // peer_gpu label: the peer's NVML index
+  int value = 0;            // nvmlGpuP2PStatus_t: 0 OK, 1 chipset, 2 GPU, 3 topology, 4 regkey,
+                            // 5 not supported, 6 unknown
+};
+
 // One process with a context on a device (NVML compute processes, with per-process
 // utilization since the previous collection where the GPU reports it).
 struct ProcessSample {
@@ -84,6 +100,11 @@ struct DeviceSnapshot {
   bool clock_events_watched = false;
   bool clock_events_sampled = false;
   std::vector<ClockEventCount> clock_event_counts;  // ascending reason; only reasons seen
+  // DCGM_EXP_GPU_HEALTH_STATUS: one result per watch in collect/health.h's order; empty unless
+  // the field is enabled and this is a GPU (health is GPU-wide, as DCGM's FE_GPU group).
+  std::vector<HealthResult> health;
+  // DCGM_EXP_P2P_STATUS: one per other GPU, ascending peer index; empty unless enabled.
+  std::vector<P2pStatus> p2p;
 };
 
 struct Snapshot {

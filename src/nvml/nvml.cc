@@ -364,6 +364,14 @@ Result<RemappedRows> Library::RemappedRowCounts(Device d) const {
   return r;
 }
 
+Result<nvmlGpuP2PStatus_t> Library::P2pStatus(Device a, Device b,
+                                              nvmlGpuP2PCapsIndex_t caps) const {
+  nvmlGpuP2PStatus_t status = NVML_P2P_STATUS_UNKNOWN;
+  Status st = Call("nvmlDeviceGetP2PStatus", api_.nvmlDeviceGetP2PStatus, a, b, caps, &status);
+  if (!st.ok()) return st;
+  return status;
+}
+
 Result<nvmlViolationTime_t> Library::ViolationStatus(Device d, nvmlPerfPolicyType_t policy) const {
   nvmlViolationTime_t v{};
   Status st =

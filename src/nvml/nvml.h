@@ -216,6 +216,8 @@ class Library {
   // Count of pages retired for `cause` (INSUFFICIENT_SIZE with a count counts as success).
   Result<unsigned> RetiredPageCount(Device d, nvmlPageRetirementCause_t cause) const;
   Result<RemappedRows> RemappedRowCounts(Device d) const;
+  // nvmlDeviceGetP2PStatus from `a` to `b` for one capability (DCGM_EXP_P2P_STATUS asks NVLINK).
+  Result<nvmlGpuP2PStatus_t> P2pStatus(Device a, Device b, nvmlGpuP2PCapsIndex_t caps) const;
   Result<nvmlViolationTime_t> ViolationStatus(Device d, nvmlPerfPolicyType_t policy) const;
   // ClocksEventReasons (R535+), falling back to the ClocksThrottleReasons name.
   Result<uint64_t> ClocksEventReasons(Device d) const;

@@ -102,6 +102,24 @@ typedef enum : int {
   NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
   NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
 } nvmlPageRetirementCause_t;
+// nvmlDeviceGetP2PStatus: which capability to ask about, and the answer.
+typedef enum : int {
+  NVML_P2P_CAPS_INDEX_READ = 0,
+  NVML_P2P_CAPS_INDEX_WRITE = 1,
+  NVML_P2P_CAPS_INDEX_NVLINK = 2,
+  NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+  NVML_P2P_CAPS_INDEX_PCI = 4,
+  NVML_P2P_CAPS_INDEX_UNKNOWN = 5
+} nvmlGpuP2PCapsIndex_t;
+typedef enum : int {
+  NVML_P2P_STATUS_OK = 0,
+  NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+  NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+  NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+  NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+  NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+  NVML_P2P_STATUS_UNKNOWN = 6
+} nvmlGpuP2PStatus_t;
 typedef enum : int {
   NVML_PERF_POLICY_POWER = 0,
   NVML_PERF_POLICY_THERMAL = 1,
@@ -219,6 +237,7 @@ enum : unsigned {
   NVML_FI_DEV_REMAPPED_FAILURE = 145,
   NVML_FI_DEV_PCIE_COUNT_CORRECTABLE_ERRORS = 173,
   NVML_FI_DEV_POWER_INSTANT = 186,
+  NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230,  // nvmlDeviceGpuRecoveryAction_t (0 none .. 4)
   // R580 answers 269-271 (13.1+ header ids); 251-253 of the 12.9/13.0 headers are NOT_SUPPORTED.
   NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN = 269,
   NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN = 270,
@@ -411,6 +430,8 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
                                        unsigned* pageCount, unsigned long long* addresses);
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned* corrRows, unsigned* uncRows,
                                        unsigned* isPending, unsigned* failureOccurred);
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+                                    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t* p2pStatus);
 nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType,
                                           nvmlViolationTime_t* violTime);
 // R535+; older drivers have only the Throttle name (same bits).
@@ -485,7 +506,7 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
   X(nvmlDeviceGetMigMode) X(nvmlDeviceGetMaxMigDeviceCount)                                     \
   X(nvmlDeviceGetMigDeviceHandleByIndex) X(nvmlDeviceGetGpuInstanceId)                          \
   X(nvmlDeviceGetComputeInstanceId) X(nvmlDeviceGetAttributes_v2)                               \
-  X(nvmlDeviceGetGpuInstanceProfileInfo)  \
+  X(nvmlDeviceGetGpuInstanceProfileInfo) X(nvmlDeviceGetP2PStatus)  \
   NVMLX_FOR_EACH_PROCESS_FUNCTION(X)
 // Per-process calls (processes and their utilization), kept on their own line for merging.
 #define NVMLX_FOR_EACH_PROCESS_FUNCTION(X)                                                      \

@@ -125,6 +125,8 @@ void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSna
   out->clock_events_watched = gpu.clock_events_watched;
   out->clock_events_sampled = gpu.clock_events_sampled;
   out->clock_event_counts = gpu.clock_event_counts;
+  out->health = gpu.health;
+  out->p2p = gpu.p2p;
 }
 
 // The pod labels (--kubernetes-enable-pod-labels) of an attribute set's pod, from the API
@@ -272,6 +274,27 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
   }
 }
 
+// DCGM_EXP_P2P_STATUS's link_status label: dcgm-exporter's names of nvmlGpuP2PStatus_t
+// (collector/p2p_status_collector.go p2pStatusToString); anything else is "Unknown".
+std::string_view P2pStatusName(int status) {
+  switch (status) {
+    case 0:
+      return "OK";
+    case 1:
+      return "ChipsetNotSupported";
+    case 2:
+      return "GPUNotSupported";
+    case 3:
+      return "TopologyNotSupported";
+    case 4:
+      return "DisabledByRegKey";
+    case 5:
+      return "NotSupported";
+    default:
+      return "Unknown";
+  }
+}
+
 }  // namespace
 
 OrderedRows OrderRows(const std::vector<CollectorEntry>& entries) {
@@ -408,6 +431,24 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
           };
           if (dev.xid_counts.empty()) count(nullptr);
           for (const model::XidCount& c : dev.xid_counts) count(&c);
+          continue;
+        }
+        if (field_id == fields::ids::kGpuHealthStatus) {
+          // One series per health watch: health_error_code, health_watch (byte-wise order).
+          for (const model::HealthResult& h : dev.health) {
+            const LabelView extra[] = {{"health_error_code", h.error_code},
+                                       {"health_watch", h.watch}};
+            points.push_back(SeriesPoint::Int(labels.WithLabels(extra, set), h.value));
+          }
+          continue;
+        }
+        if (field_id == fields::ids::kP2pStatus) {
+          // One series per peer GPU: link_status, peer_gpu (byte-wise order).
+          for (const model::P2pStatus& p : dev.p2p) {
+            const LabelView extra[] = {{"link_status", P2pStatusName(p.value)},
+                                       {"peer_gpu", out->InternInt(p.peer_index)}};
+            points.push_back(SeriesPoint::Int(labels.WithLabels(extra, set), p.value));
+          }
           continue;
         }
         if (field_id == fields::ids::kClockEventsCount) {

@@ -53,4 +53,24 @@ for sel in f g i:0,2 f+on_parent; do
   fi
   pass "$name: $(grep -c '^DCGM_' "$got") series match the golden file"
 done
+# Health (testdata/scenarios/health_faults.yaml): DCGM_EXP_GPU_HEALTH_STATUS, one series per GPU
+# and health watch with the condition each GPU's faults map to (docs/dcgm-compat.md §5, "Health
+# and P2P status"), and DCGM_EXP_P2P_STATUS per GPU pair (none for pairs whose query fails).
+got="$WORK/health.txt"
+NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_faults.yaml" \
+  -f "$SOURCE_DIR/testdata/golden/health_counters.csv" --once 2>/dev/null \
+  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
+want="$SOURCE_DIR/testdata/golden/once_health.txt"
+if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
+  cp "$got" "$want"; echo "updated $want"
+else
+  diff -u "$want" "$got" || fail "health: exposition differs from $want"
+  [ "$(grep -c '^DCGM_EXP_GPU_HEALTH_STATUS{' "$got")" = 44 ] || fail "health: not 11 watches x 4 GPUs"
+  if command -v promtool >/dev/null; then
+    rc=0; promtool check metrics <"$got" >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "health: promtool could not parse it (exit $rc)"
+  fi
+  pass "health: $(grep -c '^DCGM_EXP_' "$got") health and P2P series match the golden file"
+fi
 echo "golden_test: all passed"

@@ -252,6 +252,20 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounte
   });
 }
 
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+                                    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t* p2pStatus) {
+  // device2 is validated through its own OnDevice call (an invalid handle answers its error).
+  nvmlReturn_t peer = OnDevice(__func__, device2, [](const Ctx&) { return NVML_SUCCESS; });
+  if (peer != NVML_SUCCESS) return peer;
+  return OnDevice(__func__, device1, [&](const Ctx& c) -> nvmlReturn_t {
+    if (p2pStatus == nullptr || p2pIndex < 0 || p2pIndex >= NVML_P2P_CAPS_INDEX_UNKNOWN) {
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    *p2pStatus = static_cast<nvmlGpuP2PStatus_t>(c.U32(ValueKey::kP2pStatus));
+    return NVML_SUCCESS;
+  });
+}
+
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned* value) {
   return ReadU32(__func__, device, value, ValueKey::kPcieReplay);
 }

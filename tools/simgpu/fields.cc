@@ -98,6 +98,8 @@ std::optional<unsigned> UintField(const Ctx& c, unsigned fi) {
       return 1u;  // ECC on, as on every H200
     case NVML_FI_DEV_RETIRED_PENDING:
       return c.U32(ValueKey::kRetiredPending);
+    case NVML_FI_DEV_GET_GPU_RECOVERY_ACTION:
+      return c.U32(ValueKey::kRecoveryAction);
     case NVML_FI_DEV_MEMORY_TEMP:
       return c.U32(ValueKey::kMemTemp);
     case NVML_FI_DEV_PCIE_REPLAY_COUNTER:

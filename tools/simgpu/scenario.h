@@ -84,6 +84,8 @@ enum class ValueKey : int {
   kNvlinkRxKib,
   kPcieCorrectableErrors,
   kVgpuLicense,
+  kP2pStatus,
+  kRecoveryAction,
   // GPM metrics in the header's units (percent 0-100, MiB/s); nvmlGpmMetricsGet averages them
   // over the window between its two samples.
   kGpmGraphicsUtil,

@@ -1,0 +1,89 @@
+// DCGM_EXP_GPU_HEALTH_STATUS from NVML: the per-GPU health evaluation that DCGM's health module
+// (dcgmHealthCheck with every watch set) does, rebuilt on per-collection NVML reads (a few µs each,
+// the PCIe replay counter about 0.15 ms).
+//
+// dcgm-exporter emits one series per GPU and watch, in the fixed order of kHealthWatches, with
+// health_watch and health_error_code labels and DCGM's result as value (0 pass, 10 warn, 20 fail);
+// a watch with no incident is PASS with DCGM_FR_OK. EvaluateHealth maps plain readings to those
+// results; the exact condition table is in docs/dcgm-compat.md §5 "Health and P2P status", and each
+// check below names DCGM's (modules/health/DcgmHealthWatch.cpp, DCGM 4.6) it mirrors. Where a watch
+// has several incidents, the worst result wins and, among equal results, the first check in the
+// table.
+//
+// Thread-safety: EvaluateHealth is a pure function. PcieReplayWindow is not thread-safe; the
+// collector's fast loop owns one per GPU.
+#ifndef NVML_EXPORTER_COLLECT_HEALTH_H_
+#define NVML_EXPORTER_COLLECT_HEALTH_H_
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "model/snapshot.h"
+
+namespace nvmlx::collect {
+
+inline constexpr int kHealthPass = 0;
+inline constexpr int kHealthWarn = 10;
+inline constexpr int kHealthFail = 20;
+
+// dcgm-exporter's gpuHealthChecks order (collector/gpu_health_collector.go), which is also the
+// series order within a GPU.
+inline constexpr std::array<std::string_view, 11> kHealthWatches = {
+    "PCIE", "NVLINK", "PMU", "MCU", "MEM", "SM", "INFOROM", "THERMAL", "POWER", "DRIVER", "ALL"};
+
+// What one collection read for one GPU. An absent reading (read failed or unsupported) raises no
+// incident, as DCGM skips blank samples.
+struct HealthReadings {
+  std::optional<uint64_t> volatile_dbe;  // nvmlDeviceGetTotalEccErrors(uncorrected, volatile)
+  std::optional<unsigned> retired_sbe;   // nvmlDeviceGetRetiredPages(multiple SBE) count
+  std::optional<unsigned> retired_dbe;
+  std::optional<bool>
+      retired_pending;  // NVML_FI_DEV_RETIRED_PENDING   // nvmlDeviceGetRetiredPages(DBE) count
+  std::optional<unsigned> remap_uncorrectable;  // nvmlDeviceGetRemappedRows
+  std::optional<unsigned> remap_pending;
+  std::optional<unsigned> remap_failure;
+  std::optional<uint64_t> clock_event_reasons;       // nvmlDeviceGetCurrentClocksEventReasons
+  std::optional<unsigned> pcie_link_gen;             // current generation
+  std::optional<unsigned> pcie_link_width;           // current lanes
+  std::optional<unsigned> pcie_replays_last_minute;  // PcieReplayWindow::Replays
+  bool power_readable = true;                        // nvmlDeviceGetPowerUsage answered
+  std::optional<unsigned> nvlinks_down;              // links reported inactive that should be up
+  std::optional<int64_t> recovery_action;            // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+  std::vector<model::XidCount> xids;                 // Xids seen within the Xid window (-x)
+  bool fell_off_bus = false;                         // the GPU is lost (Xid 79 or GPU_IS_LOST)
+};
+
+// One result per watch, in kHealthWatches order.
+std::vector<model::HealthResult> EvaluateHealth(const HealthReadings& r);
+
+// DCGM's expected PCIe replays per minute for a link: ceil(rate per lane for the generation x
+// lanes), with the generation capped at 6 (DCGM's GetExpectedPcieReplayRate). 0 for gen 0.
+unsigned ExpectedPcieReplaysPerMinute(unsigned gen, unsigned width);
+
+// The PCIe replay counter over the last minute: DCGM compares the oldest and the newest sample
+// of DCGM_FI_DEV_PCIE_REPLAY_TOTAL within the last 60 s.
+class PcieReplayWindow {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kWindow{60};
+
+  void Add(Clock::time_point at, unsigned counter);
+  // Replays between the oldest and newest sample of the window; empty with fewer than 2.
+  std::optional<unsigned> Replays() const;
+
+ private:
+  struct Sample {
+    Clock::time_point at;
+    unsigned counter;
+  };
+  std::deque<Sample> samples_;
+};
+
+}  // namespace nvmlx::collect
+
+#endif  // NVML_EXPORTER_COLLECT_HEALTH_H_

@@ -1,0 +1,194 @@
+#include "collect/health.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace nvmlx::collect {
+namespace {
+
+// The result of one watch.
+model::HealthResult Watch(const std::vector<model::HealthResult>& rs, std::string_view watch) {
+  for (const auto& r : rs) {
+    if (r.watch == watch) return r;
+  }
+  ADD_FAILURE() << "no watch " << watch;
+  return {};
+}
+
+// Every other watch must still pass: a condition raises exactly one watch.
+void ExpectOnly(const HealthReadings& in, std::string_view watch, int value,
+                std::string_view code) {
+  const auto rs = EvaluateHealth(in);
+  ASSERT_EQ(rs.size(), kHealthWatches.size());
+  for (const auto& r : rs) {
+    if (r.watch == watch) {
+      EXPECT_EQ(r.value, value) << watch;
+      EXPECT_EQ(r.error_code, code) << watch;
+    } else {
+      EXPECT_EQ(r.value, kHealthPass) << r.watch << " raised by a " << watch << " condition";
+      EXPECT_EQ(r.error_code, "DCGM_FR_OK") << r.watch;
+    }
+  }
+}
+
+TEST(HealthTest, HealthyGpuPassesEveryWatchInUpstreamOrder) {
+  HealthReadings in;
+  in.volatile_dbe = 0;
+  in.retired_sbe = 0;
+  in.retired_dbe = 0;
+  in.retired_pending = false;
+  in.remap_uncorrectable = 0;
+  in.remap_pending = 0;
+  in.remap_failure = 0;
+  in.clock_event_reasons = 0x1;  // GPU idle: not a slowdown
+  in.pcie_link_gen = 5;
+  in.pcie_link_width = 16;
+  in.pcie_replays_last_minute = 0;
+  in.nvlinks_down = 0;
+  in.recovery_action = 0;
+  const auto rs = EvaluateHealth(in);
+  ASSERT_EQ(rs.size(), 11u);
+  std::string order;
+  for (const auto& r : rs) {
+    order += std::string(r.watch) + ",";
+    EXPECT_EQ(r.value, 0);
+    EXPECT_EQ(r.error_code, "DCGM_FR_OK");
+  }
+  EXPECT_EQ(order, "PCIE,NVLINK,PMU,MCU,MEM,SM,INFOROM,THERMAL,POWER,DRIVER,ALL,");
+}
+
+struct Case {
+  std::string name;
+  HealthReadings in;
+  std::string_view watch;
+  int value;
+  std::string_view code;
+};
+
+HealthReadings WithXid(int64_t xid) {
+  HealthReadings r;
+  r.xids = {{xid, 1}};
+  return r;
+}
+
+TEST(HealthTest, EachConditionRaisesItsWatch) {
+  std::vector<Case> cases;
+  auto add = [&](std::string name, HealthReadings in, std::string_view w, int v,
+                 std::string_view c) {
+    cases.push_back({std::move(name), std::move(in), w, v, c});
+  };
+  HealthReadings r;
+  r = {};
+  r.volatile_dbe = 1;
+  add("volatile DBE", r, "MEM", kHealthFail, "DCGM_FR_VOLATILE_DBE_DETECTED");
+  r = {};
+  r.retired_pending = true;
+  add("page retirement pending", r, "MEM", kHealthWarn, "DCGM_FR_PENDING_PAGE_RETIREMENTS");
+  r = {};
+  r.retired_sbe = 40;
+  r.retired_dbe = 22;
+  cases.push_back({"62 retired pages", r, "", 0, ""});
+  r.retired_dbe = 23;
+  add("63 retired pages", r, "MEM", kHealthFail, "DCGM_FR_RETIRED_PAGES_LIMIT");
+  r = {};
+  r.remap_failure = 1;
+  add("row remap failure", r, "MEM", kHealthFail, "DCGM_FR_ROW_REMAP_FAILURE");
+  r = {};
+  r.remap_uncorrectable = 512;
+  add("512 uncorrectable remaps", r, "MEM", kHealthWarn, "DCGM_FR_UNCORRECTABLE_ROW_REMAP");
+  r = {};
+  r.remap_pending = 1;
+  add("pending remap", r, "MEM", kHealthWarn, "DCGM_FR_PENDING_ROW_REMAP");
+  r = {};
+  r.clock_event_reasons = 0x40;
+  add("HW thermal slowdown", r, "THERMAL", kHealthWarn, "DCGM_FR_CLOCK_THROTTLE_THERMAL");
+  r = {};
+  r.clock_event_reasons = 0x20;
+  add("SW thermal slowdown", r, "THERMAL", kHealthWarn, "DCGM_FR_CLOCK_THROTTLE_THERMAL");
+  r = {};
+  r.clock_event_reasons = 0x4;
+  add("SW power cap", r, "POWER", kHealthWarn, "DCGM_FR_CLOCK_THROTTLE_POWER");
+  r = {};
+  r.clock_event_reasons = 0x80;
+  add("HW power brake", r, "POWER", kHealthWarn, "DCGM_FR_CLOCK_THROTTLE_POWER");
+  r = {};
+  r.power_readable = false;
+  add("power unreadable", r, "POWER", kHealthWarn, "DCGM_FR_POWER_UNREADABLE");
+  r = {};
+  r.pcie_link_gen = 5;
+  r.pcie_link_width = 16;
+  r.pcie_replays_last_minute = 31;  // expected ceil(1.92 x 16) = 31: not above
+  cases.push_back({"31 replays at gen5 x16", r, "", 0, ""});
+  r.pcie_replays_last_minute = 32;
+  add("32 replays at gen5 x16", r, "PCIE", kHealthWarn, "DCGM_FR_PCI_REPLAY_RATE");
+  r = {};
+  r.nvlinks_down = 2;
+  add("NVLink down", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_DOWN");
+  r = {};
+  r.recovery_action = 1;
+  add("recovery reset", r, "DRIVER", kHealthFail, "DCGM_FR_GPU_RECOVERY_RESET");
+  r.recovery_action = 2;
+  add("recovery reboot", r, "DRIVER", kHealthFail, "DCGM_FR_GPU_RECOVERY_REBOOT");
+  r.recovery_action = 3;
+  add("recovery drain P2P", r, "DRIVER", kHealthWarn, "DCGM_FR_GPU_RECOVERY_DRAIN_P2P");
+  r.recovery_action = 4;
+  add("recovery drain reset", r, "DRIVER", kHealthFail, "DCGM_FR_GPU_RECOVERY_DRAIN_RESET");
+  r = {};
+  r.fell_off_bus = true;
+  add("GPU lost", r, "ALL", kHealthFail, "DCGM_FR_FALLEN_OFF_BUS");
+  // Xids.
+  add("Xid 31", WithXid(31), "MEM", kHealthWarn, "DCGM_FR_XID_ERROR");
+  add("Xid 63", WithXid(63), "MEM", kHealthWarn, "DCGM_FR_PENDING_PAGE_RETIREMENTS");
+  add("Xid 64", WithXid(64), "MEM", kHealthFail, "DCGM_FR_ROW_REMAP_FAILURE");
+  add("Xid 38", WithXid(38), "PCIE", kHealthWarn, "DCGM_FR_XID_ERROR");
+  add("Xid 60", WithXid(60), "THERMAL", kHealthWarn, "DCGM_FR_CLOCK_THROTTLE_THERMAL");
+  add("Xid 57", WithXid(57), "POWER", kHealthWarn, "DCGM_FR_CLOCK_THROTTLE_POWER");
+  add("Xid 78", WithXid(78), "POWER", kHealthWarn, "DCGM_FR_XID_ERROR");
+  add("Xid 74", WithXid(74), "ALL", kHealthFail, "DCGM_FR_XID_ERROR");
+  add("Xid 79", WithXid(79), "ALL", kHealthFail, "DCGM_FR_FALLEN_OFF_BUS");
+  add("Xid 94", WithXid(94), "ALL", kHealthWarn, "DCGM_FR_CONTAINED_ERROR");
+  add("Xid 95", WithXid(95), "ALL", kHealthFail, "DCGM_FR_UNCONTAINED_ERROR");
+  add("Xid 137", WithXid(137), "NVLINK", kHealthWarn, "DCGM_FR_XID_ERROR");
+  add("Xid 93", WithXid(93), "INFOROM", kHealthWarn, "DCGM_FR_CORRUPT_INFOROM");
+  cases.push_back({"Xid 13 (application error)", WithXid(13), "", 0, ""});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ExpectOnly(c.in, c.watch, c.value, c.code);
+  }
+}
+
+TEST(HealthTest, WorstIncidentOfAWatchWins) {
+  HealthReadings r;
+  r.xids = {{31, 1}};   // MEM warn
+  r.volatile_dbe = 3;   // MEM fail
+  r.remap_pending = 1;  // MEM warn
+  const auto m = Watch(EvaluateHealth(r), "MEM");
+  EXPECT_EQ(m.value, kHealthFail);
+  EXPECT_EQ(m.error_code, "DCGM_FR_VOLATILE_DBE_DETECTED");
+}
+
+TEST(HealthTest, ExpectedReplayRateFollowsDcgmTable) {
+  EXPECT_EQ(ExpectedPcieReplaysPerMinute(0, 16), 0u);
+  EXPECT_EQ(ExpectedPcieReplaysPerMinute(1, 1), 1u);    // ceil(0.15)
+  EXPECT_EQ(ExpectedPcieReplaysPerMinute(3, 16), 8u);   // ceil(7.68)
+  EXPECT_EQ(ExpectedPcieReplaysPerMinute(4, 16), 16u);  // ceil(15.36)
+  EXPECT_EQ(ExpectedPcieReplaysPerMinute(5, 16), 31u);  // ceil(30.72)
+  EXPECT_EQ(ExpectedPcieReplaysPerMinute(9, 16), 62u);  // capped at gen 6: ceil(61.44)
+}
+
+TEST(HealthTest, ReplayWindowComparesOldestAndNewestOfTheLastMinute) {
+  PcieReplayWindow w;
+  const auto t0 = PcieReplayWindow::Clock::time_point{} + std::chrono::hours(1);
+  w.Add(t0, 100);
+  EXPECT_FALSE(w.Replays().has_value());
+  w.Add(t0 + std::chrono::seconds(30), 140);
+  EXPECT_EQ(w.Replays(), 40u);
+  w.Add(t0 + std::chrono::seconds(70), 150);  // t0 leaves the window
+  EXPECT_EQ(w.Replays(), 10u);
+  w.Add(t0 + std::chrono::seconds(75), 5);  // counter reset: absolute difference
+  EXPECT_EQ(w.Replays(), 135u);
+}
+
+}  // namespace
+}  // namespace nvmlx::collect
