@@ -35,15 +35,27 @@ bool PodResourcesRefresher::RefreshOnce() {
     return false;
   }
   MatchStats stats;
-  std::shared_ptr<const model::DeviceAttribution> matched = matcher_.Match(*answer, &stats);
+  std::shared_ptr<const DraSlices> dra = dra_latest_ ? dra_latest_() : nullptr;
+  std::shared_ptr<const model::DeviceAttribution> matched =
+      matcher_.Match(*answer, &stats, dra.get());
+  if (stats.dra_unknown > dra_unknown_ && dra_refresh_soon_) dra_refresh_soon_();
+  dra_unknown_ = stats.dra_unknown;
   streak_.Succeed();
   log::Debug("kubelet pod-resources refreshed",
              {{"pods", std::to_string(answer->pod_resources_size())},
               {"gpu_device_ids", std::to_string(stats.gpu_devices)},
               {"unmatched", std::to_string(stats.unmatched)},
+              {"dra_claims", std::to_string(stats.dra_claims)},
+              {"dra_unresolved", std::to_string(stats.dra_unresolved)},
               {"devices_attributed", std::to_string(matched->pods_by_device.size())}});
   latest_.Publish(std::move(matched));
   return true;
+}
+
+void PodResourcesRefresher::UseDraSlices(std::function<std::shared_ptr<const DraSlices>()> latest,
+                                         std::function<void()> refresh_soon) {
+  dra_latest_ = std::move(latest);
+  dra_refresh_soon_ = std::move(refresh_soon);
 }
 
 void PodResourcesRefresher::Start() { worker_.Start(); }
