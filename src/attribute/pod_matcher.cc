@@ -136,7 +136,7 @@ void PodMatcher::MatchDra(const v1::ListPodResourcesResponse& answer, const DraS
           auto slice = dra.by_pool_device.find(res.pool_name() + "/" + res.device_name());
           if (slice == dra.by_pool_device.end()) {
             ++stats->dra_unresolved;
-            ++stats->dra_unknown;
+            stats->dra_unknown.push_back(res.pool_name() + "/" + res.device_name());
             continue;
           }
           const DraDevice& device = slice->second;

@@ -72,7 +72,7 @@ struct MatchStats {
   size_t unmatched = 0;       // of those, naming no device we collect
   size_t dra_claims = 0;      // gpu.nvidia.com claim resources (with slices to resolve them)
   size_t dra_unresolved = 0;  // of those, naming no slice device or no device we collect
-  size_t dra_unknown = 0;     // of those, naming no slice device
+  std::vector<std::string> dra_unknown;  // "<pool>/<device>" of those naming no slice device
 };
 
 class PodMatcher {

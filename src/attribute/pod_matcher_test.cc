@@ -259,7 +259,7 @@ TEST(PodMatcherTest, DraClaimsResolveThroughResourceSlices) {
   EXPECT_EQ(part.dra->mig_device_uuid, kMigA);
   EXPECT_EQ(stats.dra_claims, 5u);
   EXPECT_EQ(stats.dra_unresolved, 2u);  // gpu-unknown, and gpu-9 that we do not collect
-  EXPECT_EQ(stats.dra_unknown, 1u);
+  EXPECT_THAT(stats.dra_unknown, ElementsAre("node1/gpu-unknown"));
 
   // Without slices (DRA off) the claims are ignored.
   auto off = m.Match(r, &stats);

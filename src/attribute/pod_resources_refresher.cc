@@ -38,8 +38,12 @@ bool PodResourcesRefresher::RefreshOnce() {
   std::shared_ptr<const DraSlices> dra = dra_latest_ ? dra_latest_() : nullptr;
   std::shared_ptr<const model::DeviceAttribution> matched =
       matcher_.Match(*answer, &stats, dra.get());
-  if (stats.dra_unknown > dra_unknown_ && dra_refresh_soon_) dra_refresh_soon_();
-  dra_unknown_ = stats.dra_unknown;
+  std::set<std::string> unknown(stats.dra_unknown.begin(), stats.dra_unknown.end());
+  const bool new_unknown = std::any_of(unknown.begin(), unknown.end(), [this](const auto& key) {
+    return dra_unknown_.count(key) == 0;
+  });
+  if (new_unknown && dra_refresh_soon_) dra_refresh_soon_();
+  dra_unknown_ = std::move(unknown);
   streak_.Succeed();
   log::Debug("kubelet pod-resources refreshed",
              {{"pods", std::to_string(answer->pod_resources_size())},
