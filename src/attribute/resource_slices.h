@@ -59,9 +59,9 @@ struct ResourceSliceOptions {
   KubeApiConfig api;
   std::string node_name;  // empty: the slices of every node
   std::chrono::milliseconds period{30000};
-  std::chrono::milliseconds request_timeout{10000};
-  model::SourceErrors* errors = nullptr;  // may be null; must outlive the refresher
-  util::Clock* clock = nullptr;           // null: the real clock; must outlive the refresher
+  std::chrono::milliseconds request_timeout{5000};  // also bounds the start-up list
+  model::SourceErrors* errors = nullptr;            // may be null; must outlive the refresher
+  util::Clock* clock = nullptr;  // null: the real clock; must outlive the refresher
 };
 
 class ResourceSliceRefresher {

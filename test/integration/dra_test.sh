@@ -7,7 +7,8 @@
 # resource.k8s.io/v1beta1 only (testdata/apiserver/resourceslices_node1.json), so the daemon's
 # v1 list gets 404 and falls back. Checks the page against testdata/golden/once_mig_dra.txt
 # (NVMLX_UPDATE_GOLDEN=1 regenerates it), exact lines with the dra_* labels, the field selector
-# the daemon sent, and that without --kubernetes-enable-dra the claims label nothing.
+# the daemon sent, that without --kubernetes-enable-dra the claims label nothing, and (running
+# daemon) that a late claim on a newly published device is picked up without the slice period.
 source "$(dirname "$0")/lib.sh"
 FIXTURE="$BUILD_DIR/test/fixtures/kubelet_fixture"
 [ -x "$FIXTURE" ] || fail "missing $FIXTURE"
@@ -86,4 +87,42 @@ once >"$WORK/nodra.txt" || fail "--once without DRA failed"
 grep -q 'pod="legacy"' "$WORK/nodra.txt" || fail "device-plugin pod lost without DRA"
 ! grep -q 'level=warn.*DRA\|"DRA' "$WORK/exporter.log" || fail "unexpected DRA warning: $(grep DRA "$WORK/exporter.log")"
 pass "without --kubernetes-enable-dra the claims are ignored"
+# The running daemon: a claim that appears later, on a device the driver published after the
+# daemon's first slice list, is attributed within a few kubelet refreshes (the kubelet refresher
+# asks for a new slice list at once), long before the 30 s slice period.
+python3 - "$SOURCE_DIR/testdata/kubelet/dra_mig.json" "$WORK/late.json" <<'PY'
+import json, sys
+pods = json.load(open(sys.argv[1]))["answers"][0]["pods"]
+early = [p for p in pods if p["name"] != "train"]
+json.dump({"answers": [{"pods": early, "repeat": 8}, {"pods": pods}]}, open(sys.argv[2], "w"))
+PY
+python3 - "$SOURCE_DIR/testdata/apiserver/resourceslices_node1.json" "$CTL/resourceslices.json" <<'PY'
+import json, sys
+lst = json.load(open(sys.argv[1]))
+devs = lst["items"][0]["spec"]["devices"]
+lst["items"][0]["spec"]["devices"] = [d for d in devs if d["name"] != "gpu-1"]
+json.dump(lst, open(sys.argv[2], "w"))
+PY
+sock2="$WORK/kubelet2.sock"
+"$FIXTURE" --socket "$sock2" --script "$WORK/late.json" >"$WORK/fixture2.out" 2>>"$WORK/fixture.log" &
+PIDS+=("$!")
+for _ in $(seq 100); do grep -q ready "$WORK/fixture2.out" 2>/dev/null && break; sleep 0.05; done
+grep -q ready "$WORK/fixture2.out" || fail "second fixture did not start"
+port=$(free_port)
+NODE_NAME=node1 start_exporter "$port" -c 500 -f "$SOURCE_DIR/testdata/golden/mig_counters.csv" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/mig.yaml" \
+  -k --pod-resources-kubelet-socket "$sock2" --kubernetes-enable-dra \
+  --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
+  --kubernetes-ca-file "$WORK/cert.pem"
+# The daemon has listed the slices (before serving): now the driver publishes gpu-1.
+cp "$SOURCE_DIR/testdata/apiserver/resourceslices_node1.json" "$CTL/resourceslices.json"
+page() { curl -fsS "http://127.0.0.1:$port/metrics"; }
+grep -q 'pod="infer"' <<<"$(page)" || fail "daemon: MIG claim not attributed"
+found=""
+for _ in $(seq 100); do
+  if grep -q 'dra_claim_name="train-gpu"' <<<"$(page)"; then found=1; break; fi
+  sleep 0.2
+done
+[ -n "$found" ] || { cat "$WORK/exporter.log" >&2; fail "daemon: the late claim was not attributed within 20 s"; }
+pass "daemon: a late claim on a newly published device is attributed without waiting for the slice period"
 echo "dra_test: all passed"
