@@ -21,6 +21,22 @@ AttributionSources::AttributionSources(const config::Options& o)
 Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
     const config::Options& o, const attribute::EnvLookup& getenv) {
   std::unique_ptr<AttributionSources> s(new AttributionSources(o));
+  if (o.kubernetes && o.kubernetes_enable_dra) {
+    Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
+        o.kubernetes_api_server, o.kubernetes_token_file, o.kubernetes_ca_file, getenv);
+    if (!api.ok()) {
+      if (api.status().code() != StatusCode::kNotFound) return api.status();
+      // dcgm-exporter too goes on without its ResourceSlice informer, with a warning.
+      log::Warn("no Kubernetes API server: DRA claims are not attributed",
+                {{"err", api.status().message()}});
+    } else {
+      attribute::ResourceSliceOptions r;
+      r.api = *api;
+      r.node_name = o.node_name;
+      r.errors = s->errors_.get();
+      s->dra_slices_ = std::make_unique<attribute::ResourceSliceRefresher>(std::move(r));
+    }
+  }
   // The device series need the API server's pod metadata for pod_uid and for pod labels.
   const bool device_metadata =
       o.kubernetes && (o.kubernetes_enable_pod_uid || o.kubernetes_enable_pod_labels);
@@ -82,7 +98,14 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
               {{"socket", kopts.socket_path},
                {"refresh_ms", std::to_string(period_.count())},
                {"deadline_ms", std::to_string(kopts.deadline.count())},
-               {"virtual_gpus", o.kubernetes_virtual_gpus ? "true" : "false"}});
+               {"virtual_gpus", o.kubernetes_virtual_gpus ? "true" : "false"},
+               {"dra", dra_slices_ != nullptr ? "true" : "false"}});
+    if (dra_slices_ != nullptr) {
+      attribute::ResourceSliceRefresher* slices = dra_slices_.get();
+      slices->RefreshOnce();  // bounded by its request timeout
+      kubelet->UseDraSlices([slices] { return slices->Latest(); },
+                            [slices] { slices->RefreshSoon(); });
+    }
     kubelet->RefreshOnce();  // bounded by the deadline; the first page gets pod labels
   }
   if (!o.hpc_job_mapping_dir.empty()) {
@@ -106,6 +129,7 @@ void AttributionSources::Start() {
   if (attached.hpc_jobs != nullptr) attached.hpc_jobs->Start();
   if (processes_ != nullptr) processes_->Start();
   if (pods_ != nullptr) pods_->Start();
+  if (dra_slices_ != nullptr) dra_slices_->Start();
 }
 
 void AttributionSources::Stop() {
@@ -114,6 +138,7 @@ void AttributionSources::Stop() {
   if (attached.hpc_jobs != nullptr) attached.hpc_jobs->Stop();
   if (processes_ != nullptr) processes_->Stop();
   if (pods_ != nullptr) pods_->Stop();
+  if (dra_slices_ != nullptr) dra_slices_->Stop();
 }
 
 model::Attribution AttributionSources::Latest() const {

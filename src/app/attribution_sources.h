@@ -6,6 +6,8 @@
 //  - the PodWatcher (API server pod metadata): with the ProcessAttributor, or with -k and
 //    --kubernetes-enable-pod-uid (pod uids for the kubelet-attributed device series);
 //  - the PodResourcesRefresher (-k): which pods hold which device, from the kubelet;
+//  - the ResourceSliceRefresher (-k --kubernetes-enable-dra, with an API server): the DRA GPU
+//    driver's devices, so that the kubelet refresher resolves DRA claims to devices;
 //  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device.
 // Latest() bundles the latest part of each into one Attribution for the collector, which
 // attaches it to every snapshot.
@@ -35,6 +37,7 @@
 #include "attribute/pod_resources_refresher.h"
 #include "attribute/pod_watcher.h"
 #include "attribute/process_attributor.h"
+#include "attribute/resource_slices.h"
 #include "config/options.h"
 #include "model/attribution.h"
 #include "model/snapshot.h"
@@ -110,9 +113,10 @@ class AttributionSources {
   const bool per_process_;  // PerProcessWanted(options_)
   const std::shared_ptr<model::SourceErrors> errors_;
   // Set by Create(), never changed after.
-  bool pod_sources_ = false;  // per_process_, or -k --kubernetes-enable-pod-uid
-  std::unique_ptr<attribute::ProcessAttributor> processes_;  // null: metadata only, or off
-  std::unique_ptr<attribute::PodWatcher> pods_;              // null without an API server
+  bool pod_sources_ = false;  // per_process_, or -k with pod uids or pod labels
+  std::unique_ptr<attribute::ProcessAttributor> processes_;        // null: metadata only, or off
+  std::unique_ptr<attribute::PodWatcher> pods_;                    // null without an API server
+  std::unique_ptr<attribute::ResourceSliceRefresher> dra_slices_;  // null: DRA off, or no API
 
   // Set once by AttachDevices() while Latest() may already run on another thread; destroyed only
   // with this object, so a pointer read under the lock stays valid after it is released.

@@ -241,6 +241,52 @@ TEST_F(KubeletClientTest, RefresherThreadRefreshesEveryPeriodOnItsClock) {
   EXPECT_EQ(kubelet_.calls(), 3);
 }
 
+// DRA: each refresh resolves claims with the slices the provider gives at that moment, and asks
+// for a new slice list only when more claims than before name a device the slices do not know.
+TEST_F(KubeletClientTest, RefresherResolvesDraClaimsWithTheLatestSlices) {
+  auto claims = [](int n) {
+    FakeAnswer a;
+    auto* p = a.response.add_pod_resources();
+    p->set_namespace_("ml");
+    p->set_name("train");
+    auto* c = p->add_containers();
+    c->set_name("main");
+    for (int i = 0; i < n; ++i) {
+      auto* dr = c->add_dynamic_resources();
+      dr->set_claim_name("claim" + std::to_string(i));
+      dr->set_claim_namespace("ml");
+      auto* res = dr->add_claim_resources();
+      res->set_driver_name("gpu.nvidia.com");
+      res->set_pool_name("node1");
+      res->set_device_name("gpu-" + std::to_string(i));
+    }
+    return a;
+  };
+  // One claim (gpu-0), unknown twice; then two (gpu-0, gpu-1).
+  FakeAnswer one = claims(1);
+  one.repeat = 2;
+  kubelet_.SetScript({one, claims(2)});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::hours(1), nullptr);
+  std::shared_ptr<const DraSlices> slices = std::make_shared<DraSlices>();
+  int soon = 0;
+  refresher.UseDraSlices([&] { return slices; }, [&] { ++soon; });
+
+  ASSERT_TRUE(refresher.RefreshOnce());
+  EXPECT_EQ(PodOn(refresher.Latest()), "<free>");
+  EXPECT_EQ(soon, 1);  // a claim on an unknown device: list the slices again
+  ASSERT_TRUE(refresher.RefreshOnce());
+  EXPECT_EQ(soon, 1);  // the same unknown claim: no new list
+  auto known = std::make_shared<DraSlices>();
+  known->by_pool_device["node1/gpu-0"] = {false, kGpu0, "", ""};
+  slices = known;
+  ASSERT_TRUE(refresher.RefreshOnce());
+  EXPECT_EQ(PodOn(refresher.Latest()), "train");
+  ASSERT_TRUE(refresher.Latest()->pods_by_device.at(kGpu0).front().dra.has_value());
+  EXPECT_EQ(refresher.Latest()->pods_by_device.at(kGpu0).front().dra->claim_name, "claim0");
+  EXPECT_EQ(soon, 2);  // gpu-1 is new and unknown
+}
+
 TEST(KubeletDeadlineTest, FollowsThePeriodWithinBounds) {
   EXPECT_EQ(KubeletDeadlineFor(std::chrono::milliseconds(1000)).count(), 1000);
   EXPECT_EQ(KubeletDeadlineFor(std::chrono::milliseconds(30000)).count(), 10000);

@@ -62,7 +62,9 @@ PodMatcher::PodMatcher(const std::vector<model::DeviceIdentity>& identities, Mat
       dcgm_id_by_mig_uuid_[id.mig->uuid] = dcgm_id;
       dcgm_id_by_parent_gi_[id.uuid + "/" + std::to_string(id.mig->gpu_instance_id)] = dcgm_id;
       key_by_dcgm_id_[dcgm_id] = id.DeviceKey();
+      key_by_uuid_[id.mig->uuid] = id.DeviceKey();
     } else {
+      key_by_uuid_[id.uuid] = id.DeviceKey();
       key_by_dcgm_id_[options_.id_type == GpuIdType::kUid ? id.uuid
                                                           : "nvidia" + std::to_string(id.index)] =
           id.DeviceKey();
@@ -122,8 +124,61 @@ const std::string* PodMatcher::Resolve(std::string_view device_id) const {
   return key_of(device_id);
 }
 
+void PodMatcher::MatchDra(const v1::ListPodResourcesResponse& answer, const DraSlices& dra,
+                          model::DeviceAttribution* out, MatchStats* stats) const {
+  std::unordered_map<std::string, std::vector<model::PodRef>> holders;
+  for (const v1::PodResources& pod : answer.pod_resources()) {
+    for (const v1::ContainerResources& container : pod.containers()) {
+      for (const v1::DynamicResource& claim : container.dynamic_resources()) {
+        for (const v1::ClaimResource& res : claim.claim_resources()) {
+          if (res.driver_name() != kDraGpuDriver) continue;
+          ++stats->dra_claims;
+          auto slice = dra.by_pool_device.find(res.pool_name() + "/" + res.device_name());
+          if (slice == dra.by_pool_device.end()) {
+            ++stats->dra_unresolved;
+            stats->dra_unknown.push_back(res.pool_name() + "/" + res.device_name());
+            continue;
+          }
+          const DraDevice& device = slice->second;
+          auto key = key_by_uuid_.find(device.uuid);
+          if (key == key_by_uuid_.end()) {
+            ++stats->dra_unresolved;
+            continue;
+          }
+          model::DraAllocation a{claim.claim_name(),
+                                 claim.claim_namespace(),
+                                 res.driver_name(),
+                                 res.pool_name(),
+                                 res.device_name(),
+                                 "",
+                                 ""};
+          if (device.mig) {
+            a.mig_profile = device.profile;
+            a.mig_device_uuid = device.uuid;
+          }
+          std::vector<model::PodRef>& refs = holders[key->second];
+          const bool seen = std::any_of(refs.begin(), refs.end(), [&](const model::PodRef& r) {
+            return r.namespace_name == pod.namespace_() && r.pod == pod.name() &&
+                   r.container == container.name();
+          });
+          // dcgm-exporter keeps the first claim of a container on a device.
+          if (!seen) {
+            refs.push_back({pod.namespace_(), pod.name(), container.name(), "", std::move(a)});
+          }
+        }
+      }
+    }
+  }
+  for (auto& [key, refs] : holders) {
+    std::stable_sort(refs.begin(), refs.end(), [](const model::PodRef& a, const model::PodRef& b) {
+      return OrderKey(a) < OrderKey(b);
+    });
+    out->pods_by_device[key] = std::move(refs);
+  }
+}
+
 std::shared_ptr<const model::DeviceAttribution> PodMatcher::Match(
-    const v1::ListPodResourcesResponse& answer, MatchStats* stats) const {
+    const v1::ListPodResourcesResponse& answer, MatchStats* stats, const DraSlices* dra) const {
   auto out = std::make_shared<model::DeviceAttribution>();
   MatchStats local;
   for (const v1::PodResources& pod : answer.pod_resources()) {
@@ -161,6 +216,7 @@ std::shared_ptr<const model::DeviceAttribution> PodMatcher::Match(
                  refs.end());
     }
   }
+  if (dra != nullptr) MatchDra(answer, *dra, out.get(), &local);
   if (stats != nullptr) *stats = local;
   return out;
 }

@@ -26,6 +26,19 @@
 // sharing pods is. The replica is not reported in that mode (dcgm-exporter has no vgpu label
 // there either).
 //
+// DRA (--kubernetes-enable-dra). A container's dynamic resources are claims; each claim resource
+// of driver gpu.nvidia.com names a device by pool and device name, which the driver's
+// ResourceSlices (resource_slices.h) resolve to a GPU UUID or a MIG device (its UUID, parent and
+// profile). Such a device gets the container with its claim (model::PodRef::dra), once per
+// (namespace, pod, container); the renderer adds dcgm-exporter's dra_* attributes. As in
+// dcgm-exporter, a device with DRA holders is attributed to them only (they replace any
+// device-plugin holder), and every DRA holder gets its own series copy. Differences from
+// dcgm-exporter 4.8.2, which keys every claim by a GPU UUID (a MIG claim by its parent's) and
+// compares that key with the series' --kubernetes-gpu-id-type id: a MIG claim attributes the MIG
+// instance it names (dcgm-exporter's key never equals a MIG series' "<gpu>-<gi>" id, so its MIG
+// claims label nothing), and claims are resolved whatever the id type (its "nvidia<N>" ids never
+// equal a UUID). Holders are ordered by (namespace, pod, container), not listing order.
+//
 // Thread-safety: immutable after construction; Match() is const and may run on any thread.
 #ifndef NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_
 #define NVML_EXPORTER_ATTRIBUTE_POD_MATCHER_H_
@@ -38,6 +51,7 @@
 #include <vector>
 
 #include "attribute/pod_resources.pb.h"
+#include "attribute/resource_slices.h"
 #include "model/attribution.h"
 #include "model/snapshot.h"
 
@@ -54,16 +68,23 @@ struct MatchOptions {
 
 // What one Match() saw, for debug logs and tests.
 struct MatchStats {
-  size_t gpu_devices = 0;  // device ids of accepted resources
-  size_t unmatched = 0;    // of those, naming no device we collect
+  size_t gpu_devices = 0;     // device ids of accepted resources
+  size_t unmatched = 0;       // of those, naming no device we collect
+  size_t dra_claims = 0;      // gpu.nvidia.com claim resources (with slices to resolve them)
+  size_t dra_unresolved = 0;  // of those, naming no slice device or no device we collect
+  std::vector<std::string> dra_unknown;  // "<pool>/<device>" of those naming no slice device
 };
 
 class PodMatcher {
  public:
   PodMatcher(const std::vector<model::DeviceIdentity>& identities, MatchOptions options);
 
+  // `dra`: the latest ResourceSlices when DRA attribution is on (null: dynamic resources are
+  // ignored, as dcgm-exporter does without --kubernetes-enable-dra or without its slice
+  // informer).
   std::shared_ptr<const model::DeviceAttribution> Match(const v1::ListPodResourcesResponse& answer,
-                                                        MatchStats* stats = nullptr) const;
+                                                        MatchStats* stats = nullptr,
+                                                        const DraSlices* dra = nullptr) const;
 
   // The replica of a shared device id ("3" of "GPU-…::3", "nvidia0/vgpu3",
   // "nvidia0/gi1/vgpu3"), empty when the id is not shared. Exposed for tests.
@@ -73,6 +94,9 @@ class PodMatcher {
   bool AcceptsResource(std::string_view resource_name) const;
   // The device key the kubelet id names, or nullptr.
   const std::string* Resolve(std::string_view device_id) const;
+  // Adds the DRA holders of `answer` to *out (replacing device-plugin holders of their devices).
+  void MatchDra(const v1::ListPodResourcesResponse& answer, const DraSlices& dra,
+                model::DeviceAttribution* out, MatchStats* stats) const;
 
   // Lookups by string_view without building a std::string per device id (a refresh resolves
   // every GPU id of every pod on the node).
@@ -87,6 +111,8 @@ class PodMatcher {
   StringMap dcgm_id_by_mig_uuid_;
   // "<parent GPU uuid>/<gi>" -> dcgm id, for the old "MIG-GPU-<uuid>/<gi>/<ci>" form.
   StringMap dcgm_id_by_parent_gi_;
+  // GPU or MIG device UUID -> device key, for DRA.
+  StringMap key_by_uuid_;
 };
 
 }  // namespace nvmlx::attribute

@@ -188,5 +188,97 @@ TEST(PodMatcherTest, SharedReplica) {
   EXPECT_EQ(PodMatcher::SharedReplica("MIG-x"), "");
 }
 
+// DRA: a container's claim resource of gpu.nvidia.com, named by pool and device.
+void AddClaim(v1::ListPodResourcesResponse* r, const std::string& ns, const std::string& pod,
+              const std::string& container, const std::string& claim, const std::string& driver,
+              const std::string& pool, const std::string& device) {
+  v1::PodResources* p = nullptr;
+  for (v1::PodResources& existing : *r->mutable_pod_resources()) {
+    if (existing.namespace_() == ns && existing.name() == pod) p = &existing;
+  }
+  if (p == nullptr) {
+    p = r->add_pod_resources();
+    p->set_namespace_(ns);
+    p->set_name(pod);
+  }
+  v1::ContainerResources* c = nullptr;
+  for (v1::ContainerResources& existing : *p->mutable_containers()) {
+    if (existing.name() == container) c = &existing;
+  }
+  if (c == nullptr) {
+    c = p->add_containers();
+    c->set_name(container);
+  }
+  v1::DynamicResource* dr = c->add_dynamic_resources();
+  dr->set_claim_name(claim);
+  dr->set_claim_namespace(ns);
+  v1::ClaimResource* res = dr->add_claim_resources();
+  res->set_driver_name(driver);
+  res->set_pool_name(pool);
+  res->set_device_name(device);
+  res->add_cdi_devices()->set_name("k8s.gpu.nvidia.com/device=" + device);
+}
+
+DraSlices Slices() {
+  DraSlices s;
+  s.by_pool_device["node1/gpu-0"] = {false, kGpu0, "", ""};
+  s.by_pool_device["node1/gpu-1-mig-a"] = {true, kMigA, kGpu1, "1g.18gb"};
+  s.by_pool_device["node1/gpu-9"] = {false, "GPU-not-collected", "", ""};
+  return s;
+}
+
+TEST(PodMatcherTest, DraClaimsResolveThroughResourceSlices) {
+  PodMatcher m(Identities(), {});
+  v1::ListPodResourcesResponse r;
+  AddClaim(&r, "ns", "train", "main", "gpu-claim", "gpu.nvidia.com", "node1", "gpu-0");
+  AddClaim(&r, "ns2", "infer", "c", "mig-claim", "gpu.nvidia.com", "node1", "gpu-1-mig-a");
+  // The same container's second claim on the same device: kept once (the first).
+  AddClaim(&r, "ns", "train", "main", "again", "gpu.nvidia.com", "node1", "gpu-0");
+  AddClaim(&r, "ns", "nic", "c", "net", "example.com/nic", "node1", "gpu-0");  // other driver
+  AddClaim(&r, "ns", "lost", "c", "x", "gpu.nvidia.com", "node1", "gpu-unknown");
+  AddClaim(&r, "ns", "far", "c", "y", "gpu.nvidia.com", "node1", "gpu-9");
+  const DraSlices slices = Slices();
+  MatchStats stats;
+  auto a = m.Match(r, &stats, &slices);
+  ASSERT_THAT(Holders(*a, kGpu0), ElementsAre("ns/train/main"));
+  const model::PodRef& whole = a->pods_by_device.at(kGpu0)[0];
+  ASSERT_TRUE(whole.dra.has_value());
+  EXPECT_EQ(whole.dra->claim_name, "gpu-claim");
+  EXPECT_EQ(whole.dra->claim_namespace, "ns");
+  EXPECT_EQ(whole.dra->driver, "gpu.nvidia.com");
+  EXPECT_EQ(whole.dra->pool, "node1");
+  EXPECT_EQ(whole.dra->device, "gpu-0");
+  EXPECT_EQ(whole.dra->mig_profile, "");
+  EXPECT_EQ(whole.dra->mig_device_uuid, "");
+  // A MIG claim attributes the instance, not its parent GPU.
+  EXPECT_THAT(Holders(*a, kGpu1), IsEmpty());
+  ASSERT_THAT(Holders(*a, kMigA), ElementsAre("ns2/infer/c"));
+  const model::PodRef& part = a->pods_by_device.at(kMigA)[0];
+  ASSERT_TRUE(part.dra.has_value());
+  EXPECT_EQ(part.dra->mig_profile, "1g.18gb");
+  EXPECT_EQ(part.dra->mig_device_uuid, kMigA);
+  EXPECT_EQ(stats.dra_claims, 5u);
+  EXPECT_EQ(stats.dra_unresolved, 2u);  // gpu-unknown, and gpu-9 that we do not collect
+  EXPECT_THAT(stats.dra_unknown, ElementsAre("node1/gpu-unknown"));
+
+  // Without slices (DRA off) the claims are ignored.
+  auto off = m.Match(r, &stats);
+  EXPECT_TRUE(off->pods_by_device.empty());
+  EXPECT_EQ(stats.dra_claims, 0u);
+}
+
+TEST(PodMatcherTest, DraHoldersReplaceDevicePluginHoldersAndAreOrdered) {
+  PodMatcher m(Identities(), {});
+  v1::ListPodResourcesResponse r = Answer({{"ns", "plugin", "c", "nvidia.com/gpu", {kGpu0}},
+                                           {"ns", "other", "c", "nvidia.com/gpu", {kGpu1}}});
+  AddClaim(&r, "zz", "b", "c", "shared", "gpu.nvidia.com", "node1", "gpu-0");
+  AddClaim(&r, "aa", "a", "c", "shared", "gpu.nvidia.com", "node1", "gpu-0");
+  const DraSlices slices = Slices();
+  auto a = m.Match(r, nullptr, &slices);
+  EXPECT_THAT(Holders(*a, kGpu0), ElementsAre("aa/a/c", "zz/b/c"));
+  EXPECT_THAT(Holders(*a, kGpu1), ElementsAre("ns/other/c"));
+  EXPECT_FALSE(a->pods_by_device.at(kGpu1)[0].dra.has_value());
+}
+
 }  // namespace
 }  // namespace nvmlx::attribute

@@ -35,15 +35,31 @@ bool PodResourcesRefresher::RefreshOnce() {
     return false;
   }
   MatchStats stats;
-  std::shared_ptr<const model::DeviceAttribution> matched = matcher_.Match(*answer, &stats);
+  std::shared_ptr<const DraSlices> dra = dra_latest_ ? dra_latest_() : nullptr;
+  std::shared_ptr<const model::DeviceAttribution> matched =
+      matcher_.Match(*answer, &stats, dra.get());
+  std::set<std::string> unknown(stats.dra_unknown.begin(), stats.dra_unknown.end());
+  const bool new_unknown = std::any_of(unknown.begin(), unknown.end(), [this](const auto& key) {
+    return dra_unknown_.count(key) == 0;
+  });
+  if (new_unknown && dra_refresh_soon_) dra_refresh_soon_();
+  dra_unknown_ = std::move(unknown);
   streak_.Succeed();
   log::Debug("kubelet pod-resources refreshed",
              {{"pods", std::to_string(answer->pod_resources_size())},
               {"gpu_device_ids", std::to_string(stats.gpu_devices)},
               {"unmatched", std::to_string(stats.unmatched)},
+              {"dra_claims", std::to_string(stats.dra_claims)},
+              {"dra_unresolved", std::to_string(stats.dra_unresolved)},
               {"devices_attributed", std::to_string(matched->pods_by_device.size())}});
   latest_.Publish(std::move(matched));
   return true;
+}
+
+void PodResourcesRefresher::UseDraSlices(std::function<std::shared_ptr<const DraSlices>()> latest,
+                                         std::function<void()> refresh_soon) {
+  dra_latest_ = std::move(latest);
+  dra_refresh_soon_ = std::move(refresh_soon);
 }
 
 void PodResourcesRefresher::Start() { worker_.Start(); }

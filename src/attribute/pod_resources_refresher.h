@@ -18,7 +18,10 @@
 #define NVML_EXPORTER_ATTRIBUTE_POD_RESOURCES_REFRESHER_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "attribute/error_counters.h"
 #include "attribute/kubelet_client.h"
@@ -53,10 +56,23 @@ class PodResourcesRefresher {
 
   std::shared_ptr<const model::DeviceAttribution> Latest() const;
 
+  // DRA (--kubernetes-enable-dra): each refresh resolves the answer's claims with `latest()`'s
+  // ResourceSlices (a null result: claims are not attributed this time), and calls
+  // `refresh_soon()` (may be empty) when a claim names a device those slices do not know and
+  // the previous refresh did not already report it unknown (a new claim on a newly published
+  // slice is then picked up at once, while a claim that stays unknown does not make every
+  // refresh list the slices again). Call before the first refresh.
+  void UseDraSlices(std::function<std::shared_ptr<const DraSlices>()> latest,
+                    std::function<void()> refresh_soon);
+
  private:
   KubeletClient client_;
   PodMatcher matcher_;
   std::shared_ptr<model::SourceErrors> errors_;
+  std::function<std::shared_ptr<const DraSlices>()> dra_latest_;
+  std::function<void()> dra_refresh_soon_;
+  // "<pool>/<device>" unknown at the previous refresh; only the refreshing thread touches it.
+  std::set<std::string> dra_unknown_;
   FailureStreak streak_;  // only the refreshing thread touches it
   util::Latest<model::DeviceAttribution> latest_;
   util::PeriodicWorker worker_;  // last: stopped (by its destructor) before the members above go

@@ -147,8 +147,8 @@ struct Options {
   ExitCode exit_code_hint = ExitCode::kOk;
 
   // dcgm-exporter's flags without a counterpart here (config/options_compat.cc).
-  // --kubernetes-enable-dra / KUBERNETES_ENABLE_DRA: carried for the DRA attribution; until it
-  // lands, a start-up warning says DRA claims are not attributed.
+  // --kubernetes-enable-dra / KUBERNETES_ENABLE_DRA: with -k, attribute GPUs and MIG devices
+  // allocated through DRA claims (the ResourceSlices come from the API server).
   bool kubernetes_enable_dra = false;
   // --enable-gpu-bind-unbind-watch / DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH: carried; GPUs
   // are enumerated once at start (a warning says so).

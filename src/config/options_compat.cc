@@ -4,8 +4,8 @@
 // Every one is accepted with dcgm-exporter's name, alias, env var and default, and its value is
 // checked as dcgm-exporter checks it (a start-up that fails there fails here). Then:
 //   - no meaning without DCGM (-r, -p, -s, --enable-dcgm-log, --dcgm-log-level, --dump-*,
-//     --disable-startup-validate, --enable-pprof), or not done yet (GPU bind/unbind watch, DRA
-//     attribution): one start-up warning per option that asks for something, naming the flag or
+//     --disable-startup-validate, --enable-pprof), or not done yet (GPU bind/unbind watch): one
+//     start-up warning per option that asks for something, naming the flag or
 //     env var that set it and why it has no effect (Options::startup_warnings; app/ logs them);
 //   - --web-config-file (TLS, basic auth): refused. Serving plain HTTP when TLS or
 //     authentication was asked for would be a silent security downgrade;
@@ -119,12 +119,6 @@ Status ConvertCompat(const RawFlags& raw, Options* o) {
       }
       if (f.name == "kubernetes-enable-dra") {
         o->kubernetes_enable_dra = *on;
-        if (*on) {
-          Warn(f, r,
-               "DRA claims are not attributed yet: GPUs allocated through Dynamic Resource "
-               "Allocation get no pod labels (device-plugin allocations still do)",
-               o);
-        }
       }
       if (f.name == "web-systemd-socket") o->web_systemd_socket = *on;
       continue;

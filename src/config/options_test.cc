@@ -434,7 +434,6 @@ const std::set<std::string, std::less<>> kIgnored = {"cpu-devices",
                                                      "dump-directory",
                                                      "dump-retention",
                                                      "dump-compression",
-                                                     "kubernetes-enable-dra",
                                                      "disable-startup-validate",
                                                      "enable-gpu-bind-unbind-watch",
                                                      "gpu-bind-unbind-poll-interval",
@@ -561,11 +560,8 @@ TEST(Options, CarriedCompatOptions) {
   EXPECT_TRUE(r->web_systemd_socket);
   EXPECT_EQ(r->configmap_namespace, "gpu-operator");
   EXPECT_EQ(r->configmap_name, "metrics-config");
-  EXPECT_THAT(WarnedOptions(*r),
-              ElementsAre("enable-gpu-bind-unbind-watch", "kubernetes-enable-dra"));
-  EXPECT_THAT(r->startup_warnings[1].message,
-              StartsWith("--kubernetes-enable-dra (KUBERNETES_ENABLE_DRA=true) ignored: DRA "
-                         "claims are not attributed yet"));
+  // DRA is honoured (with -k): no warning for it.
+  EXPECT_THAT(WarnedOptions(*r), ElementsAre("enable-gpu-bind-unbind-watch"));
 }
 
 TEST(Options, CompatValuesAreCheckedAsUpstreamChecksThem) {

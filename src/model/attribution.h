@@ -17,12 +17,26 @@
 #define NVML_EXPORTER_MODEL_ATTRIBUTION_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace nvmlx::model {
+
+// A device allocated to a container through Dynamic Resource Allocation (resource.k8s.io), as
+// the kubelet names it (claim, driver, pool, device) plus, for a MIG device, what the driver's
+// ResourceSlice says of it. The renderer prints these as dcgm-exporter's dra_* attributes.
+struct DraAllocation {
+  std::string claim_name;
+  std::string claim_namespace;
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::string mig_profile;      // empty for a whole GPU
+  std::string mig_device_uuid;  // empty for a whole GPU
+};
 
 // A container of a pod that holds a device (from the kubelet) or runs a process on it.
 struct PodRef {
@@ -32,6 +46,9 @@ struct PodRef {
   // The sharing replica for time-sliced / virtual GPUs ("3" of "GPU-…::3", "/vgpu3", GKE
   // "nvidia0/gi0/vgpu3"), empty when the pod holds the device exclusively.
   std::string vgpu;
+  // Set when the container holds the device through a DRA claim (--kubernetes-enable-dra), not
+  // through the device plugin.
+  std::optional<DraAllocation> dra = std::nullopt;
 };
 
 // From the kubelet pod-resources API: device key -> containers holding it (several when the

@@ -27,9 +27,10 @@ const model::Value* FindSample(const std::vector<model::Sample>& samples, int fi
 bool ByName(const LabelView& a, const LabelView& b) { return a.first < b.first; }
 
 // The attribute sets of one device: the cross product of the pods holding it (with vgpu when
-// shared) and its HPC jobs, in attribution order, or one empty set. Names as dcgm-exporter
-// spells them (-o: container_name, pod_name, pod_namespace), sorted byte-wise as its template
-// prints attributes. Appends the sets, each as [begin, end) of *attrs with its pod, to *ranges.
+// shared, with the dra_* claim labels when held through DRA) and its HPC jobs, in attribution
+// order, or one empty set. Names as dcgm-exporter spells them (-o: container_name, pod_name,
+// pod_namespace), sorted byte-wise as its template prints attributes. Appends the sets, each as
+// [begin, end) of *attrs with its pod, to *ranges.
 struct AttributeSet {
   size_t begin = 0, end = 0;
   const model::PodRef* pod = nullptr;  // null: no pod in this set
@@ -63,9 +64,24 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
         attrs->emplace_back(old_names ? "container_name" : "container", pod.container);
         attrs->emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
         attrs->emplace_back(old_names ? "pod_name" : "pod", pod.pod);
-        if (!pod.vgpu.empty()) attrs->emplace_back("vgpu", pod.vgpu);
-        if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
-          attrs->emplace_back("pod_uid", *uid);
+        if (pod.dra) {
+          // dcgm-exporter's DRA copy: pod, namespace, container and the claim (MIG: with the
+          // profile and MIG UUID); no vgpu, no pod_uid and no pod labels there.
+          const model::DraAllocation& d = *pod.dra;
+          attrs->emplace_back("dra_claim_name", d.claim_name);
+          attrs->emplace_back("dra_claim_namespace", d.claim_namespace);
+          attrs->emplace_back("dra_driver_name", d.driver);
+          attrs->emplace_back("dra_pool_name", d.pool);
+          attrs->emplace_back("dra_device_name", d.device);
+          if (!d.mig_device_uuid.empty()) {
+            attrs->emplace_back("dra_mig_profile", d.mig_profile);
+            attrs->emplace_back("dra_mig_device_uuid", d.mig_device_uuid);
+          }
+        } else {
+          if (!pod.vgpu.empty()) attrs->emplace_back("vgpu", pod.vgpu);
+          if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
+            attrs->emplace_back("pod_uid", *uid);
+          }
         }
       }
       if (j < jobs->size()) attrs->emplace_back("hpc_job", (*jobs)[j]);
@@ -133,7 +149,8 @@ void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSna
 // server's metadata: empty when the set has no pod or the metadata does not know it (yet).
 std::span<const std::pair<std::string, std::string>> PodLabelsOf(
     const model::Attribution& attribution, const model::PodRef* pod) {
-  if (pod == nullptr || attribution.metadata == nullptr) return {};
+  // dcgm-exporter's DRA copies carry no pod labels.
+  if (pod == nullptr || pod->dra || attribution.metadata == nullptr) return {};
   const std::string* uid = model::FindPodUid(attribution, *pod);
   if (uid == nullptr) return {};
   auto it = attribution.metadata->by_uid.find(*uid);

@@ -7,8 +7,10 @@
 //   gpu, UUID (uuid with -o), pci_bus_id, device, modelName, [GPU_I_PROFILE, GPU_I_ID] (MIG),
 //   [Hostname] (if non-empty), then the "Labels" sorted byte-wise (the CSV's label fields such as
 //   DCGM_FI_DRIVER_VERSION, clock_event, window_size_in_ms, xid), then the "Attributes" sorted
-//   byte-wise (container, err_code, err_msg, hpc_job, namespace, pod, pod_uid, vgpu;
-//   container_name, pod_name, pod_namespace with -o).
+//   byte-wise (container, dra_claim_name, dra_claim_namespace, dra_device_name, dra_driver_name,
+//   dra_mig_device_uuid, dra_mig_profile, dra_pool_name, err_code, err_msg, hpc_job, namespace,
+//   pod, pod_uid, vgpu; container_name, pod_name, pod_namespace with -o). A DRA holder's set
+//   has the dra_* names (the two MIG ones for a MIG device) and no vgpu, pod_uid or pod labels.
 //
 // Label sets, in creation order (the EMF writer's document order): per device (Snapshot order)
 // and per (pod, HPC job) attribute set of it (the cross product of the pods holding it and its

@@ -184,6 +184,78 @@ TEST(BuildSeriesTest, SharedGpuGetsOneCopyPerPodAndStringsAreSkipped) {
   EXPECT_TRUE(EmfGroups(model).empty());
 }
 
+// DRA holders (--kubernetes-enable-dra): dcgm-exporter's attributes, sorted byte-wise among
+// container/namespace/pod, the two MIG ones only for a MIG device; no pod_uid and no vgpu even
+// when the kubelet path would add them.
+TEST(BuildSeriesTest, DraHoldersGetTheDraLabels) {
+  SeriesFixture f;
+  f.Add(203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge);
+  f.options.device_pod_uid = true;
+  DeviceIdentity gpu;
+  gpu.index = 0;
+  gpu.uuid = "GPU-0";
+  f.ids->push_back(gpu);
+  DeviceIdentity mig;
+  mig.index = 1;
+  mig.uuid = "GPU-1";
+  mig.mig = DeviceIdentity::Mig{3, 0, "1g.18gb", "MIG-1"};
+  f.ids->push_back(mig);
+  f.snapshot.identities = f.ids;
+  for (size_t i = 0; i < f.ids->size(); ++i) {
+    DeviceSnapshot d;
+    d.identity = &(*f.ids)[i];
+    d.samples = {{203, int64_t{static_cast<int64_t>(10 + i)}}};
+    f.snapshot.devices.push_back(d);
+  }
+  auto attribution = std::make_shared<model::DeviceAttribution>();
+  model::PodRef whole{"ns", "train", "main", "", model::DraAllocation{}};
+  whole.dra = model::DraAllocation{"gpu-claim", "ns", "gpu.nvidia.com", "node1", "gpu-0", "", ""};
+  model::PodRef part{"ns2", "infer", "c", "", std::nullopt};
+  part.dra = model::DraAllocation{"mig-claim",   "ns2",     "gpu.nvidia.com", "node1",
+                                  "gpu-1-mig-3", "1g.18gb", "MIG-1"};
+  attribution->pods_by_device["GPU-0"] = {whole};
+  attribution->pods_by_device["MIG-1"] = {part};
+  f.snapshot.attribution.devices = attribution;
+  auto metadata = std::make_shared<model::PodMetadata>();
+  metadata->uid_by_name["ns/train"] = "uid-1";
+  metadata->by_uid["uid-1"] = {"ns", "train", "uid-1", {{"app", "x"}}, {}};
+  f.snapshot.attribution.metadata = metadata;
+  f.options.pod_labels = true;
+
+  SeriesModel model;
+  BuildSeries(f.snapshot, f.options, &model);
+  std::vector<Group> groups = EmfGroups(model);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(
+      Names(groups[0].labels),
+      (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "container",
+                                "dra_claim_name", "dra_claim_namespace", "dra_device_name",
+                                "dra_driver_name", "dra_pool_name", "namespace", "pod"}));
+  EXPECT_EQ(*FindLabel(groups[0].labels, "dra_claim_name"), "gpu-claim");
+  EXPECT_EQ(*FindLabel(groups[0].labels, "dra_device_name"), "gpu-0");
+  EXPECT_EQ(*FindLabel(groups[0].labels, "pod"), "train");
+  EXPECT_EQ(
+      Names(groups[1].labels),
+      (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE",
+                                "GPU_I_ID", "container", "dra_claim_name", "dra_claim_namespace",
+                                "dra_device_name", "dra_driver_name", "dra_mig_device_uuid",
+                                "dra_mig_profile", "dra_pool_name", "namespace", "pod"}));
+  EXPECT_EQ(*FindLabel(groups[1].labels, "dra_mig_device_uuid"), "MIG-1");
+  EXPECT_EQ(*FindLabel(groups[1].labels, "dra_mig_profile"), "1g.18gb");
+  EXPECT_EQ(*FindLabel(groups[1].labels, "dra_claim_namespace"), "ns2");
+  EXPECT_EQ(groups[1].values[0].second.AsDouble(), 11);
+
+  // The same holder through the device plugin gets pod_uid and its pod labels.
+  whole.dra.reset();
+  attribution->pods_by_device["GPU-0"] = {whole};
+  BuildSeries(f.snapshot, f.options, &model);
+  groups = EmfGroups(model);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(FindLabel(groups[0].labels, "dra_claim_name"), nullptr);
+  ASSERT_NE(FindLabel(groups[0].labels, "pod_uid"), nullptr);
+  EXPECT_EQ(*FindLabel(groups[0].labels, "pod_uid"), "uid-1");
+}
+
 // dcgm-exporter 4.8's per-pod GPU_UTIL/FB_USED: on the Prometheus page the device series has no
 // attributes and each pod gets its share; EMF keeps the device value per attribute set.
 TEST(BuildSeriesTest, PerPodSeriesArePrometheusOnly) {

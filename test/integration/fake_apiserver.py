@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fake Kubernetes API server for the pod attribution integration test (pods_test.sh).
+"""A fake Kubernetes API server for the pod attribution integration tests (pods_test.sh, dra_test.sh).
 
 HTTPS (the certificate and key given on the command line), bearer-token auth, and just enough of
 GET /api/v1/pods: a list (the fixture PodList, filtered by fieldSelector=spec.nodeName=...) and a
@@ -10,6 +10,10 @@ directory). Behaviour is switched at run time through files in the control direc
   event.json  one watch event line; sent to the open watch, then deleted
   lists       written by the server: how many list requests it answered with 200
   configmaps/<ns>_<name>.json   served at GET /api/v1/namespaces/<ns>/configmaps/<name>
+  resourceslices.json  a ResourceSliceList served at GET /apis/resource.k8s.io/<v>/resourceslices
+                       (fieldSelector spec.driver / spec.nodeName applied) for each version <v>
+                       listed in resourceslice_versions (default v1), else 404
+  resourceslice_queries  written by the server: "<version> <fieldSelector>" per slice list
 
 In mode 401 every request gets 401; badjson sends a garbage watch line (lists stay good);
 gone answers the next watch with an ERROR 410 event. Changing the mode drops open watches,
@@ -57,6 +61,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
+    def resource_slices(self, version, q):
+        try:
+            versions = open(os.path.join(control, "resourceslice_versions")).read().split()
+        except OSError:
+            versions = ["v1"]
+        path = os.path.join(control, "resourceslices.json")
+        if version not in versions or not os.path.exists(path):
+            return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+        with open(os.path.join(control, "resourceslice_queries"), "a") as log:
+            log.write(version + " " + q.get("fieldSelector", [""])[0] + "\n")
+        terms = dict(t.split("=", 1) for t in q.get("fieldSelector", [""])[0].split(",") if t)
+        fields = {"spec.driver": lambda s: s["spec"].get("driver"),
+                  "spec.nodeName": lambda s: s["spec"].get("nodeName")}
+        items = [s for s in json.load(open(path))["items"]
+                 if all(fields[k](s) == v for k, v in terms.items())]
+        return self.reply(200, {"kind": "ResourceSliceList",
+                                "apiVersion": "resource.k8s.io/" + version,
+                                "metadata": {"resourceVersion": "1"}, "items": items})
+
     def do_GET(self):
         global lists
         url = urllib.parse.urlparse(self.path)
@@ -69,6 +92,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if not os.path.exists(path):
                 return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
             return self.reply(200, json.load(open(path)))
+        rs = re.match(r"^/apis/resource\.k8s\.io/([^/]+)/resourceslices$", url.path)
+        if rs:
+            return self.resource_slices(rs.group(1), q)
         if url.path != "/api/v1/pods":
             return self.reply(404, {"kind": "Status", "code": 404})
         selector = q.get("fieldSelector", [""])[0]
