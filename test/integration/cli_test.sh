@@ -61,15 +61,19 @@ cmd = 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --fake-gpus -f "$1" --web-systemd-so
 p = subprocess.Popen(["sh", "-c", cmd, exporter, csv], stdin=s.fileno(), stderr=subprocess.DEVNULL)
 s.close()  # only the daemon holds it now
 try:
-    for _ in range(100):
+    # The kernel accepts on the passed socket before the daemon serves: retry (503 before the
+    # first collection, a read timeout before it accepts) until a deadline generous enough for
+    # a loaded 2-core CI machine.
+    deadline = time.monotonic() + 60
+    while True:
         try:
-            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
             assert b"DCGM_FI_DEV_GPU_UTIL{" in body, body[:200]
             break
-        except OSError:
+        except OSError as e:
+            if time.monotonic() > deadline:
+                sys.exit(f"no /metrics on the passed socket: {e}")
             time.sleep(0.1)
-    else:
-        sys.exit("no /metrics on the passed socket")
 finally:
     p.terminate()
     p.wait()
