@@ -83,6 +83,19 @@ NODE_NAME=h200 "$X" -f "$B/etc/default-counters.csv" --hostname-label hostname -
   echo "hostname=: $(grep -c ',hostname="' "$OUT/hostname.txt"), Hostname=: $(grep -c ',Hostname="' "$OUT/hostname.txt")"
 } >>"$S"
 
+# 5. DCGM_EXP_GPU_HEALTH_STATUS and DCGM_EXP_P2P_STATUS from the real driver (idle GPU: every
+# watch should pass; P2P needs a second GPU, so a 1-GPU host has no P2P series).
+printf '%s\n' "DCGM_EXP_GPU_HEALTH_STATUS, gauge, health" "DCGM_EXP_P2P_STATUS, gauge, p2p" \
+  >"$OUT/health.csv"
+"$X" -f "$OUT/health.csv" --once >"$OUT/health_once.txt" 2>"$OUT/health_once.log"
+echo "rc=$?" >>"$OUT/health_once.log"
+{
+  echo "## health and P2P status (--once): $(tail -1 "$OUT/health_once.log")"
+  grep -E '^DCGM_EXP_(GPU_HEALTH|P2P)_STATUS' "$OUT/health_once.txt" |
+    sed 's/UUID="[^"]*",pci_bus_id="[^"]*",device="[^"]*",modelName="[^"]*",//'
+  grep -i 'warn' "$OUT/health_once.log" | head -5
+} >>"$S"
+
 cp "$S" "$RESULT/"
 tar czf "$RESULT/fidelity.tgz" -C "$OUT" .
 cat "$S"
