@@ -857,12 +857,14 @@ TEST(RenderPrometheusTest, MigGpuWideFieldsOnEveryInstance) {
   f.AddEntry(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge, "Temp.");
   f.AddEntry(230, "DCGM_FI_DEV_XID_ERRORS", MetricType::kGauge, "Last XID.");
   f.AddEntry(252, "DCGM_FI_DEV_FB_USED", MetricType::kGauge, "FB used.");
+  f.AddEntry(9003, "DCGM_EXP_GPU_HEALTH_STATUS", MetricType::kGauge, "Health.");
   DeviceIdentity gpu = MakeIdentity(0);
   DeviceIdentity a = gpu, b = gpu;
   a.mig = DeviceIdentity::Mig{1, 0, "3g.71gb", "MIG-aaaaaaaa-0000-1111-2222-333333333333"};
   b.mig = DeviceIdentity::Mig{7, 0, "1g.18gb", "MIG-bbbbbbbb-0000-1111-2222-333333333333"};
   f.SetIdentities({gpu, a, b, MakeIdentity(1)});
   f.snapshot.devices[0].samples = {{150, int64_t{41}}, {230, int64_t{0}}};
+  f.snapshot.devices[0].health = {{"MEM", "DCGM_FR_OK", 0}};
   f.snapshot.devices[1].samples = {{252, int64_t{2000}}};
   f.snapshot.devices[2].samples = {{252, int64_t{1000}}};
   f.snapshot.devices[3].samples = {{150, int64_t{38}}, {230, int64_t{0}}, {252, int64_t{7}}};
@@ -888,6 +890,12 @@ TEST(RenderPrometheusTest, MigGpuWideFieldsOnEveryInstance) {
   EXPECT_EQ(out.find("DCGM_FI_DEV_GPU_TEMP" + gpu0 + "}"), std::string::npos) << out;
   EXPECT_NE(out.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), std::string::npos) << "no MIG: as before";
   EXPECT_NE(out.find("nvml_exporter_gpu_up{gpu=\"0\""), std::string::npos) << out;
+  // Health (and P2P) status stay on the GPU, as upstream's per-GPU collectors give them.
+  EXPECT_NE(out.find("DCGM_EXP_GPU_HEALTH_STATUS" + gpu0 +
+                     ",health_error_code=\"DCGM_FR_OK\",health_watch=\"MEM\"} 0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("DCGM_EXP_GPU_HEALTH_STATUS" + gi1), std::string::npos) << out;
 
   f.options.mig_gpu_fields_on_parent = true;
   out = f.Render();

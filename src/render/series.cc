@@ -120,7 +120,8 @@ MigLayout LayoutOf(const model::Snapshot& snapshot) {
 // A MIG instance as dcgm-exporter shows it (its FE_GPU_I entity): its own samples plus its GPU's
 // GPU-wide ones (on a MIG-enabled GPU the collector reads only GPU-wide fields on the GPU and
 // only per-instance fields on the instances; should both have a field, the instance's wins),
-// and the GPU's Xids and clock events. Into *out, reusing its buffers.
+// and the GPU's Xids and clock events (not its health and P2P status). Into *out, reusing its
+// buffers.
 void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSnapshot& gpu,
                    model::DeviceSnapshot* out) {
   out->identity = instance.identity;
@@ -141,8 +142,9 @@ void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSna
   out->clock_events_watched = gpu.clock_events_watched;
   out->clock_events_sampled = gpu.clock_events_sampled;
   out->clock_event_counts = gpu.clock_event_counts;
-  out->health = gpu.health;
-  out->p2p = gpu.p2p;
+  // Health and P2P status stay on the GPU: upstream's collectors for them iterate GPUs only.
+  out->health.clear();
+  out->p2p.clear();
 }
 
 // The pod labels (--kubernetes-enable-pod-labels) of an attribute set's pod, from the API
@@ -372,9 +374,11 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   model::DeviceSnapshot instance_view;  // a MIG instance with its GPU's fields
   for (size_t di = 0; di < snapshot.devices.size(); ++di) {
     const model::DeviceSnapshot* devp = &snapshot.devices[di];
+    bool gpu_status_only = false;  // a MIG-enabled GPU's own series: health and P2P only
     if (!options.mig_gpu_fields_on_parent) {
-      // dcgm-exporter's shape: a MIG-enabled GPU's fields are on each of its instances.
-      if (mig.has_instances[di]) continue;
+      // dcgm-exporter's shape: a MIG-enabled GPU's fields are on each of its instances, except
+      // health and P2P status, which its collectors give per GPU only.
+      gpu_status_only = mig.has_instances[di];
       if (mig.parent[di] != MigLayout::kNoParent) {
         WithGpuFields(*devp, snapshot.devices[mig.parent[di]], &instance_view);
         devp = &instance_view;
@@ -436,6 +440,10 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
       const uint32_t plain = labels.Plain(set);
       for (size_t f = 0; f < families.size(); ++f) {
         const int field_id = families[f]->field->id;
+        if (gpu_status_only && field_id != fields::ids::kGpuHealthStatus &&
+            field_id != fields::ids::kP2pStatus) {
+          continue;
+        }
         std::vector<SeriesPoint>& points = out->families[f].points;
         if (field_id == fields::ids::kXidErrorsCount) {
           if (!dev.xid_watched) continue;
