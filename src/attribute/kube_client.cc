@@ -247,4 +247,26 @@ Result<HttpResponse> KubeApiClient::Request(const std::string& target,
   }
 }
 
+std::string QueryEscape(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string BodyExcerpt(const std::string& body) {
+  std::string s = body.substr(0, 200);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
 }  // namespace nvmlx::attribute

@@ -45,6 +45,12 @@ Result<KubeApiConfig> ResolveKubeApiConfig(const std::string& server_url,
                                            const std::string& token_file,
                                            const std::string& ca_file, const EnvLookup& getenv);
 
+// Percent-encodes a query value (field selectors hold '=' and ',', continue tokens and resource
+// versions are opaque): every byte but RFC 3986's unreserved ones.
+std::string QueryEscape(std::string_view s);
+// The first 200 bytes of an error body, newlines as spaces, for a log line or a Status.
+std::string BodyExcerpt(const std::string& body);
+
 struct HttpResponse {
   unsigned status = 0;
   std::string body;  // for Stream: only when the status is not 200 (the error body)

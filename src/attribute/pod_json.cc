@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "attribute/json_members.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
@@ -14,16 +15,8 @@ using nlohmann::json;
 
 constexpr char kMirrorAnnotation[] = "kubernetes.io/config.mirror";
 
-const json* Member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-std::string StringMember(const json& obj, const char* key) {
-  const json* v = Member(obj, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
-}
+using json_members::Member;
+using json_members::StringMember;
 
 void AddContainers(const json& status, const char* key, model::PodMeta* meta) {
   const json* list = Member(status, key);

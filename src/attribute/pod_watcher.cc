@@ -7,30 +7,6 @@
 namespace nvmlx::attribute {
 namespace {
 
-// Percent-encodes a query value (field selectors hold '=' and resource versions are opaque).
-std::string QueryEscape(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
-// The first bytes of an error body, for a log line.
-std::string Excerpt(const std::string& body) {
-  std::string s = body.substr(0, 200);
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s;
-}
-
 const LabelFilter& NoLabels() {
   static const std::shared_ptr<const LabelFilter>* f =
       new std::shared_ptr<const LabelFilter>(LabelFilter::Create(false, {}));
@@ -112,7 +88,8 @@ Status PodWatcher::List() {
     Result<HttpResponse> r = client_.Get(target, options_.request_timeout);
     if (!r.ok()) return r.status();
     if (r->status != 200) {
-      return Unavailable("list pods: HTTP " + std::to_string(r->status) + ": " + Excerpt(r->body));
+      return Unavailable("list pods: HTTP " + std::to_string(r->status) + ": " +
+                         BodyExcerpt(r->body));
     }
     Result<PodList> list = ParsePodList(r->body, filter);
     if (!list.ok()) return list.status();
@@ -178,7 +155,7 @@ PodWatcher::WatchEnd PodWatcher::Watch() {
   }
   if (r->status == 410) return WatchEnd::kRelist;
   if (r->status != 200) {
-    streak_.Fail("watch pods", "HTTP " + std::to_string(r->status) + ": " + Excerpt(r->body));
+    streak_.Fail("watch pods", "HTTP " + std::to_string(r->status) + ": " + BodyExcerpt(r->body));
     return WatchEnd::kFailed;
   }
   if (end == WatchEnd::kFailed) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "attribute/json_members.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
@@ -10,42 +11,13 @@ namespace {
 
 using nlohmann::json;
 
-const json* Member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-std::string StringMember(const json& obj, const char* key) {
-  const json* v = Member(obj, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
-}
+using json_members::Member;
+using json_members::StringMember;
 
 // A DeviceAttribute's string value: {"string": "…"} (the same in v1 and v1beta1).
 std::string StringAttribute(const json& attributes, const char* name) {
   const json* attr = Member(attributes, name);
   return attr == nullptr ? std::string() : StringMember(*attr, "string");
-}
-
-// Percent-encodes a query value (field selectors hold '=' and ',').
-std::string QueryEscape(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
-std::string Excerpt(const std::string& body) {
-  return body.size() <= 200 ? body : body.substr(0, 200) + "…";
 }
 
 }  // namespace
@@ -142,7 +114,7 @@ bool ResourceSliceRefresher::RefreshOnce() {
     }
     if (r->status != 200) {
       streak_.Fail("list ResourceSlices",
-                   "HTTP " + std::to_string(r->status) + ": " + Excerpt(r->body));
+                   "HTTP " + std::to_string(r->status) + ": " + BodyExcerpt(r->body));
       return false;
     }
     Result<std::string> next = ParseResourceSliceList(
