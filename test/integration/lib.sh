@@ -30,3 +30,26 @@ start_exporter() {
   PIDS+=($!)
   wait_http "http://127.0.0.1:$port/ready" 20 || { cat "$WORK/exporter.log" >&2; fail "exporter did not become ready"; }
 }
+# start_apiserver: the fake Kubernetes API server (fake_apiserver.py) over HTTPS on a free port,
+# serving testdata/apiserver/pods_node1.json, steered through the files of $CTL (created, mode
+# "ok" unless set already). Bearer token "test-token" in $WORK/token; a self-signed certificate
+# for 127.0.0.1, made once by the openssl CLI, in $WORK/cert.pem (the CA to trust). Sets
+# API_PID and api_port. Call it again to restart a stopped server (a new port).
+start_apiserver() {
+  mkdir -p "$CTL"
+  [ -e "$CTL/mode" ] || echo ok >"$CTL/mode"
+  echo "test-token" >"$WORK/token"
+  if [ ! -s "$WORK/cert.pem" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=fake-apiserver" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+      2>"$WORK/openssl.log" || { cat "$WORK/openssl.log" >&2; fail "openssl could not make a certificate"; }
+  fi
+  rm -f "$WORK/api.port"
+  python3 "$SOURCE_DIR/test/integration/fake_apiserver.py" "$SOURCE_DIR/testdata/apiserver/pods_node1.json" \
+    "$WORK/cert.pem" "$WORK/key.pem" test-token "$CTL" "$WORK/api.port" 2>>"$WORK/apiserver.log" &
+  API_PID=$!
+  PIDS+=("$API_PID")
+  for _ in $(seq 1 100); do [ -s "$WORK/api.port" ] && break; sleep 0.1; done
+  [ -s "$WORK/api.port" ] || fail "fake API server did not start"
+  api_port=$(cat "$WORK/api.port")
+}

@@ -10,22 +10,7 @@ source "$(dirname "$0")/lib.sh"
 CTL="$WORK/ctl"
 mkdir -p "$CTL"
 echo ok >"$CTL/mode"
-echo "test-token" >"$WORK/token"
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=fake-apiserver" \
-  -addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
-  2>"$WORK/openssl.log" || { cat "$WORK/openssl.log" >&2; fail "openssl could not make a certificate"; }
-
-start_apiserver() {
-  rm -f "$WORK/api.port"
-  python3 "$SOURCE_DIR/test/integration/fake_apiserver.py" "$SOURCE_DIR/testdata/apiserver/pods_node1.json" \
-    "$WORK/cert.pem" "$WORK/key.pem" test-token "$CTL" "$WORK/api.port" 2>>"$WORK/apiserver.log" &
-  API_PID=$!
-  PIDS+=("$API_PID")
-  for _ in $(seq 1 100); do [ -s "$WORK/api.port" ] && break; sleep 0.1; done
-  [ -s "$WORK/api.port" ] || fail "fake API server did not start"
-}
 start_apiserver
-api_port=$(cat "$WORK/api.port")
 
 metrics() { curl -fsS "http://127.0.0.1:$port/metrics"; }
 # wait_for SECONDS REGEX: until /metrics has a line matching REGEX
@@ -208,7 +193,7 @@ port=$(free_port)
 NODE_NAME=node1 start_exporter "$port" -c 500 -f "$SOURCE_DIR/etc/default-counters.csv" \
   --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" \
   -k --pod-resources-kubelet-socket "$WORK/kubelet.sock" \
-  --kubernetes-api-server "https://127.0.0.1:$(cat "$WORK/api.port")" --kubernetes-token-file "$WORK/token" \
+  --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
   --kubernetes-ca-file "$WORK/cert.pem" \
   --kubernetes-enable-pod-labels --kubernetes-pod-label-allowlist-regex '^app,team'
 want='DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="'"$uuid0"'",[^}]*,Hostname="node1",DCGM_FI_DRIVER_VERSION="[^"]*",app_kubernetes_io_name="trainer",team="vision",container="main",namespace="ml",pod="trainer-a"\} '

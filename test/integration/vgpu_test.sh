@@ -15,16 +15,7 @@ FIXTURE="$BUILD_DIR/test/fixtures/kubelet_fixture"
 CTL="$WORK/ctl"
 mkdir -p "$CTL"
 echo ok >"$CTL/mode"
-echo "test-token" >"$WORK/token"
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=fake-apiserver" \
-  -addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
-  2>"$WORK/openssl.log" || { cat "$WORK/openssl.log" >&2; fail "openssl could not make a certificate"; }
-python3 "$SOURCE_DIR/test/integration/fake_apiserver.py" "$SOURCE_DIR/testdata/apiserver/pods_node1.json" \
-  "$WORK/cert.pem" "$WORK/key.pem" test-token "$CTL" "$WORK/api.port" 2>>"$WORK/apiserver.log" &
-PIDS+=($!)
-for _ in $(seq 1 100); do [ -s "$WORK/api.port" ] && break; sleep 0.1; done
-[ -s "$WORK/api.port" ] || fail "fake API server did not start"
-api_port=$(cat "$WORK/api.port")
+start_apiserver
 
 SCENARIO="$SOURCE_DIR/testdata/scenarios/processes.yaml"
 # The simulated GPUs' UUIDs, for the kubelet's device ids.
