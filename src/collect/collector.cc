@@ -244,6 +244,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->slow_latest_.resize(c->devices_.size());
   }
   if (c->health_enabled_) {
+    c->nvlink_states_ = std::make_unique<NvlinkStateReader>(lib);
     for (auto& d : c->devices_) {
       if (!d->parent) d->pcie_replays = std::make_unique<PcieReplayWindow>();
     }
@@ -405,8 +406,19 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
     r.pcie_replays_last_minute = d.pcie_replays->Replays();
   }
   r.power_readable = lib_.PowerUsageMw(h).ok();
+  r.nvlinks_down = nvlink_states_->LinksDown(h);
   r.xids = xids;
   out->health = EvaluateHealth(r);
+}
+
+void Collector::ReadLostHealth(size_t device, model::DeviceSnapshot* out) const {
+  if (!health_enabled_ || devices_[device]->parent) return;
+  int64_t last = 0;
+  std::vector<model::XidCount> xids;
+  if (xids_ != nullptr && devices_[device]->xid_slot) {
+    (void)xids_->Read(*devices_[device]->xid_slot, &last, &xids);  // false: none watched
+  }
+  out->health = LostGpuHealth(xids);
 }
 
 void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
@@ -514,12 +526,16 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline)
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
   // sibling read before) must not claim to be up in this very snapshot.
+  // A lost GPU keeps only its health series.
   for (size_t i = 0; i < devices_.size(); ++i) {
     model::DeviceSnapshot& ds = snap->devices[i];
-    if (!ds.up || !Lost(i)) continue;
-    ds = model::DeviceSnapshot{};
-    ds.identity = &(*identities_)[i];
-    ds.up = false;
+    if (!Lost(i)) continue;
+    if (ds.up) {
+      ds = model::DeviceSnapshot{};
+      ds.identity = &(*identities_)[i];
+      ds.up = false;
+    }
+    ReadLostHealth(i, &ds);
   }
   snap->xid_window_ms = options_.xid_window.count();
   snap->clock_events_window_ms = options_.clock_events_window.count();

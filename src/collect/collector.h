@@ -49,6 +49,7 @@
 #include "collect/gpm_reader.h"
 #include "collect/health.h"
 #include "collect/mig.h"
+#include "collect/nvlink_state.h"
 #include "collect/process_reader.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
@@ -160,6 +161,9 @@ class Collector {
   // window, evaluated into out->health.
   void ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
                   model::DeviceSnapshot* out);
+  // DCGM_EXP_GPU_HEALTH_STATUS of lost GPU i (LostGpuHealth: ALL fails, fallen off the bus), as
+  // DCGM reports a GPU that fell off the bus; MIG instances and disabled health get none.
+  void ReadLostHealth(size_t device, model::DeviceSnapshot* out) const;
   // DCGM_EXP_P2P_STATUS of GPU i: NVML's NVLink P2P status to every other collected GPU.
   void ReadP2p(size_t device, model::DeviceSnapshot* out);
 
@@ -175,6 +179,8 @@ class Collector {
   bool xid_counts_enabled_ = false;  // field 9001
   bool health_enabled_ = false;      // field 9003 (needs the Xids too)
   bool p2p_enabled_ = false;         // field 9004
+  // The NVLINK health watch's link states; null unless health_enabled_.
+  std::unique_ptr<NvlinkStateReader> nvlink_states_;
 
   util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device

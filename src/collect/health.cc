@@ -169,6 +169,25 @@ std::vector<model::HealthResult> EvaluateHealth(const HealthReadings& r) {
   return out.Take();
 }
 
+std::optional<unsigned> CountNvlinksDown(const std::vector<NvlinkState>& links,
+                                         bool mig_enabled_anywhere) {
+  unsigned answered = 0, down = 0;
+  for (NvlinkState s : links) {
+    if (s == NvlinkState::kError) continue;
+    ++answered;
+    if (s == NvlinkState::kInactive && !mig_enabled_anywhere) ++down;
+  }
+  if (answered == 0) return std::nullopt;
+  return down;
+}
+
+std::vector<model::HealthResult> LostGpuHealth(const std::vector<model::XidCount>& xids) {
+  HealthReadings r;
+  r.xids = xids;
+  r.fell_off_bus = true;
+  return EvaluateHealth(r);
+}
+
 void PcieReplayWindow::Add(Clock::time_point at, unsigned counter) {
   samples_.push_back({at, counter});
   while (samples_.size() > 1 && samples_.front().at < at - kWindow) samples_.pop_front();

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace nvmlx::collect {
 namespace {
@@ -156,6 +158,57 @@ TEST(HealthTest, EachConditionRaisesItsWatch) {
     SCOPED_TRACE(c.name);
     ExpectOnly(c.in, c.watch, c.value, c.code);
   }
+}
+
+// DCGM's per-link classification of nvmlDeviceGetNvLinkState (UpdateNvLinkLinkStateFromNvml):
+// errors are "not supported", inactive is down unless MIG is on somewhere on the host.
+TEST(HealthTest, NvlinkLinkStatesCountAsDcgmDoes) {
+  using S = NvlinkState;
+  const std::vector<S> all_unsupported(18, S::kError);
+  const std::vector<S> all_up(18, S::kActive);
+  std::vector<S> two_down = all_up;
+  two_down[3] = S::kInactive;
+  two_down[17] = S::kInactive;
+  std::vector<S> four_links(18, S::kError);  // links 4..17 answer INVALID_ARGUMENT
+  four_links[0] = four_links[1] = four_links[3] = S::kActive;
+  four_links[2] = S::kInactive;
+  struct Case {
+    const char* name;
+    std::vector<S> links;
+    bool mig;
+    std::optional<unsigned> want;
+  } cases[] = {
+      {"no NVLink (H200 VM): every link NOT_SUPPORTED", all_unsupported, false, std::nullopt},
+      {"no links at all", {}, false, std::nullopt},
+      {"18 links up", all_up, false, 0u},
+      {"links 3 and 17 inactive", two_down, false, 2u},
+      {"inactive links under MIG are disabled", two_down, true, 0u},
+      {"4 links, link 2 inactive, the rest past the end", four_links, false, 1u},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(CountNvlinksDown(c.links, c.mig), c.want) << c.name;
+    HealthReadings r;
+    r.nvlinks_down = CountNvlinksDown(c.links, c.mig);
+    const bool down = c.want.value_or(0) > 0;
+    ExpectOnly(r, "NVLINK", down ? kHealthFail : kHealthPass,
+               down ? "DCGM_FR_NVLINK_DOWN" : "DCGM_FR_OK");
+  }
+}
+
+// A lost GPU: ALL fails with DCGM_FR_FALLEN_OFF_BUS; the window's Xids still raise their watches.
+TEST(HealthTest, LostGpuFailsAllWatch) {
+  HealthReadings lost;
+  lost.fell_off_bus = true;
+  ExpectOnly(lost, "ALL", kHealthFail, "DCGM_FR_FALLEN_OFF_BUS");
+  const auto plain = LostGpuHealth({});
+  ASSERT_EQ(plain.size(), kHealthWatches.size());
+  EXPECT_EQ(Watch(plain, "ALL").value, kHealthFail);
+  EXPECT_EQ(Watch(plain, "ALL").error_code, "DCGM_FR_FALLEN_OFF_BUS");
+  EXPECT_EQ(Watch(plain, "NVLINK").value, kHealthPass);
+  const auto with_xid = LostGpuHealth({{79, 1}, {137, 2}});
+  EXPECT_EQ(Watch(with_xid, "ALL").error_code, "DCGM_FR_FALLEN_OFF_BUS");
+  EXPECT_EQ(Watch(with_xid, "NVLINK").value, kHealthWarn);
+  EXPECT_EQ(Watch(with_xid, "NVLINK").error_code, "DCGM_FR_XID_ERROR");
 }
 
 TEST(HealthTest, WorstIncidentOfAWatchWins) {

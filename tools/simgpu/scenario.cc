@@ -84,6 +84,8 @@ const std::array<ValueKeyInfo, kNumValueKeys> kValueKeys = {{
     {ValueKey::kVgpuLicense, "vgpu_license", 0},
     {ValueKey::kP2pStatus, "p2p_status", 0},
     {ValueKey::kRecoveryAction, "recovery_action", 0},
+    {ValueKey::kNvlinkLinks, "nvlink_links", 18},
+    {ValueKey::kNvlinkInactiveMask, "nvlink_inactive_mask", 0},
     {ValueKey::kGpmGraphicsUtil, "gpm_graphics_util", 0},
     {ValueKey::kGpmSmUtil, "gpm_sm_util", 0},
     {ValueKey::kGpmSmOccupancy, "gpm_sm_occupancy", 0},
