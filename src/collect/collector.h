@@ -22,7 +22,9 @@
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
 // and logged once per (GPU, field). A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off
 // the bus) through the XidWatcher, is marked down, logged once, and no longer polled; the other
-// GPUs go on.
+// GPUs go on. With DCGM_EXP_GPU_HEALTH_STATUS enabled it keeps its health series (ALL fails:
+// fallen off the bus), as DCGM reports such a GPU. The NVLINK health watch reads the link states
+// through an NvlinkStateReader (collect/nvlink_state.h).
 //
 // Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
 // not drift with the time the reads take; an overrun skips the ticks it missed) and on an
