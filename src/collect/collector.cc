@@ -220,7 +220,8 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
                    inst->mig.gpu_instance_id, gpu_position, false, identities.get());
       if (c->options_.process_metrics) {
-        c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, inst->handle);
+        c->devices_.back()->processes =
+            std::make_unique<ProcessReader>(lib, inst->handle, ProcessReader::Mode::kMemoryOnly);
       }
     }
     if (mig_on) {
