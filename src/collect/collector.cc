@@ -424,12 +424,16 @@ void Collector::ReadLostHealth(size_t device, model::DeviceSnapshot* out) const 
 
 void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
   for (size_t j = 0; j < devices_.size(); ++j) {
-    if (j == device || devices_[j]->parent) continue;
+    if (j == device || devices_[j]->parent || Lost(j)) continue;
     Result<nvmlGpuP2PStatus_t> st =
         lib_.P2pStatus(devices_[device]->handle, devices_[j]->handle, NVML_P2P_CAPS_INDEX_NVLINK);
     if (!st.ok()) {
-      // Logged once per GPU; the pair has no series (dcgm-exporter drops blank values).
-      NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      // The pair has no series (dcgm-exporter drops blank values). Logged once per GPU; a
+      // GPU_IS_LOST answer names either GPU of the pair, so it marks neither lost (that GPU's own
+      // reads will), lest a healthy GPU go down with a lost peer.
+      if (st.status().code() != StatusCode::kGpuLost) {
+        NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      }
       continue;
     }
     out->p2p.push_back({(*identities_)[j].index, static_cast<int>(*st)});
@@ -526,8 +530,8 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline)
     MergeSorted(&ds.samples, slow_latest_[i]);
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
-  // sibling read before) must not claim to be up in this very snapshot.
-  // A lost GPU keeps only its health series.
+  // sibling read before) must not claim to be up in this very snapshot. A lost GPU keeps only
+  // its health series.
   for (size_t i = 0; i < devices_.size(); ++i) {
     model::DeviceSnapshot& ds = snap->devices[i];
     if (!Lost(i)) continue;

@@ -4,9 +4,10 @@
 # always fails is omitted and logged once per (GPU, field), not once per collection.
 source "$(dirname "$0")/lib.sh"
 port=$(free_port)
-# The default collectors plus the health watch: a lost GPU keeps its health series (ALL fails).
-{ cat "$SOURCE_DIR/etc/default-counters.csv"; echo "DCGM_EXP_GPU_HEALTH_STATUS, counter, health"; } \
-  >"$WORK/with_health.csv"
+# The default collectors plus the health watch and P2P status: a lost GPU keeps its health
+# series (ALL fails); its peers' P2P queries to it fail without taking them down.
+{ cat "$SOURCE_DIR/etc/default-counters.csv"; echo "DCGM_EXP_GPU_HEALTH_STATUS, counter, health"
+  echo "DCGM_EXP_P2P_STATUS, counter, p2p"; } >"$WORK/with_health.csv"
 start_exporter "$port" -c 500 --log-format json -f "$WORK/with_health.csv" \
   --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/gpu_lost.yaml"
 curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/before.txt"
@@ -26,6 +27,9 @@ grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",.*health_error_code="DCGM_FR_FALLEN
   "$WORK/after.txt" || fail "the lost GPU's ALL health watch must fail (fallen off the bus)"
 grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="0",.*health_watch="ALL"} 0$' "$WORK/after.txt" ||
   fail "GPU 0's health must still pass"
+grep -q '^DCGM_EXP_P2P_STATUS{gpu="0",.*peer_gpu="2"} 0$' "$WORK/after.txt" ||
+  fail "P2P between the GPUs still up must go on"
+grep -q '^DCGM_EXP_P2P_STATUS{.*peer_gpu="1"}' "$WORK/after.txt" && fail "no P2P series to the lost GPU"
 body=$(curl -sS "http://127.0.0.1:$port/health")
 [ "$body" = "OK: 1 of 3 GPU(s) lost" ] || fail "health body: $body"
 pass "lost GPU isolated, health reports it"
