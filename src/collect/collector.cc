@@ -245,7 +245,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->slow_latest_.resize(c->devices_.size());
   }
   if (c->health_enabled_) {
-    c->nvlink_states_ = std::make_unique<NvlinkStateReader>(lib);
+    c->nvlink_health_ = std::make_unique<NvlinkHealthReader>(lib);
     for (auto& d : c->devices_) {
       if (!d->parent) d->pcie_replays = std::make_unique<PcieReplayWindow>();
     }
@@ -407,7 +407,7 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
     r.pcie_replays_last_minute = d.pcie_replays->Replays();
   }
   r.power_readable = lib_.PowerUsageMw(h).ok();
-  r.nvlinks_down = nvlink_states_->LinksDown(h);
+  nvlink_health_->Read(h, clock_->Now(), &r);
   r.xids = xids;
   out->health = EvaluateHealth(r);
 }

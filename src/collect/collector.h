@@ -24,7 +24,7 @@
 // the bus) through the XidWatcher, is marked down, logged once, and no longer polled; the other
 // GPUs go on. With DCGM_EXP_GPU_HEALTH_STATUS enabled it keeps its health series (ALL fails:
 // fallen off the bus), as DCGM reports such a GPU. The NVLINK health watch reads the link states
-// through an NvlinkStateReader (collect/nvlink_state.h).
+// and error totals through an NvlinkHealthReader (collect/nvlink_health.h).
 //
 // Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
 // not drift with the time the reads take; an overrun skips the ticks it missed) and on an
@@ -51,7 +51,7 @@
 #include "collect/gpm_reader.h"
 #include "collect/health.h"
 #include "collect/mig.h"
-#include "collect/nvlink_state.h"
+#include "collect/nvlink_health.h"
 #include "collect/process_reader.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
@@ -181,8 +181,9 @@ class Collector {
   bool xid_counts_enabled_ = false;  // field 9001
   bool health_enabled_ = false;      // field 9003 (needs the Xids too)
   bool p2p_enabled_ = false;         // field 9004
-  // The NVLINK health watch's link states; null unless health_enabled_.
-  std::unique_ptr<NvlinkStateReader> nvlink_states_;
+  // The NVLINK health watch's readings (link states, error totals); null unless health_enabled_.
+  // Fast loop only.
+  std::unique_ptr<NvlinkHealthReader> nvlink_health_;
 
   util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device

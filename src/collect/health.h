@@ -53,8 +53,11 @@ struct HealthReadings {
   std::optional<unsigned> pcie_replays_last_minute;  // PcieReplayWindow::Replays
   bool power_readable = true;                        // nvmlDeviceGetPowerUsage answered
   std::optional<unsigned> nvlinks_down;              // CountNvlinksDown (nullopt: no NVLink)
-  std::optional<int64_t> recovery_action;            // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
-  std::vector<model::XidCount> xids;                 // Xids seen within the Xid window (-x)
+  // Growth of the NVLink error totals over the last minute (FI 38/45/52/59): CRC flit, CRC data,
+  // replay, recovery (NvlinkHealthReader).
+  std::array<std::optional<uint64_t>, 4> nvlink_errors_last_minute;
+  std::optional<int64_t> recovery_action;  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+  std::vector<model::XidCount> xids;       // Xids seen within the Xid window (-x)
   // The GPU is lost (Xid 79 or GPU_IS_LOST): ALL fails with DCGM_FR_FALLEN_OFF_BUS, and nothing
   // else is read (LostGpuHealth).
   bool fell_off_bus = false;

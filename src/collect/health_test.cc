@@ -127,6 +127,20 @@ TEST(HealthTest, EachConditionRaisesItsWatch) {
   r = {};
   r.nvlinks_down = 2;
   add("NVLink down", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_DOWN");
+  // NVLink error totals over the last minute: CRC flit, CRC data, replay, recovery.
+  r = {};
+  r.nvlink_errors_last_minute = {0, 0, 0, 0};
+  cases.push_back({"no NVLink error growth", r, "", 0, ""});
+  r.nvlink_errors_last_minute = {1, 0, 0, 0};
+  add("1 CRC flit error", r, "NVLINK", kHealthWarn, "DCGM_FR_NVLINK_ERROR_THRESHOLD");
+  r.nvlink_errors_last_minute = {0, 5999, 0, 0};  // 99.98/s
+  add("5999 CRC data errors", r, "NVLINK", kHealthWarn, "DCGM_FR_NVLINK_ERROR_THRESHOLD");
+  r.nvlink_errors_last_minute = {6000, 0, 0, 0};  // 100/s
+  add("6000 CRC flit errors", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD");
+  r.nvlink_errors_last_minute = {0, 0, 1, 0};
+  add("1 replay", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_ERROR_CRITICAL");
+  r.nvlink_errors_last_minute = {3, 0, 0, 1};  // warn and fail: the fail wins
+  add("1 recovery", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_ERROR_CRITICAL");
   r = {};
   r.recovery_action = 1;
   add("recovery reset", r, "DRIVER", kHealthFail, "DCGM_FR_GPU_RECOVERY_RESET");
