@@ -41,9 +41,8 @@ inline constexpr std::array<std::string_view, 11> kHealthWatches = {
 struct HealthReadings {
   std::optional<uint64_t> volatile_dbe;  // nvmlDeviceGetTotalEccErrors(uncorrected, volatile)
   std::optional<unsigned> retired_sbe;   // nvmlDeviceGetRetiredPages(multiple SBE) count
-  std::optional<unsigned> retired_dbe;
-  std::optional<bool>
-      retired_pending;  // NVML_FI_DEV_RETIRED_PENDING   // nvmlDeviceGetRetiredPages(DBE) count
+  std::optional<unsigned> retired_dbe;   // nvmlDeviceGetRetiredPages(DBE) count
+  std::optional<bool> retired_pending;   // NVML_FI_DEV_RETIRED_PENDING
   std::optional<unsigned> remap_uncorrectable;  // nvmlDeviceGetRemappedRows
   std::optional<unsigned> remap_pending;
   std::optional<unsigned> remap_failure;
