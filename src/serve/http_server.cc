@@ -1,6 +1,9 @@
 #include "serve/http_server.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,24 +12,34 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "serve/basic_auth.h"
+#include "serve/web_tls.h"
 #include "util/log.h"
+#include "util/mutex.h"
+#include "util/periodic_worker.h"
 
 namespace nvmlx::serve {
 namespace {
@@ -135,57 +148,227 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
 }
 namespace {
 
-// The server's configuration as the sessions see it. Read-only while the server runs, so the
-// I/O threads share it without a lock (the providers synchronise themselves).
-struct Shared {
+// Where a session is; read on its strand only, except idle_since (the registry's eviction scan).
+enum class Phase { kHandshake, kIdle, kReading, kAuth, kWriting, kClosed };
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What the registry knows of a session, whatever its stream (plain or TLS).
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  // From any thread; runs on the session's strand. stopping: Stop() is draining (close unless
+  // a response is in flight, which then ends the connection); else an eviction (close only if
+  // still waiting for a request).
+  virtual void Interrupt(bool stopping) = 0;
+  // Steady-clock nanoseconds since when the session waits for a request; 0 while busy.
+  std::atomic<int64_t> idle_since{0};
+};
+
+// Everything the sessions share. The options and providers are read-only while the server
+// runs; the rest is atomics or guarded by mu.
+struct Core {
   ServerOptions options;
   HttpServer::PageProvider metrics;
   HttpServer::HealthProvider health;
+  ServerStats stats;
+  int max_connections = 0;
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<BasicAuth> auth;  // with a web config; its worker outlives every session
+
+  util::Mutex mu;
+  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions NVMLX_GUARDED_BY(mu);
+  uint64_t next_id NVMLX_GUARDED_BY(mu) = 1;
+  std::shared_ptr<const WebState> web NVMLX_GUARDED_BY(mu);
+  // rate_limit of the web config (token bucket over every request).
+  double rate_tokens NVMLX_GUARDED_BY(mu) = 0;
+  std::chrono::steady_clock::time_point rate_at NVMLX_GUARDED_BY(mu);
+
+  uint64_t Register(std::weak_ptr<SessionBase> s) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    const uint64_t id = next_id++;
+    sessions.emplace(id, std::move(s));
+    return id;
+  }
+  void Unregister(uint64_t id) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    sessions.erase(id);
+  }
+  std::shared_ptr<const WebState> Web() NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    return web;
+  }
+  void SetWeb(std::shared_ptr<const WebState> w) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    if (!web || web->config.rate_limit_burst != w->config.rate_limit_burst) {
+      rate_tokens = w->config.rate_limit_burst;
+      rate_at = std::chrono::steady_clock::now();
+    }
+    web = std::move(w);
+  }
+  std::vector<std::shared_ptr<SessionBase>> All() NVMLX_EXCLUDES(mu) {
+    std::vector<std::shared_ptr<SessionBase>> out;
+    util::MutexLock l(&mu);
+    for (auto& [id, w] : sessions) {
+      if (auto s = w.lock()) out.push_back(std::move(s));
+    }
+    return out;
+  }
+  // Asks the session idle the longest to close; false when none waits for a request.
+  bool EvictOldestIdle() NVMLX_EXCLUDES(mu) {
+    std::shared_ptr<SessionBase> victim;
+    {
+      util::MutexLock l(&mu);
+      int64_t oldest = std::numeric_limits<int64_t>::max();
+      for (auto& [id, w] : sessions) {
+        auto s = w.lock();
+        if (!s) continue;
+        const int64_t since = s->idle_since.load(std::memory_order_relaxed);
+        if (since != 0 && since < oldest) {
+          oldest = since;
+          victim = std::move(s);
+        }
+      }
+      // Not twice: it no longer counts as idle while its close is on the way.
+      if (victim) victim->idle_since.store(0, std::memory_order_relaxed);
+    }
+    if (!victim) return false;
+    victim->Interrupt(false);
+    return true;
+  }
+  // The web config's rate_limit: false when the request must get 429.
+  bool AllowRate(const WebState& w) NVMLX_EXCLUDES(mu) {
+    if (w.config.rate_limit_interval.count() <= 0) return true;
+    util::MutexLock l(&mu);
+    const auto now = std::chrono::steady_clock::now();
+    const double per = std::chrono::duration<double>(w.config.rate_limit_interval).count();
+    rate_tokens =
+        std::min<double>(std::max(1, w.config.rate_limit_burst),
+                         rate_tokens + std::chrono::duration<double>(now - rate_at).count() / per);
+    rate_at = now;
+    if (rate_tokens < 1) return false;
+    rate_tokens -= 1;
+    return true;
+  }
 };
 
-// One TCP connection: reads requests one after another (keep-alive), answers each from the
-// server's providers, and closes on error, timeout or "Connection: close".
+// One connection: reads requests one after another (keep-alive), answers each from the core's
+// providers, and closes on error, timeout, a limit, or "Connection: close". Stream is
+// beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>.
 //
-// Thread-safety: every handler runs on the connection's strand, so the members need no lock.
-// The session keeps itself alive through shared_from_this in its pending handlers.
-class Session : public std::enable_shared_from_this<Session> {
+// Thread-safety: every handler runs on the connection's strand, so the members need no lock
+// (idle_since, read by the registry, is atomic). The session keeps itself alive through
+// shared_from_this in its pending handlers.
+template <class Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, const Shared& server) : stream_(std::move(socket)), server_(server) {}
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
-  void Start() { ReadRequest(); }
+  template <class... StreamArgs>
+  Session(Core& core, std::shared_ptr<const WebState> web, StreamArgs&&... args)
+      : stream_(std::forward<StreamArgs>(args)...), core_(core), web_(std::move(web)) {
+    core_.stats.connections_open.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~Session() override {
+    if (id_ != 0) core_.Unregister(id_);
+    core_.stats.connections_open.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void Start() {
+    id_ = core_.Register(this->weak_from_this());
+    // The whole first request, TLS handshake included, within read_timeout of the accept.
+    Lowest().expires_after(core_.options.read_timeout);
+    if constexpr (kTls) {
+      phase_ = Phase::kHandshake;
+      stream_.async_handshake(
+          asio::ssl::stream_base::server,
+          beast::bind_front_handler(&Session::OnHandshake, this->shared_from_this()));
+    } else {
+      WaitForRequest(true);
+    }
+  }
+
+  void Interrupt(bool stopping) override {
+    asio::post(stream_.get_executor(),
+               [self = this->shared_from_this(), stopping] { self->OnInterrupt(stopping); });
+  }
 
  private:
   using Response = http::response<http::span_body<const char>>;
 
-  // Between keep-alive requests: wait (idle_timeout) for the first byte, so that the
-  // read_timeout measures how long the request itself takes to arrive.
-  void WaitForNextRequest() {
-    if (buffer_.size() > 0) return ReadRequest();  // pipelined bytes already here
-    auto idle = server_.options.idle_timeout.count() > 0 ? server_.options.idle_timeout
-                                                         : server_.options.read_timeout;
-    stream_.expires_after(idle);
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  void OnInterrupt(bool stopping) {
+    if (phase_ == Phase::kClosed) return;
+    const bool waiting =
+        phase_ == Phase::kIdle || phase_ == Phase::kReading || phase_ == Phase::kHandshake;
+    if (stopping) {
+      if (waiting) Close();  // a request in auth or being written finishes, then closes
+      return;
+    }
+    if (phase_ == Phase::kIdle) {
+      core_.stats.connections_evicted.fetch_add(1, std::memory_order_relaxed);
+      Close();
+    }
+  }
+
+  void OnHandshake(error_code ec) {
+    if (!ec && !web_->config.tls.client_allowed_sans.empty() &&
+        !PeerHasAllowedSan(stream_.native_handle(), web_->config.tls.client_allowed_sans)) {
+      ec = asio::error::access_denied;
+    }
+    if (ec) {
+      core_.stats.tls_handshake_errors.fetch_add(1, std::memory_order_relaxed);
+      log::Debug("TLS handshake failed", {{"error", ec.message()}});
+      return Close();
+    }
+    WaitForRequest(true);
+  }
+
+  // Wait for the first byte of the next request: a session in this state is idle and may be
+  // evicted at the connection limit. The first request keeps the deadline set at accept;
+  // later ones wait up to idle_timeout.
+  void WaitForRequest(bool first) {
+    if (core_.stopping.load()) return Close();
+    if (buffer_.size() > 0) return ReadRequest(false);  // pipelined bytes already here
+    phase_ = Phase::kIdle;
+    idle_since.store(SteadyNowNs(), std::memory_order_relaxed);
+    if (!first) {
+      const auto& o = core_.options;
+      Lowest().expires_after(o.idle_timeout.count() > 0 ? o.idle_timeout : o.read_timeout);
+    }
     stream_.async_read_some(buffer_.prepare(2048),
-                            beast::bind_front_handler(&Session::OnFirstBytes, shared_from_this()));
+                            [self = this->shared_from_this(), first](error_code ec, size_t n) {
+                              self->OnFirstBytes(ec, n, first);
+                            });
   }
 
-  void OnFirstBytes(error_code ec, size_t n) {
-    if (ec) return Close();
+  void OnFirstBytes(error_code ec, size_t n, bool first) {
+    idle_since.store(0, std::memory_order_relaxed);
+    if (ec || phase_ == Phase::kClosed) return Close();
     buffer_.commit(n);
-    ReadRequest();
+    ReadRequest(!first);
   }
 
-  void ReadRequest() {
+  void ReadRequest(bool reset_deadline) {
+    phase_ = Phase::kReading;
     parser_.emplace();
-    const auto& o = server_.options;
+    const auto& o = core_.options;
     parser_->header_limit(static_cast<uint32_t>(
         std::min<size_t>(o.max_request_header_bytes, std::numeric_limits<uint32_t>::max())));
     parser_->body_limit(o.max_request_body_bytes);
-    stream_.expires_after(o.read_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    if (reset_deadline) Lowest().expires_after(o.read_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
   }
 
-  void OnRead(error_code ec, size_t /*bytes*/) {
+  void OnHeader(error_code ec, size_t /*bytes*/) {
+    if (phase_ == Phase::kClosed) return;
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
       return SendError(http::status::request_header_fields_too_large, "request header too large\n");
     }
@@ -195,14 +378,76 @@ class Session : public std::enable_shared_from_this<Session> {
     // A timeout has already closed the socket; EOF and resets need no answer either.
     if (ec == beast::error::timeout || ec == http::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
-        ec == http::error::partial_message) {
+        ec == http::error::partial_message || ec == asio::ssl::error::stream_truncated) {
       return Close();
     }
     if (ec) return SendError(http::status::bad_request, "bad request\n");
-    Handle(parser_->get());
+    const auto& req = parser_->get();
+    // RFC 9112 §6.1: a server that receives a transfer coding it does not understand answers
+    // 400 and closes; only "chunked" is understood, and never together with Content-Length.
+    int te_fields = 0;
+    bool te_chunked = false;
+    for (const auto& f : req) {
+      if (f.name() != http::field::transfer_encoding) continue;
+      ++te_fields;
+      te_chunked = IEquals(Trim(std::string_view(f.value().data(), f.value().size())), "chunked");
+    }
+    if (te_fields > 0 && (te_fields > 1 || !te_chunked || req.count(http::field::content_length))) {
+      return SendError(http::status::bad_request, "unsupported Transfer-Encoding\n");
+    }
+    if (req.target().size() > core_.options.max_url_bytes) {
+      return SendError(http::status::uri_too_long, "URI too long\n");
+    }
+    // GET and HEAD carry no body; the connection cannot be reused past an unread one.
+    if (!parser_->is_done()) {
+      return SendError(http::status::payload_too_large, "request body not allowed\n");
+    }
+    ++requests_;
+    web_now_ = core_.Web();
+    std::string_view target(req.target().data(), req.target().size());
+    target = target.substr(0, target.find('?'));
+    if (web_now_ && !core_.AllowRate(*web_now_)) {
+      Prepare(req.version(), req.keep_alive());
+      return Send(http::status::too_many_requests, kTextContentType, "Too Many Requests\n",
+                  req.method() == http::verb::head);
+    }
+    const bool probe = target == "/health" || target == "/ready";
+    if (web_now_ && !web_now_->config.users.empty() && core_.auth &&
+        !(probe && core_.options.health_no_auth)) {
+      auto it = req.find(http::field::authorization);
+      std::string_view authz = it == req.end()
+                                   ? std::string_view()
+                                   : std::string_view(it->value().data(), it->value().size());
+      BasicAuth::Pending pending;
+      std::optional<BasicAuth::Verdict> v =
+          core_.auth->Check(web_now_->config.users, authz, &pending);
+      if (v) return OnAuth(*v);
+      phase_ = Phase::kAuth;
+      auto self = this->shared_from_this();
+      core_.auth->Verify(std::move(pending), [self](BasicAuth::Verdict verdict) {
+        asio::post(self->stream_.get_executor(), [self, verdict] { self->OnAuth(verdict); });
+      });
+      return;
+    }
+    Handle();
   }
 
-  void Handle(const http::request<http::string_body>& req) {
+  void OnAuth(BasicAuth::Verdict v) {
+    if (phase_ == Phase::kClosed) return;
+    if (v == BasicAuth::Verdict::kOk) return Handle();
+    core_.stats.auth_failures.fetch_add(1, std::memory_order_relaxed);
+    if (v == BasicAuth::Verdict::kRateLimited) {
+      core_.stats.auth_rate_limited.fetch_add(1, std::memory_order_relaxed);
+    }
+    const auto& req = parser_->get();
+    Prepare(req.version(), req.keep_alive());
+    res_.set(http::field::www_authenticate, "Basic");
+    Send(http::status::unauthorized, kTextContentType, "Unauthorized\n",
+         req.method() == http::verb::head);
+  }
+
+  void Handle() {
+    const auto& req = parser_->get();
     std::string_view target(req.target().data(), req.target().size());
     target = target.substr(0, target.find('?'));
     const bool head = req.method() == http::verb::head;
@@ -220,14 +465,14 @@ class Session : public std::enable_shared_from_this<Session> {
     if (target == "/") return Send(http::status::ok, kHtmlContentType, kIndexHtml, head);
     if (target == "/health" || target == "/ready") {
       const Probe probe = target == "/health" ? Probe::kLive : Probe::kReady;
-      Health h = server_.health ? server_.health(probe) : Health{true, "OK"};
+      Health h = core_.health ? core_.health(probe) : Health{true, "OK"};
       owned_ = h.reason.empty() ? std::string(h.ok ? "OK" : "not ready") : std::move(h.reason);
       return Send(h.ok ? http::status::ok : http::status::service_unavailable, kTextContentType,
                   owned_, head);
     }
     // /metrics. The page stays alive in page_ until the write completes; the body is sent
     // straight from its bytes, never copied.
-    page_ = server_.metrics ? server_.metrics() : nullptr;
+    page_ = core_.metrics ? core_.metrics() : nullptr;
     if (!page_) {
       return Send(http::status::service_unavailable, kTextContentType, "no collection yet\n", head);
     }
@@ -240,7 +485,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Send(http::status::ok, kMetricsContentType, body, head);
   }
 
-  static bool ClientAcceptsGzip(const http::request<http::string_body>& req) {
+  static bool ClientAcceptsGzip(const http::request<http::empty_body>& req) {
     // Several Accept-Encoding fields are one comma-separated list (RFC 9110 §5.3).
     std::string joined;
     for (const auto& f : req) {
@@ -254,16 +499,22 @@ class Session : public std::enable_shared_from_this<Session> {
   void Prepare(unsigned version, bool keep_alive) {
     res_ = Response();
     res_.version(version == 10 ? 10 : 11);
-    res_.keep_alive(keep_alive);
+    res_.keep_alive(keep_alive && requests_ < core_.options.max_requests_per_connection &&
+                    !core_.stopping.load());
+    if (web_now_) {
+      for (const auto& [name, value] : web_now_->config.headers) res_.set(name, value);
+    }
   }
 
   void SendError(http::status status, std::string_view text) {
+    web_now_ = core_.Web();
     Prepare(11, false);
     Send(status, kTextContentType, text, false);
   }
 
   // `body` must outlive the write: static text, owned_, or page_'s bytes.
   void Send(http::status status, std::string_view content_type, std::string_view body, bool head) {
+    phase_ = Phase::kWriting;
     res_.result(status);
     res_.set(http::field::content_type,
              beast::string_view(content_type.data(), content_type.size()));
@@ -271,56 +522,116 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.content_length(body.size());
     res_.body() =
         head ? beast::span<const char>() : beast::span<const char>(body.data(), body.size());
-    stream_.expires_after(server_.options.write_timeout);
+    Lowest().expires_after(core_.options.write_timeout);
     http::async_write(stream_, res_,
-                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+                      beast::bind_front_handler(&Session::OnWrite, this->shared_from_this()));
   }
 
   void OnWrite(error_code ec, size_t /*bytes*/) {
     page_.reset();
     owned_.clear();
-    if (ec) return Close();
-    if (!res_.keep_alive()) {
-      // Half-close so the client reads the whole response before it sees the end.
+    web_now_.reset();
+    if (ec || phase_ == Phase::kClosed) return Close();
+    if (!res_.keep_alive() || core_.stopping.load()) {
+      phase_ = Phase::kClosed;
+      // Half-close so the client reads the whole response before it sees the end; the socket
+      // closes when the session goes (no handler is pending any more).
       error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      if constexpr (!kTls) Lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+      if constexpr (kTls) Lowest().close();
       return;
     }
-    WaitForNextRequest();
+    WaitForRequest(false);
   }
 
   void Close() {
+    phase_ = Phase::kClosed;
+    idle_since.store(0, std::memory_order_relaxed);
     error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    Lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    Lowest().close();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
+  Core& core_;
+  const std::shared_ptr<const WebState> web_;  // the config the connection was accepted under
+  std::shared_ptr<const WebState> web_now_;    // the config of the request being answered
+  uint64_t id_ = 0;
+  Phase phase_ = Phase::kIdle;
+  int requests_ = 0;
   beast::flat_buffer buffer_;
-  // string_body so that body_limit applies (0: any body is 413); GET/HEAD bodies are unused.
-  std::optional<http::request_parser<http::string_body>> parser_;
+  // Headers only: GET and HEAD have no body, and one announced is refused (413).
+  std::optional<http::request_parser<http::empty_body>> parser_;
   Response res_;
   std::shared_ptr<const Page> page_;  // the page being written
   std::string owned_;                 // a computed body being written (/health)
-  const Shared& server_;
 };
+
+using PlainSession = Session<beast::tcp_stream>;
+using TlsSession = Session<beast::ssl_stream<beast::tcp_stream>>;
+
+constexpr std::string_view kRefusal =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    "Content-Length: 21\r\nRetry-After: 1\r\nConnection: close\r\n\r\ntoo many connections\n";
+
+// Answers a connection we cannot keep, without blocking: a 503 on plain HTTP (a TLS client
+// would read it as garbage: it just sees the close), then close. What the client already sent
+// is read first, so that the close is a FIN and not a reset that could destroy the answer.
+void RefuseFd(int fd, bool plain) {
+  if (plain) {
+    char sink[4096];
+    for (int i = 0; i < 4 && ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; ++i) {
+    }
+    (void)!::send(fd, kRefusal.data(), kRefusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
+  }
+  ::close(fd);
+}
+
+bool OutOfDescriptors(const error_code& ec) {
+  return ec == asio::error::no_descriptors || ec.value() == ENFILE || ec.value() == ENOBUFS ||
+         ec.value() == ENOMEM;
+}
 
 }  // namespace
 
+int DefaultMaxConnections() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1024;
+  return static_cast<int>(std::clamp<rlim_t>(rl.rlim_cur / 2, 16, 1024));
+}
+
 struct HttpServer::Impl {
-  Shared shared;  // what the sessions read; never changed while running
+  Core core;
   std::atomic<uint16_t> port{0};
   bool running = false;
   // Declared after everything the sessions read: destroyed first (Stop destroys it explicitly),
   // which destroys pending handlers and with them the sessions and their sockets.
   std::unique_ptr<asio::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
-  std::unique_ptr<asio::steady_timer> accept_retry;
+  std::unique_ptr<asio::steady_timer> accept_retry;  // on the acceptor's strand
   std::vector<std::thread> threads;
+  std::unique_ptr<util::PeriodicWorker> reloader;
+  // A descriptor kept in reserve: given back when accept() runs out, so that what waits in the
+  // backlog can be accepted and refused instead of hanging there.
+  int reserve_fd = -1;
+  // Accept streaks (the acceptor's strand only): logged once when they start and once when
+  // they end.
+  bool fd_streak = false;
+  uint64_t fd_streak_count = 0;
+  std::chrono::milliseconds backoff{0};
+  bool limit_streak = false;
+  uint64_t limit_streak_count = 0;
+  // The reloader's thread only.
+  std::string failed_fingerprint;
 
   Status Listen();
   Status TryListen(const tcp::endpoint& ep, bool dual_stack);
   void Accept();
+  void OnAccept(error_code ec, tcp::socket socket);
+  void Refuse(int fd);
+  void ShedBacklog();
+  void Reload();
 };
 
 Status HttpServer::Impl::TryListen(const tcp::endpoint& ep, bool dual_stack) {
@@ -340,33 +651,34 @@ Status HttpServer::Impl::TryListen(const tcp::endpoint& ep, bool dual_stack) {
   if (ec) {
     return Status(
         ec == asio::error::access_denied ? StatusCode::kNoPermission : StatusCode::kUnavailable,
-        "cannot listen on " + shared.options.address + ": " + ec.message());
+        "cannot listen on " + core.options.address + ": " + ec.message());
   }
   acceptor = std::move(a);
   return Status::Ok();
 }
 
 Status HttpServer::Impl::Listen() {
-  if (shared.options.listen_fd >= 0) {
+  const ServerOptions& o = core.options;
+  if (o.listen_fd >= 0) {
     // Adopt the socket as it is: systemd bound it and decides its address.
     sockaddr_storage addr = {};
     socklen_t len = sizeof(addr);
-    if (getsockname(shared.options.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return Unavailable("cannot use the passed socket fd " +
-                         std::to_string(shared.options.listen_fd) + ": " + std::strerror(errno));
+    if (getsockname(o.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return Unavailable("cannot use the passed socket fd " + std::to_string(o.listen_fd) + ": " +
+                         std::strerror(errno));
     }
     auto a = std::make_unique<tcp::acceptor>(asio::make_strand(*ioc));
     error_code ec;
-    a->assign(addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), shared.options.listen_fd, ec);
+    a->assign(addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), o.listen_fd, ec);
     if (!ec) port = a->local_endpoint(ec).port();
     if (ec) {
-      return Unavailable("cannot use the passed socket fd " +
-                         std::to_string(shared.options.listen_fd) + ": " + ec.message());
+      return Unavailable("cannot use the passed socket fd " + std::to_string(o.listen_fd) + ": " +
+                         ec.message());
     }
     acceptor = std::move(a);
     return Status::Ok();
   }
-  Result<ListenAddress> addr = ParseListenAddress(shared.options.address);
+  Result<ListenAddress> addr = ParseListenAddress(o.address);
   if (!addr.ok()) return addr.status();
   if (addr->host.empty()) {
     // All addresses: one IPv6 socket that also accepts IPv4 (v4-mapped), as Go does; IPv4 only
@@ -386,8 +698,8 @@ Status HttpServer::Impl::Listen() {
   tcp::resolver resolver(*ioc);
   auto results = resolver.resolve(addr->host, std::to_string(addr->port),
                                   tcp::resolver::passive | tcp::resolver::numeric_service, ec);
-  if (ec) return NotFound("cannot listen on " + shared.options.address + ": " + ec.message());
-  Status first = NotFound("cannot listen on " + shared.options.address + ": no address");
+  if (ec) return NotFound("cannot listen on " + o.address + ": " + ec.message());
+  Status first = NotFound("cannot listen on " + o.address + ": no address");
   for (const auto& entry : results) {
     Status st = TryListen(entry.endpoint(), false);
     if (st.ok()) return st;
@@ -398,28 +710,131 @@ Status HttpServer::Impl::Listen() {
 
 void HttpServer::Impl::Accept() {
   acceptor->async_accept(asio::make_strand(*ioc), [this](error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted) return;
-    if (ec) {
-      // EMFILE and friends: retry later instead of spinning on a full descriptor table.
-      log::Warn("accept failed", {{"error", ec.message()}});
-      accept_retry->expires_after(std::chrono::milliseconds(100));
-      accept_retry->async_wait([this](error_code wec) {
-        if (!wec) Accept();
-      });
-      return;
-    }
-    error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<Session>(std::move(socket), shared)->Start();
-    Accept();
+    OnAccept(ec, std::move(socket));
   });
+}
+
+void HttpServer::Impl::Refuse(int fd) {
+  core.stats.connections_refused.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<const WebState> web = core.Web();
+  RefuseFd(fd, !(web && web->tls));
+}
+
+void HttpServer::Impl::ShedBacklog() {
+  // Make room for the next accepts (idle keep-alive connections first), then refuse what
+  // waits in the backlog through the reserve descriptor, one at a time.
+  for (int i = 0; i < 8 && core.EvictOldestIdle(); ++i) {
+  }
+  if (reserve_fd < 0) return;
+  ::close(reserve_fd);
+  reserve_fd = -1;
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    Refuse(fd);
+    ++fd_streak_count;
+  }
+  reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void HttpServer::Impl::OnAccept(error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || core.stopping.load()) return;
+  if (ec) {
+    core.stats.accept_errors.fetch_add(1, std::memory_order_relaxed);
+    const bool fds = OutOfDescriptors(ec);
+    if (!fd_streak) {
+      fd_streak = true;
+      fd_streak_count = 0;
+      log::Warn(fds ? "accept failed: out of file descriptors; closing idle connections and "
+                      "refusing new ones until descriptors free up (logged once until it recovers)"
+                    : "accept failed; retrying with backoff (logged once until it recovers)",
+                {{"error", ec.message()},
+                 {"max_connections", std::to_string(core.max_connections)},
+                 {"open_connections", std::to_string(core.stats.connections_open.load())}});
+    }
+    ++fd_streak_count;
+    if (fds) ShedBacklog();
+    // Back off instead of spinning on a full descriptor table: 10 ms, doubling to 500 ms.
+    backoff =
+        std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+    accept_retry->expires_after(backoff);
+    accept_retry->async_wait([this](error_code wec) {
+      if (!wec) Accept();
+    });
+    return;
+  }
+  if (fd_streak) {
+    fd_streak = false;
+    log::Info("accepting connections again",
+              {{"failed_or_refused", std::to_string(fd_streak_count)}});
+  }
+  backoff = std::chrono::milliseconds(0);
+  core.stats.connections_accepted.fetch_add(1, std::memory_order_relaxed);
+  const int64_t open = core.stats.connections_open.load(std::memory_order_relaxed);
+  // At the limit, the connection idle the longest makes room (its close is on its way); a few
+  // over the limit are tolerated while those closes land, never more.
+  const bool over = open >= core.max_connections &&
+                    (open >= core.max_connections + 16 || !core.EvictOldestIdle());
+  if (over) {
+    if (!limit_streak) {
+      limit_streak = true;
+      limit_streak_count = 0;
+      log::Warn(
+          "connection limit reached; refusing new connections with 503 (logged once until "
+          "it recovers)",
+          {{"max_connections", std::to_string(core.max_connections)}});
+    }
+    ++limit_streak_count;
+    Refuse(socket.release());
+    return Accept();
+  }
+  if (limit_streak) {
+    limit_streak = false;
+    log::Info("below the connection limit again",
+              {{"refused", std::to_string(limit_streak_count)}});
+  }
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  if (core.options.send_buffer_bytes > 0) {
+    socket.set_option(asio::socket_base::send_buffer_size(core.options.send_buffer_bytes), ignored);
+  }
+  std::shared_ptr<const WebState> web = core.Web();
+  if (web && web->tls) {
+    std::make_shared<TlsSession>(core, web, std::move(socket), *web->tls)->Start();
+  } else {
+    std::make_shared<PlainSession>(core, web, std::move(socket))->Start();
+  }
+  Accept();
+}
+
+void HttpServer::Impl::Reload() {
+  const std::string& path = core.options.web_config_file;
+  std::shared_ptr<const WebState> current = core.Web();
+  const std::string fp = WebFingerprint(path);
+  if ((current && fp == current->fingerprint) || fp == failed_fingerprint) return;
+  Result<std::shared_ptr<const WebState>> next = LoadWebState(path);
+  if (!next.ok()) {
+    failed_fingerprint = fp;  // one log line and one count per broken version of the files
+    core.stats.config_reloads_failed.fetch_add(1, std::memory_order_relaxed);
+    core.stats.config_last_reload_ok.store(0);
+    log::Error("web config rejected; keeping the previous one",
+               {{"file", path}, {"error", next.status().message()}});
+    return;
+  }
+  failed_fingerprint.clear();
+  core.SetWeb(*next);
+  core.stats.config_reloads_ok.fetch_add(1, std::memory_order_relaxed);
+  core.stats.config_last_reload_ok.store(1);
+  log::Info("web config reloaded", {{"file", path},
+                                    {"tls", (*next)->tls ? "true" : "false"},
+                                    {"users", std::to_string((*next)->config.users.size())}});
 }
 
 HttpServer::HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health)
     : impl_(std::make_unique<Impl>()) {
-  impl_->shared.options = std::move(options);
-  impl_->shared.metrics = std::move(metrics);
-  impl_->shared.health = std::move(health);
+  impl_->core.options = std::move(options);
+  impl_->core.metrics = std::move(metrics);
+  impl_->core.health = std::move(health);
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -427,18 +842,32 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Start() {
   Impl& s = *impl_;
   if (s.running) return Internal("HTTP server already started");
+  Core& core = s.core;
+  core.stopping = false;
+  core.max_connections =
+      core.options.max_connections > 0 ? core.options.max_connections : DefaultMaxConnections();
+  if (!core.options.web_config_file.empty()) {
+    Result<std::shared_ptr<const WebState>> web = LoadWebState(core.options.web_config_file);
+    if (!web.ok()) return web.status();
+    core.SetWeb(*web);
+    core.auth = std::make_unique<BasicAuth>(&core.stats);
+  }
   try {
-    s.ioc = std::make_unique<asio::io_context>(std::max(1, s.shared.options.threads));
+    s.ioc = std::make_unique<asio::io_context>(std::max(1, core.options.threads));
     Status st = s.Listen();
     if (!st.ok()) {
       s.acceptor.reset();
       s.ioc.reset();
+      core.auth.reset();
       return st;
     }
-    s.accept_retry = std::make_unique<asio::steady_timer>(*s.ioc);
-    s.Accept();
+    error_code ignored;
+    s.acceptor->non_blocking(true, ignored);  // ShedBacklog's accept4 must never block
+    s.reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    s.accept_retry = std::make_unique<asio::steady_timer>(s.acceptor->get_executor());
+    asio::post(s.acceptor->get_executor(), [&s] { s.Accept(); });
     s.running = true;
-    for (int i = 0; i < std::max(1, s.shared.options.threads); ++i) {
+    for (int i = 0; i < std::max(1, core.options.threads); ++i) {
       s.threads.emplace_back([&s] {
         // A handler that throws (bad_alloc) must not take the process down with it.
         for (;;) {
@@ -451,9 +880,16 @@ Status HttpServer::Start() {
         }
       });
     }
+    if (!core.options.web_config_file.empty()) {
+      s.reloader = std::make_unique<util::PeriodicWorker>(
+          util::PeriodicWorker::Options{.name = "web config reloader",
+                                        .period = core.options.web_config_poll},
+          [&s] { s.Reload(); });
+      s.reloader->Start();
+    }
   } catch (const std::exception& e) {
     Stop();
-    return Internal("cannot start HTTP server on " + s.shared.options.address + ": " + e.what());
+    return Internal("cannot start HTTP server on " + core.options.address + ": " + e.what());
   }
   return Status::Ok();
 }
@@ -461,6 +897,29 @@ Status HttpServer::Start() {
 void HttpServer::Stop() {
   Impl& s = *impl_;
   if (!s.ioc) return;
+  Core& core = s.core;
+  const auto deadline = std::chrono::steady_clock::now() + core.options.shutdown_grace;
+  core.stopping = true;
+  if (s.reloader) s.reloader->Stop();
+  // No new connections: close the listener on its strand.
+  if (s.acceptor && !s.threads.empty()) {
+    auto closed = std::make_shared<std::promise<void>>();
+    std::future<void> done = closed->get_future();
+    asio::post(s.acceptor->get_executor(), [&s, closed] {
+      error_code ignored;
+      s.acceptor->close(ignored);
+      s.accept_retry->cancel();
+      closed->set_value();
+    });
+    done.wait_until(deadline);
+  }
+  // Drain: idle and half-read connections close now, responses in flight finish (up to the
+  // grace deadline), then everything still open is closed with the io_context.
+  for (auto& session : core.All()) session->Interrupt(true);
+  while (core.stats.connections_open.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (core.auth) core.auth->Stop();  // drops waiting checks (and the sessions they hold)
   s.ioc->stop();
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
@@ -469,9 +928,15 @@ void HttpServer::Stop() {
   s.accept_retry.reset();
   s.acceptor.reset();
   s.ioc.reset();
+  core.auth.reset();
+  s.reloader.reset();
+  if (s.reserve_fd >= 0) ::close(s.reserve_fd);
+  s.reserve_fd = -1;
   s.running = false;
 }
 
 uint16_t HttpServer::port() const { return impl_->port.load(); }
+
+const ServerStats& HttpServer::stats() const { return impl_->core.stats; }
 
 }  // namespace nvmlx::serve
