@@ -44,7 +44,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   template <class... StreamArgs>
   Session(Core& core, std::shared_ptr<const WebState> web, StreamArgs&&... args)
-      : stream_(std::forward<StreamArgs>(args)...), core_(core), web_(std::move(web)) {
+      : stream_(std::forward<StreamArgs>(args)...),
+        executor_(stream_.get_executor()),
+        core_(core),
+        web_(std::move(web)) {
     core_.stats.connections_open.fetch_add(1, std::memory_order_relaxed);
   }
   ~Session() override {
@@ -67,7 +70,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void Interrupt(bool stopping) override {
-    asio::post(stream_.get_executor(),
+    asio::post(executor_,
                [self = this->shared_from_this(), stopping] { self->OnInterrupt(stopping); });
   }
 
@@ -108,7 +111,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   // later ones wait up to idle_timeout.
   void WaitForRequest(bool first) {
     if (core_.stopping.load()) return Close();
-    if (buffer_.size() > 0) return ReadRequest(false);  // pipelined bytes already here
+    if (buffer_.size() > 0) return ReadRequest(true);  // pipelined bytes already here
     phase_ = Phase::kIdle;
     idle_since.store(SteadyNowNs(), std::memory_order_relaxed);
     if (!first) {
@@ -180,7 +183,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       phase_ = Phase::kAuth;
       auto self = this->shared_from_this();
       core_.auth->Verify(std::move(pending), [self](BasicAuth::Verdict verdict) {
-        asio::post(self->stream_.get_executor(), [self, verdict] { self->OnAuth(verdict); });
+        asio::post(self->executor_, [self, verdict] { self->OnAuth(verdict); });
       });
       return;
     }
@@ -308,6 +311,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   Stream stream_;
+  // The connection's strand, copied once: Interrupt and the bcrypt worker post to it from other
+  // threads without touching stream_.
+  const asio::any_io_executor executor_;
   Core& core_;
   const std::shared_ptr<const WebState> web_;  // the config the connection was accepted under
   std::shared_ptr<const WebState> web_now_;    // the config of the request being answered
