@@ -10,11 +10,15 @@ streak, does not spin, and recovers.
      works again.
   3. 150 connections that each make one request and stay idle (keep-alive): scrapes keep
      succeeding meanwhile, because idle connections make room (evicted, counted).
+  4. The issue's reproduction: `ulimit -n 1024`, the default connection limit, 1100 connections
+     that each make one request and go idle: every scrape meanwhile succeeds (it locked
+     scrapers out for 120 s, logging "accept failed" every 100 ms, before the limit existed).
 
 usage: fd_exhaustion_test.py EXPORTER SOURCE_DIR
 """
 import os
 import re
+import resource
 import socket
 import subprocess
 import sys
@@ -138,4 +142,51 @@ try:
 finally:
     proc.terminate()
     proc.wait(timeout=10)
+
+# 4. 1100 idle keep-alive connections against ulimit -n 1024 and the default limit.
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if hard != resource.RLIM_INFINITY and hard < 1300:
+    print(f"skip: 1100 connections need RLIMIT_NOFILE >= 1300 here (hard limit {hard})")
+else:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    port = free_port()
+    log_path = os.path.join(work, "exporter2.log")
+    cmd = (f"ulimit -n 1024 && exec {exporter} --fake-gpus -f {source_dir}/etc/default-counters.csv "
+           f"-a 127.0.0.1:{port} -c 1000")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        for _ in range(100):
+            if scrape(port)[0] == 200:
+                break
+            time.sleep(0.1)
+        else:
+            fail("daemon did not serve")
+        idle = []
+        for _ in range(1100):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+                s.recv(4096)
+                idle.append(s)
+            except OSError:
+                pass
+        worst, bad = 0.0, 0
+        for _ in range(20):
+            status, took = scrape(port)
+            worst = max(worst, took)
+            bad += status != 200
+            time.sleep(0.1)
+        for s in idle:
+            s.close()
+        if bad:
+            fail(f"1100 idle connections: {bad} of 20 scrapes failed")
+        accept_lines = len(re.findall(r"accept failed", open(log_path).read()))
+        if accept_lines > 1:
+            fail(f"{accept_lines} 'accept failed' lines, want at most one per streak")
+        print(f"ok: ulimit -n 1024, 1100 idle connections: 20 of 20 scrapes 200 "
+              f"(worst {worst * 1000:.0f} ms)")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 print("fd_exhaustion_test: pass")
