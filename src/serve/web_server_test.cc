@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,8 +16,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "serve/http_server.h"
 
@@ -296,6 +299,65 @@ TEST_F(WebServerTest, BrokenReloadKeepsTheOldConfig) {
   EXPECT_EQ(open.frame_options, "sameorigin");
   EXPECT_EQ(server_->stats().config_last_reload_ok.load(), 1);
   EXPECT_EQ(server_->stats().config_reloads_failed.load(), 1u);  // once per broken version
+}
+
+// A storm of wrong passwords from several clients at once does not slow scrapes with the right
+// (cached) password: bcrypt runs on its own thread, rate-limited, never on an io thread.
+TEST_F(WebServerTest, WrongPasswordStormDoesNotStallScrapes) {
+  Start(std::string("basic_auth_users:\n  alice: ") + kHash + "\n");
+  ASSERT_EQ(Get("/metrics", false, Basic("alice:secret")).status, 200);
+  std::atomic<bool> stop{false};
+  std::atomic<int> storm{0};
+  std::vector<std::thread> attackers;
+  for (int t = 0; t < 4; ++t) {
+    attackers.emplace_back([&, t] {
+      for (int i = 0; !stop; ++i) {
+        Get("/metrics", false, Basic("alice:x" + std::to_string(t) + "_" + std::to_string(i)));
+        ++storm;
+      }
+    });
+  }
+  std::chrono::microseconds worst{0};
+  int ok = 0;
+  for (int i = 0; i < 15; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto start = std::chrono::steady_clock::now();
+    Reply r = Get("/metrics", false, Basic("alice:secret"));
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
+    worst = std::max(worst, took);
+    ok += r.status == 200 && took < std::chrono::milliseconds(100);
+  }
+  stop = true;
+  for (auto& t : attackers) t.join();
+  std::cout << "worst scrape during a storm of " << storm.load()
+            << " wrong passwords: " << worst.count() << " us\n";
+  EXPECT_EQ(ok, 15) << "worst " << worst.count() << " us";
+  EXPECT_GT(storm.load(), 100);
+}
+
+TEST_F(WebServerTest, RotationToAMismatchedKeyKeepsTheOldCertificate) {
+  Start(TlsYaml());
+  MakeCert("server2", "subjectAltName=IP:127.0.0.1");
+  // The new certificate with the old key: rejected, the old pair stays in use.
+  std::filesystem::copy_file(dir_ / "server2.crt", dir_ / "tls.crt",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (int i = 0; i < 50 && server_->stats().config_reloads_failed.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(server_->stats().config_reloads_failed.load(), 1u);
+  Reply r = Get("/metrics", true);
+  EXPECT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.peer_cn, "server1");
+  // The matching key arrives: the new certificate is served.
+  std::filesystem::copy_file(dir_ / "server2.key", dir_ / "tls.key",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::string cn;
+  for (int i = 0; i < 50 && cn != "server2"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cn = Get("/metrics", true).peer_cn;
+  }
+  EXPECT_EQ(cn, "server2");
 }
 
 TEST_F(WebServerTest, BadWebConfigFailsStart) {

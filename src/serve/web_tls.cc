@@ -121,8 +121,10 @@ Result<std::shared_ptr<const WebState>> LoadWebState(const std::string& path) {
   }
   ctx->use_private_key(boost::asio::buffer(*key), ssl::context::pem, ec);
   if (ec) {
-    return InvalidArgument(path + ": tls_server_config: key_file " + t.key_file +
-                           ": not a PEM private key: " + ec.message());
+    return InvalidArgument(
+        path + ": tls_server_config: key_file " + t.key_file +
+        ": cannot use it as the private key of cert_file (a PEM key matching the certificate): " +
+        ec.message());
   }
   if (SSL_CTX_check_private_key(native) != 1) {
     return fail("key_file does not match cert_file");
