@@ -117,6 +117,16 @@ Status Daemon::Build(const Environment& env) {
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
   }
+  if (!opts.once && !opts.web_config_file.empty()) {
+    // Checked with the other files, before NVML, so that a bad one is a usage error (exit 2)
+    // naming file and line at once; the server loads it again when it starts and whenever it
+    // changes.
+    Result<std::shared_ptr<const serve::WebState>> web = serve::LoadWebState(opts.web_config_file);
+    if (!web.ok()) {
+      return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message(),
+                  "cannot load web config file");
+    }
+  }
   Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(env.nvml_library);
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
@@ -217,16 +227,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
   sopts.write_timeout = opts.web_write_timeout;
   sopts.max_connections = opts.web_max_connections;
   sopts.health_no_auth = opts.web_health_no_auth;
-  if (!opts.web_config_file.empty()) {
-    // Checked here, with the other files, so that a bad one is a usage error (exit 2) naming
-    // file and line; the server loads it again when it starts and whenever it changes.
-    Result<std::shared_ptr<const serve::WebState>> web = serve::LoadWebState(opts.web_config_file);
-    if (!web.ok()) {
-      return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message(),
-                  "cannot load web config file");
-    }
-    sopts.web_config_file = opts.web_config_file;
-  }
+  sopts.web_config_file = opts.web_config_file;  // checked in Build, before NVML
   if (opts.web_systemd_socket) {
     // --web-systemd-socket: serve on what systemd passes; like dcgm-exporter, fail without one.
     Result<int> fd = serve::SystemdListenFd(env.getenv, getpid());

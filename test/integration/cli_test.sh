@@ -49,6 +49,16 @@ for bad in "--web-config-file /nonexistent/w.yml" "--max-concurrent-scrapes 4"; 
   esac
 done
 grep -q 'unknown flag --max-concurrent-scrapes' "$WORK/k.err" || fail "unknown flag: message"
+# A web config that does not parse: exit 2 before NVML is touched, naming file, line and what
+# was expected.
+printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: Maybe\n' >"$WORK/web.yml"
+set +e
+timeout 20 "$EXPORTER" --nvml-library /nonexistent/libnvidia-ml.so.1 -f "$SOURCE_DIR/etc/default-counters.csv" \
+  -a 127.0.0.1:0 --web-config-file "$WORK/web.yml" >/dev/null 2>"$WORK/w.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || { cat "$WORK/w.err"; fail "bad web config: exit $rc, want 2"; }
+grep -q "web.yml:4: client_auth_type: unknown \"Maybe\" (expected NoClientCert" "$WORK/w.err" \
+  || { cat "$WORK/w.err"; fail "bad web config: want file:line and what was expected"; }
 pass "dcgm-only flag -> one warning; unreadable web config and unknown flags -> exit 2"
 
 # --web-systemd-socket: serves on the listening socket passed as fd 3 with LISTEN_PID/LISTEN_FDS
