@@ -15,7 +15,7 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev prometheus wrk curl python3 procps
+  libgtest-dev libgmock-dev libbenchmark-dev prometheus wrk curl openssl python3 procps
   # benchmark baseline: a typical Go exporter, measured in the same run
   prometheus-node-exporter
 )

@@ -10,11 +10,13 @@
 #include <utility>
 
 #include "app/collectors_source.h"
+#include "app/server_metrics.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "fields/field_ids.h"
 #include "render/gzip.h"
 #include "serve/systemd_socket.h"
+#include "serve/web_tls.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -115,6 +117,16 @@ Status Daemon::Build(const Environment& env) {
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
   }
+  if (!opts.once && !opts.web_config_file.empty()) {
+    // Checked with the other files, before NVML, so that a bad one is a usage error (exit 2)
+    // naming file and line at once; the server loads it again when it starts and whenever it
+    // changes.
+    Result<std::shared_ptr<const serve::WebState>> web = serve::LoadWebState(opts.web_config_file);
+    if (!web.ok()) {
+      return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message(),
+                  "cannot load web config file");
+    }
+  }
   Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(env.nvml_library);
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
@@ -213,6 +225,9 @@ Status Daemon::BuildOutputs(const Environment& env) {
   sopts.address = opts.address;
   sopts.read_timeout = opts.web_read_timeout;
   sopts.write_timeout = opts.web_write_timeout;
+  sopts.max_connections = opts.web_max_connections;
+  sopts.health_no_auth = opts.web_health_no_auth;
+  sopts.web_config_file = opts.web_config_file;  // checked in Build, before NVML
   if (opts.web_systemd_socket) {
     // --web-systemd-socket: serve on what systemd passes; like dcgm-exporter, fail without one.
     Result<int> fd = serve::SystemdListenFd(env.getenv, getpid());
@@ -247,7 +262,8 @@ Status Daemon::Start() {
   }
   log::Info("serving",
             {{"address", options_.web_systemd_socket ? "systemd socket" : options_.address},
-             {"port", std::to_string(port())}});
+             {"port", std::to_string(port())},
+             {"web_config", options_.web_config_file.empty() ? "none" : options_.web_config_file}});
   return Status::Ok();
 }
 
@@ -280,6 +296,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
     emf_->OnSeries(series_, snap.time);
     emf_->AppendMetrics(&page->body);
   }
+  AppendServerMetrics(server_->stats(), !options_.web_config_file.empty(), &page->body);
   page->gzip_body = render::GzipCompress(page->body);
   store_->Publish(std::move(page), CountGpus(snap), CountUp(snap));
 }

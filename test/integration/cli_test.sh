@@ -32,21 +32,34 @@ grep -q '/nonexistent/libnvidia-ml.so.1' "$WORK/nonvml.err" || fail "missing NVM
 [ "$(grep -c . "$WORK/nonvml.err")" = 1 ] || { cat "$WORK/nonvml.err"; fail "missing NVML: want exactly one line"; }
 pass "missing NVML -> exit 1, one line"
 
-# A dcgm-exporter flag without effect here starts with one warning naming it; --web-config-file
-# (no TLS yet) and a flag of no dcgm-exporter release are refused (exit 2).
+# A dcgm-exporter flag without effect here starts with one warning naming it; a web config file
+# that cannot be read and a flag of no dcgm-exporter release are refused (exit 2).
 "$EXPORTER" --fake-gpus -s g -f "$SOURCE_DIR/etc/default-counters.csv" --once >/dev/null 2>"$WORK/s.err" \
   || { cat "$WORK/s.err"; fail "-s g must start"; }
 [ "$(grep -c 'ignored: ' "$WORK/s.err")" = 1 ] || { cat "$WORK/s.err"; fail "-s: want one warning"; }
 grep -q 'option=switch-devices' "$WORK/s.err" || fail "-s: the warning must name the option"
-for bad in "--web-config-file /w.yml" "--max-concurrent-scrapes 4"; do
+for bad in "--web-config-file /nonexistent/w.yml" "--max-concurrent-scrapes 4"; do
   set +e
   # shellcheck disable=SC2086
-  "$EXPORTER" --fake-gpus $bad --once >/dev/null 2>"$WORK/k.err"; rc=$?
+  timeout 20 "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" -a 127.0.0.1:0 $bad >/dev/null 2>"$WORK/k.err"; rc=$?
   set -e
   [ "$rc" = 2 ] || fail "$bad: exit $rc, want 2"
+  case "$bad" in --web-config-file*)
+    grep -q '/nonexistent/w.yml' "$WORK/k.err" || { cat "$WORK/k.err"; fail "web config: name the file"; } ;;
+  esac
 done
 grep -q 'unknown flag --max-concurrent-scrapes' "$WORK/k.err" || fail "unknown flag: message"
-pass "dcgm-only flag -> one warning; --web-config-file and unknown flags -> exit 2"
+# A web config that does not parse: exit 2 before NVML is touched, naming file, line and what
+# was expected.
+printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: Maybe\n' >"$WORK/web.yml"
+set +e
+timeout 20 "$EXPORTER" --nvml-library /nonexistent/libnvidia-ml.so.1 -f "$SOURCE_DIR/etc/default-counters.csv" \
+  -a 127.0.0.1:0 --web-config-file "$WORK/web.yml" >/dev/null 2>"$WORK/w.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || { cat "$WORK/w.err"; fail "bad web config: exit $rc, want 2"; }
+grep -q "web.yml:4: client_auth_type: unknown \"Maybe\" (expected NoClientCert" "$WORK/w.err" \
+  || { cat "$WORK/w.err"; fail "bad web config: want file:line and what was expected"; }
+pass "dcgm-only flag -> one warning; unreadable web config and unknown flags -> exit 2"
 
 # --web-systemd-socket: serves on the listening socket passed as fd 3 with LISTEN_PID/LISTEN_FDS
 # (as systemd's socket activation does); without one it exits 1 naming what is missing.
