@@ -9,7 +9,7 @@
 # and their dependencies, extracted; no shell, no package manager); the image is that root and
 # the configuration below. CI builds the same root with the same script and applies this
 # final stage's configuration with buildah (deploy/image/build-oci.sh reads it from here), then
-# runs the image's entrypoint: test/image/image_test.sh.
+# runs the image's entrypoint: test/image/image_test.py.
 ARG DEBIAN_IMAGE=debian:12
 
 FROM ${DEBIAN_IMAGE} AS build
@@ -17,7 +17,8 @@ WORKDIR /src
 COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVMLX_BUILD_BENCH=OFF \
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF \
  && cmake --build /build --target nvml-exporter simgpu
 
 FROM ${DEBIAN_IMAGE} AS rootfs

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency of nvml-exporter from Debian 12 packages.
 # Idempotent: packages already present are skipped by apt-get. Must run as root.
-# --build: only what building the daemon needs (the Dockerfile's build stage).
+# --build: only what building the daemon needs, without tests and benchmarks (the Dockerfile's
+# build stage).
 set -euo pipefail
 
 BUILD_PACKAGES=(
@@ -12,11 +13,11 @@ BUILD_PACKAGES=(
   libboost-dev libboost-system-dev libssl-dev zlib1g-dev libcrypt-dev
   libyaml-cpp-dev nlohmann-json3-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  # the unit tests are part of the default build
-  libgtest-dev libgmock-dev libbenchmark-dev python3
 )
 PACKAGES=(
   "${BUILD_PACKAGES[@]}"
+  # the unit tests and benchmarks, part of the default build
+  libgtest-dev libgmock-dev libbenchmark-dev python3
   # checks: clang++ for make tsan / make thread-safety (-Wthread-safety) with its sanitizer
   # runtimes; clang-format and clang-tidy for make format / make tidy
   clang libclang-rt-14-dev clang-format clang-tidy

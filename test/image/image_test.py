@@ -9,8 +9,8 @@ entrypoint with its env in a chroot inside fresh mount and PID namespaces, for e
 testdata/compat/deployments.yaml that starts (the GPU Operator's env, the Helm chart's args, the
 seed's helm install): the kubelet's pod-resources folder and the ConfigMap's CSV are bind-mounted
 where the DaemonSets mount them, the GPUs are the image's own simulated ones (--fake-gpus). Each
-must serve /metrics (pod labels from the fake kubelet) and /health. One more run as the image's
-unprivileged user (65532) without pod attribution.
+must serve /metrics (pod labels from the fake kubelet) and /health from a read-only root. One
+more run as the image's unprivileged user (65532) without pod attribution.
 
 Skips (exit 77) only where a chroot with mounts cannot be made at all: not root, or no mount
 namespaces.
@@ -149,15 +149,19 @@ def run(name, env, args, user="0:0", want_pods=False):
     mounts = [(kubelet_dir, "/var/lib/kubelet/pod-resources")]
     if "/etc/dcgm-exporter/dcgm-metrics.csv" in json.dumps(env) + " ".join(args):
         mounts.append((configmap, "/etc/dcgm-exporter/dcgm-metrics.csv"))
-    setup = []
+    # The mount points first (a runtime creates them too), then the root read-only, as the
+    # DaemonSet's readOnlyRootFilesystem: the daemon must not need to write anywhere.
     for host, inside in mounts:
         target = root + inside
         if os.path.isdir(host):
-            setup.append(f"mkdir -p {shlex.quote(target)}")
-        else:
-            setup.append(f"touch {shlex.quote(target)}")
-        setup.append(f"mount --bind -o ro {shlex.quote(host)} {shlex.quote(target)}")
-    setup.append(f"mount -t proc proc {shlex.quote(root + '/proc')}")
+            os.makedirs(target, exist_ok=True)
+        elif not os.path.exists(target):
+            open(target, "w").close()
+    q = shlex.quote
+    setup = [f"mount --bind {q(root)} {q(root)}", f"mount -o remount,bind,ro {q(root)}"]
+    for host, inside in mounts:
+        setup.append(f"mount --bind -o ro {q(host)} {q(root + inside)}")
+    setup.append(f"mount -t proc proc {q(root + '/proc')}")
     setup.append(f"exec chroot --userspec={user} {shlex.quote(root)} "
                  + " ".join(shlex.quote(a) for a in process["args"] + args))
     log_path = os.path.join(work, f"{name}.log")
