@@ -17,7 +17,9 @@ build="$(realpath "$1")"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(realpath "${2:-$here/../..}")"
 out="$build/image"
-mkdir -p "$out"
+mkdir -p "$out/tmp"
+# mmdebstrap's and buildah's temporary files stay in the build folder too.
+export TMPDIR="$out/tmp"
 for tool in mmdebstrap buildah umoci; do
   command -v "$tool" >/dev/null || {
     echo "image: $tool not installed (bash scripts/install-deps.sh installs it)" >&2
@@ -36,6 +38,7 @@ mkdir "$out/oci"
 tar -xf "$out/nvml-exporter.oci.tar" -C "$out/oci"
 umoci unpack --image "$out/oci:nvml-exporter:dev" "$out/bundle" >/dev/null
 tar -C "$out/bundle/rootfs" -czf "$out/rootfs.tar.gz" .
+rm -rf "$out/tmp"
 t3=$(date +%s.%N)
 
 # The compressed size is what a registry stores and a node pulls: the layer blobs and the
