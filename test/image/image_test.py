@@ -138,7 +138,7 @@ kubelet = subprocess.Popen([fixture, "--socket", os.path.join(kubelet_dir, "kube
 assert "ready" in kubelet.stdout.readline(), "fake kubelet did not start"
 
 
-def run(name, env, args, user="0:0", want_pods=False):
+def run(name, env, args, user="0:0", want_pods=False, log_must=None):
     """Starts the entrypoint in the image's root as a runtime would; checks /metrics, /health."""
     port = free_port()
     started = time.time()
@@ -198,6 +198,10 @@ def run(name, env, args, user="0:0", want_pods=False):
                     if l.startswith("Uid:")), None) if child else None
         if uid != user.split(":")[0]:
             return fail(f"{name}: the daemon runs as uid {uid}, want {user}")
+        if log_must and 'pod="trainer"' in body:
+            return fail(f"{name}: pod labels although the kubelet socket should be closed to it")
+        if log_must and not re.search(log_must, open(log_path).read()):
+            return fail(f"{name}: the log does not match {log_must!r}: {open(log_path).read()[-1500:]}")
         print(f"ok: {name}: /metrics and /health served from the image as uid {uid}"
               + (", pod labels from the kubelet socket" if want_pods else "")
               + f" ({time.time() - started:.1f} s)")
@@ -229,10 +233,16 @@ try:
     env = dict(image_env, NODE_NAME="image-node",
                DCGM_EXPORTER_COLLECTORS="/etc/dcgm-exporter/dcp-metrics-included.csv")
     run("non-root", env, [], user="65532:65532")
+    # Why the image runs as root by default: with pod attribution on (every operator and chart
+    # deployment), a non-root daemon cannot connect to the kubelet's root-owned socket. It still
+    # serves, without pod labels, and says why.
+    run("non-root-kubernetes", dict(env, DCGM_EXPORTER_KUBERNETES="true"), [],
+        user="65532:65532", log_must=r"(?i)permission denied")
 finally:
     kubelet.terminate()
     kubelet.wait()
-    shutil.rmtree(work, ignore_errors=True)
+    if not os.environ.get("IMAGE_TEST_KEEP"):
+        shutil.rmtree(work, ignore_errors=True)
 
 if failures:
     sys.exit(1)
