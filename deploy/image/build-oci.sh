@@ -30,7 +30,8 @@ export CONTAINERS_CONF="$work/containers.conf"
 bah() { buildah --root "$work/storage" --runroot "$work/run" --storage-driver vfs "$@"; }
 
 # The final stage's configuration, as buildah config arguments (one per line, NUL-free).
-mapfile -t config < <(python3 - "$src/Dockerfile" "$version" "$revision" <<'EOF'
+# (Into a file first: a process substitution's exit status would be lost.)
+python3 - "$src/Dockerfile" "$version" "$revision" >"$work/config.args" <<'EOF'
 import json, re, shlex, sys
 path, version, revision = sys.argv[1:4]
 lines, cur = [], ""
@@ -86,7 +87,7 @@ for n, l in lines[last_from + 1:]:
     else:
         sys.exit(f"{path}:{n}: {op} in the final stage: build-oci.sh cannot apply it (see the comment there)")
 EOF
-)
+mapfile -t config <"$work/config.args"
 [ "${#config[@]}" -gt 0 ] || { echo "build-oci: no configuration read from $src/Dockerfile" >&2; exit 1; }
 
 ctr=$(bah from --quiet scratch)

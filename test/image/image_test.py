@@ -50,6 +50,22 @@ if subprocess.run(["unshare", "--mount", "--pid", "--fork", "true"]).returncode 
     print("SKIP: image_test: this machine allows no mount/PID namespaces (unshare failed)")
     sys.exit(SKIP)
 
+# build-oci.sh applies the Dockerfile's final stage; an instruction it cannot apply must stop it
+# (else the two builds would drift silently).
+scratch = tempfile.mkdtemp(prefix="image_test_df.")
+dockerfile = open(os.path.join(src, "Dockerfile")).read()
+open(os.path.join(scratch, "Dockerfile"), "w").write(dockerfile + "RUN true\n")
+os.makedirs(os.path.join(scratch, "root/usr/bin"))
+shutil.copy(os.path.join(build, "src/app/nvml-exporter"), os.path.join(scratch, "root/usr/bin"))
+r = subprocess.run(["bash", os.path.join(src, "deploy/image/build-oci.sh"), scratch,
+                    os.path.join(scratch, "root"), os.path.join(scratch, "out/x.tar")],
+                   capture_output=True, text=True)
+shutil.rmtree(scratch, ignore_errors=True)
+if r.returncode == 0 or "RUN in the final stage" not in r.stderr:
+    fail(f"build-oci.sh accepted a RUN in the final stage (exit {r.returncode}): {r.stderr}")
+else:
+    print("ok: build-oci.sh refuses a final-stage instruction it cannot apply")
+
 t0 = time.time()
 r = subprocess.run(["bash", os.path.join(src, "deploy/image/build.sh"), build, src],
                    capture_output=True, text=True)
