@@ -20,7 +20,7 @@ SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 # CI. ASan+UBSan stays on g++, the compiler that builds what ships.
 TSAN_CXX ?= clang++
 
-.PHONY: all deps build test run bundle bench clean format tidy asan tsan thread-safety layering
+.PHONY: all deps build test run bundle image bench clean format tidy asan tsan thread-safety layering
 
 all: build
 
@@ -68,6 +68,13 @@ layering:
 
 bundle: build
 	@bash scripts/make-bundle.sh $(BUILD) bundle
+
+# The container image without a container engine (deploy/image/build.sh): $(BUILD)/image/
+# nvml-exporter.oci.tar, its unpacked bundle, rootfs.tar.gz and sizes.txt. `docker build .`
+# makes the same image from the Dockerfile.
+image: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
+	@bash deploy/image/build.sh $(BUILD)
 
 bench: build
 	@bash bench/run.sh $(BUILD)
