@@ -24,7 +24,8 @@ if(NVMLX_BUILD_FUZZ)
   # Every target of this build gets coverage and the sanitizers, so that a fault inside a
   # library the entry point calls is found as well; only the fuzz binaries link libFuzzer's main.
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-                      -fno-sanitize-recover=all)
+                      -fno-sanitize-recover=all
+                      -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/cmake/fuzz_coverage_ignore.txt)
   add_link_options(-fsanitize=address,undefined)
   add_custom_target(fuzzers)
 endif()

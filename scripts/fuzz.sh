@@ -45,7 +45,7 @@ run_one() {
   if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$artifacts" "$corpus" "$seeds" >"$log" 2>&1; then
     echo "fuzz: $name: ok, $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" \
-      | grep -o '[0-9]*$') runs in ${seconds} s, corpus $(find "$corpus" -type f | wc -l) new inputs"
+      | grep -o '[0-9]*$') runs in ${seconds} s, $(find "$corpus" -type f | wc -l) inputs in $corpus"
   else
     echo "fuzz: $name: FAILED (log $log); the input:"
     ls "$artifacts"
