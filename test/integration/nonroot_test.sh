@@ -6,6 +6,26 @@
 # user (setpriv cannot change the uid then).
 source "$(dirname "$0")/lib.sh"
 
+# Under the sanitizer builds the daemon's reports go to files (ASAN_OPTIONS/UBSAN_OPTIONS
+# log_path) in a folder uid 65534 cannot write: point them at a folder of ours it can, and copy
+# what it wrote back into the real one when it has stopped (sanitizer_logs_check reads it there).
+san_dir="$WORK/sanitizer"
+mkdir -p "$san_dir"
+chmod 755 "$WORK"
+chmod 1777 "$san_dir"
+declare -A san_real=()
+for var in ASAN_OPTIONS UBSAN_OPTIONS; do
+  value="${!var:-}"
+  [[ "$value" == *log_path=* ]] || continue
+  prefix="$(sed 's/.*log_path=\([^:]*\).*/\1/' <<<"$value")"
+  san_real[$var]="$(dirname "$prefix")"
+  export "$var=${value/log_path=$prefix/log_path=$san_dir/$(basename "$prefix")}"
+done
+copy_sanitizer_reports() {
+  [ "${#san_real[@]}" -eq 0 ] && return 0
+  for var in "${!san_real[@]}"; do cp -f "$san_dir"/* "${san_real[$var]}"/ 2>/dev/null || true; done
+}
+
 port="$(free_port)"
 # Started with every fd above 2 closed (ctest hands its log file down), so that the fds checked
 # below are the daemon's own.
@@ -76,4 +96,9 @@ done
 want_local="$(printf '0100007F:%04X' "$port")"
 [ "${listening[0]}" = "$want_local" ] || fail "listens on ${listening[0]}, want $want_local"
 pass "listens on 127.0.0.1:$port only"
+
+# Stop it (SIGTERM), so that exit-time checks (LeakSanitizer) run, and keep their reports.
+kill "$pid"
+wait "$pid" || true
+copy_sanitizer_reports
 echo "nonroot_test: all passed"
