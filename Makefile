@@ -7,9 +7,13 @@
 #   make tsan           clang++ TSan build in build-tsan, then the tests labelled concurrency
 #   make thread-safety  the same clang++ build only: -Wthread-safety -Werror over every target
 #   make layering       scripts/check_layering.py: src/'s includes against the folder order
+#   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
+#   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 ARGS ?=
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -20,7 +24,8 @@ SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 # CI. ASan+UBSan stays on g++, the compiler that builds what ships.
 TSAN_CXX ?= clang++
 
-.PHONY: all deps build test run bundle image bench clean format tidy asan tsan thread-safety layering
+.PHONY: all deps build test run bundle image bench clean format tidy asan tsan thread-safety \
+  layering fuzz fuzz-smoke
 
 all: build
 
@@ -66,6 +71,15 @@ tsan: thread-safety
 layering:
 	python3 scripts/check_layering.py
 
+# libFuzzer (clang++) over every entry point of cmake/fuzz.cmake, from the seeds in testdata/fuzz/;
+# new inputs go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/ (scripts/fuzz.sh). The
+# seeds themselves are replayed by `make test` (the *_fuzz_replay_test tests).
+fuzz: deps
+	@bash scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	@bash scripts/fuzz.sh $(BUILD_FUZZ) 20
+
 bundle: build
 	@bash scripts/make-bundle.sh $(BUILD) bundle
 
@@ -86,4 +100,4 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD) -extra-arg=-Wno-unknown-warning-option '$(CURDIR)/src/.*\.cc$$'
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) bundle
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ) bundle

@@ -22,13 +22,11 @@
 namespace nvmlx::app {
 namespace {
 
-// A failed step: the one line an operator sees on stderr, then the step's log entry if it has
-// one (`log_what`). Returns the Status the caller hands up, coded so that config::ExitCodeFor
-// gives `exit_code`, whatever code the failing part used.
-Status Fail(config::ExitCode exit_code, const std::string& message,
-            const char* log_what = nullptr) {
+// A failed step: the one line an operator sees on stderr (only that: a log entry as well would
+// print the same error twice). Returns the Status the caller hands up, coded so that
+// config::ExitCodeFor gives `exit_code`, whatever code the failing part used.
+Status Fail(config::ExitCode exit_code, const std::string& message) {
   std::fprintf(stderr, "nvml-exporter: %s\n", message.c_str());
-  if (log_what != nullptr) log::Error(log_what, {{"err", message}});
   return exit_code == config::ExitCode::kUsage ? InvalidArgument(message) : Unavailable(message);
 }
 
@@ -115,7 +113,7 @@ Status Daemon::Build(const Environment& env) {
   const config::Options& opts = options_;
   Result<CollectorsSource> rows = LoadCollectors(opts, env.getenv);
   if (!rows.ok()) {
-    return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
+    return Fail(config::ExitCode::kUsage, rows.status().message());
   }
   if (!opts.once && !opts.web_config_file.empty()) {
     // Checked with the other files, before NVML, so that a bad one is a usage error (exit 2)
@@ -214,7 +212,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
   if (!opts.emf.outputs.empty()) {
     Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts);
     if (!p.ok()) {
-      return Fail(config::ExitCode::kUsage, p.status().message(), "cannot start EMF output");
+      return Fail(config::ExitCode::kUsage, p.status().message());
     }
     emf_ = std::move(*p);
   }
@@ -258,7 +256,7 @@ Status Daemon::Start() {
   collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
   if (Status st = server_->Start(); !st.ok()) {
     Stop();
-    return Fail(config::ExitCode::kUnavailable, st.message(), "cannot start HTTP server");
+    return Fail(config::ExitCode::kUnavailable, st.message());
   }
   log::Info("serving",
             {{"address", options_.web_systemd_socket ? "systemd socket" : options_.address},

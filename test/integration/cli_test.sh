@@ -20,7 +20,48 @@ set -e
 [ "$rc" = 2 ] || fail "unknown field: exit $rc, want 2"
 grep -q "bad.csv:2: unknown field \"DCGM_FI_DEV_GPU_UTL\" (did you mean DCGM_FI_DEV_GPU_UTIL?)" "$WORK/bad.err" \
   || { cat "$WORK/bad.err"; fail "unknown field message"; }
-pass "unknown field -> exit 2 with file:line"
+[ "$(grep -c . "$WORK/bad.err")" = 1 ] || { cat "$WORK/bad.err"; fail "unknown field: printed more than once"; }
+pass "unknown field -> exit 2 with file:line, said once"
+
+# A NUL byte: exit 2, file:line:character and the byte escaped, not a message cut at the NUL
+# (hardening issue, defect 6).
+printf 'DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\nDCGM_FI_DEV\000_GPU_UTIL, gauge, util\n' >"$WORK/nul.csv"
+set +e
+"$EXPORTER" --fake-gpus -f "$WORK/nul.csv" --once >/dev/null 2>"$WORK/nul.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "NUL byte: exit $rc, want 2"
+grep -qF 'nul.csv:2: NUL byte (\x00) at character 12; a collectors file is text' "$WORK/nul.err" \
+  || { cat -A "$WORK/nul.err"; fail "NUL byte: message"; }
+[ "$(grep -c . "$WORK/nul.err")" = 1 ] || { cat "$WORK/nul.err"; fail "NUL byte: want one line"; }
+pass "NUL byte in the collectors file -> exit 2, escaped, one line"
+
+# An empty or comment-only collectors file starts, as in dcgm-exporter, with one warning naming
+# the file (hardening issue, defect 6).
+: >"$WORK/empty.csv"
+printf '# only a comment\n\n' >"$WORK/comments.csv"
+for f in empty comments; do
+  "$EXPORTER" --fake-gpus -f "$WORK/$f.csv" --once >"$WORK/$f.out" 2>"$WORK/$f.err" \
+    || { cat "$WORK/$f.err"; fail "$f collectors file must start"; }
+  [ "$(grep -c "$f.csv: no collector rows" "$WORK/$f.err")" = 1 ] \
+    || { cat "$WORK/$f.err"; fail "$f collectors file: want one warning naming the file"; }
+  grep -q '^DCGM_FI_' "$WORK/$f.out" && fail "$f collectors file: no DCGM series expected"
+done
+pass "empty or comment-only collectors file -> starts with one warning naming it"
+
+# An invalid -a fails as a bad flag (exit 2) before NVML is touched: with a library that does not
+# exist, reaching NVML would exit 1 naming it (hardening issue, defect 6).
+for addr in nonsense :99999 '[::1' '::1:9400'; do
+  set +e
+  "$EXPORTER" --nvml-library /nonexistent/libnvidia-ml.so.1 -a "$addr" \
+    -f "$SOURCE_DIR/etc/default-counters.csv" >/dev/null 2>"$WORK/addr.err"; rc=$?
+  set -e
+  [ "$rc" = 2 ] || { cat "$WORK/addr.err"; fail "-a $addr: exit $rc, want 2"; }
+  grep -qF "nvml-exporter: -a/--address: invalid listen address \"$addr\"" "$WORK/addr.err" \
+    || { cat "$WORK/addr.err"; fail "-a $addr: message"; }
+  grep -q 'libnvidia-ml' "$WORK/addr.err" && fail "-a $addr: NVML was loaded before the check"
+  [ "$(grep -c . "$WORK/addr.err")" = 1 ] || { cat "$WORK/addr.err"; fail "-a $addr: want one line"; }
+done
+pass "invalid -a -> exit 2 before NVML"
 
 # No NVML: exit 1 and one line naming the library.
 set +e
