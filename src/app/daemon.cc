@@ -121,8 +121,7 @@ Status Daemon::Build(const Environment& env) {
     // changes.
     Result<std::shared_ptr<const serve::WebState>> web = serve::LoadWebState(opts.web_config_file);
     if (!web.ok()) {
-      return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message(),
-                  "cannot load web config file");
+      return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message());
     }
   }
   Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(env.nvml_library);
