@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# `make demo`: the exporter and a real Prometheus on one machine, with our alert and recording
+# rules, scraping every second. No GPU here: the simulated GPUs of deploy/demo/scenario.yaml (a
+# pulse, a steady GPU, an idle GPU that a pod holds, a free one) and the fake kubelet
+# (test/fixtures/kubelet_fixture) giving them pods from deploy/demo/kubelet.json. With a GPU
+# (and the driver's NVML): the real GPUs, and pod labels only if this is a Kubernetes node.
+# Prints the URLs; Ctrl-C (or SIGTERM) stops everything it started and removes its files.
+#
+#   scripts/demo.sh BUILD_DIR
+# Environment: DEMO_EXPORTER_PORT (9400), DEMO_PROMETHEUS_PORT (9090), DEMO_ADDRESS (127.0.0.1),
+# DEMO_FORCE_SIMULATED=1 (simulated GPUs even on a GPU machine).
+set -euo pipefail
+build="${1:?usage: demo.sh BUILD_DIR}"
+src="$(cd "$(dirname "$0")/.." && pwd)"
+exporter_port="${DEMO_EXPORTER_PORT:-9400}"
+prom_port="${DEMO_PROMETHEUS_PORT:-9090}"
+addr="${DEMO_ADDRESS:-127.0.0.1}"
+bin="$build/src/app/nvml-exporter"
+fixture="$build/test/fixtures/kubelet_fixture"
+for f in "$bin" "$fixture"; do
+  [ -x "$f" ] || { echo "demo: $f is missing: run make demo (it builds it)" >&2; exit 1; }
+done
+command -v prometheus >/dev/null || { echo "demo: prometheus is not installed (scripts/install-deps.sh)" >&2; exit 1; }
+
+dir="$(mktemp -d -t nvml-exporter-demo.XXXXXX)"
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  echo "demo: stopping" >&2
+  local p
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+  echo "demo: stopped" >&2
+}
+trap 'stop; exit 0' INT TERM
+trap stop EXIT
+# wait_http URL SECONDS NAME LOG: until it answers 200, or give up showing the log's tail.
+wait_http() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "demo: $3 did not answer $1; the end of $4:" >&2
+  tail -n 20 "$4" >&2
+  exit 1
+}
+
+args=(-f "$src/etc/observability-counters.csv" -c 1000 -a "$addr:$exporter_port")
+if [ -z "${DEMO_FORCE_SIMULATED:-}" ] && [ -e /dev/nvidia0 ] &&
+   { ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1'; }; then
+  echo "demo: NVIDIA GPU found: using the driver's libnvidia-ml.so.1" >&2
+  sock=/var/lib/kubelet/pod-resources/kubelet.sock
+  [ -S "$sock" ] && args+=(-k --pod-resources-kubelet-socket "$sock")
+else
+  echo "demo: simulated GPUs (deploy/demo/scenario.yaml) and pods (fake kubelet, deploy/demo/kubelet.json)" >&2
+  "$fixture" --socket "$dir/kubelet.sock" --script "$src/deploy/demo/kubelet.json" \
+    >"$dir/kubelet.out" 2>"$dir/kubelet.log" &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q ready "$dir/kubelet.out" 2>/dev/null && break; sleep 0.05; done
+  args+=(--fake-gpus-scenario "$src/deploy/demo/scenario.yaml"
+         -k --pod-resources-kubelet-socket "$dir/kubelet.sock")
+fi
+NODE_NAME="${NODE_NAME:-demo-node}" "$bin" "${args[@]}" >"$dir/exporter.out" 2>"$dir/exporter.log" &
+pids+=($!)
+wait_http "http://$addr:$exporter_port/ready" 30 exporter "$dir/exporter.log"
+
+cat >"$dir/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+  evaluation_interval: 1s
+rule_files:
+  - $src/deploy/prometheus/rules.yml
+scrape_configs:
+  - job_name: nvml-exporter
+    honor_labels: true
+    sample_limit: 20000
+    static_configs:
+      - targets: ['$addr:$exporter_port']
+        labels: {cluster: demo}
+YAML
+prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
+  --web.listen-address="$addr:$prom_port" >"$dir/prometheus.log" 2>&1 &
+pids+=($!)
+wait_http "http://$addr:$prom_port/-/ready" 60 prometheus "$dir/prometheus.log"
+
+url="http://$addr:$prom_port"
+cat <<TXT
+nvml-exporter demo is running (Ctrl-C stops it):
+  exporter metrics  http://$addr:$exporter_port/metrics
+  Prometheus        $url/graph?g0.expr=DCGM_FI_DEV_GPU_UTIL&g0.tab=0&g0.range_input=5m
+  alerts            $url/alerts
+  rules             $url/rules
+  idle allocated    $url/graph?g0.expr=namespace_pod%3Adcgm_gpu_idle%3Acount&g0.tab=1
+  targets           $url/targets
+Grafana: add $url as a Prometheus data source and import deploy/grafana/dashboards/*.json
+(or provision them: deploy/grafana/provisioning/). Logs and data: $dir
+TXT
+# Until Ctrl-C, or until a child dies (then say which and stop the rest).
+while true; do
+  for p in "${pids[@]}"; do
+    if ! kill -0 "$p" 2>/dev/null; then
+      echo "demo: a process stopped unexpectedly (pid $p); logs:" >&2
+      tail -n 5 "$dir"/*.log >&2 || true
+      exit 1
+    fi
+  done
+  sleep 1 &
+  wait $! || true
+done
