@@ -24,10 +24,12 @@ command -v prometheus >/dev/null || { echo "demo: prometheus is not installed (s
 
 dir="$(mktemp -d -t nvml-exporter-demo.XXXXXX)"
 pids=()
+sleeper=""
 stop() {
   trap - INT TERM EXIT
   echo "demo: stopping" >&2
   local p
+  [ -n "${sleeper:-}" ] && kill -TERM "$sleeper" 2>/dev/null
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$dir"
@@ -102,11 +104,15 @@ TXT
 while true; do
   for p in "${pids[@]}"; do
     if ! kill -0 "$p" 2>/dev/null; then
+      # Ctrl-C reaches the whole process group: the children may stop before our INT trap
+      # runs. Give it a moment, so that a Ctrl-C is not reported as a failure.
+      sleep 0.5
       echo "demo: a process stopped unexpectedly (pid $p); logs:" >&2
       tail -n 5 "$dir"/*.log >&2 || true
       exit 1
     fi
   done
   sleep 1 &
-  wait $! || true
+  sleeper=$!
+  wait $sleeper || true
 done
