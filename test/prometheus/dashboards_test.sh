@@ -21,7 +21,7 @@ log="$(mktemp)"
 export DEMO_EXPORTER_PORT="$(free_port)" DEMO_PROMETHEUS_PORT="$(free_port)" DEMO_FORCE_SIMULATED=1
 bash "$SOURCE_DIR/scripts/demo.sh" "$BUILD_DIR" >"$log" 2>&1 &
 demo=$!
-trap 'kill -TERM $demo 2>/dev/null; wait $demo 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill -TERM $demo 2>/dev/null || true; wait $demo 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 300); do grep -q 'demo is running' "$log" && break; kill -0 $demo 2>/dev/null || break; sleep 0.1; done
 grep -q 'demo is running' "$log" || { cat "$log" >&2; fail "demo did not start"; }
 # Prometheus starts scraping a few seconds after it is ready (its discovery updates are

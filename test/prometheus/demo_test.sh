@@ -19,7 +19,7 @@ os.setsid()
 os.execvp("bash", ["bash"] + sys.argv[1:])' "$SOURCE_DIR/scripts/demo.sh" "$BUILD_DIR" >"$log" 2>&1 &
 demo=$!
 pgid=$demo
-trap 'kill -TERM -- -$pgid 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill -TERM -- -$pgid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 300); do grep -q 'demo is running' "$log" && break; kill -0 $demo 2>/dev/null || break; sleep 0.1; done
 grep -q 'demo is running' "$log" || { cat "$log" >&2; fail "demo did not start"; }
 [ "$(ps -o pgid= -p $demo | tr -d ' ')" = "$demo" ] || fail "demo.sh does not lead its own process group"
