@@ -16,8 +16,9 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev prometheus wrk curl python3 procps
-  # dashboard panels rendered to PNG without Grafana (test/integration/dashboards_test.py)
-  python3-matplotlib
+  # deploy/ tests: YAML in Python, dashboard panels rendered to PNG without Grafana
+  # (test/prometheus/)
+  python3-yaml python3-matplotlib
   # benchmark baseline: a typical Go exporter, measured in the same run
   prometheus-node-exporter
 )
