@@ -145,6 +145,34 @@ def main():
                 panel_data.setdefault((name, p["id"]), []).append((t, result))
         counts[name] = n
 
+    # The numbers an operator reads first, against what deploy/demo/scenario.yaml and
+    # kubelet.json set up: 4 GPUs on one node, 3 held by pods, GPU 2 held by
+    # research/notebook-0 and idle, a critical Xid on GPU 3.
+    expect = {
+        ("nvml-exporter-fleet.json", "GPUs"): lambda r: r[0]["value"][1] == "4",
+        ("nvml-exporter-fleet.json", "Nodes"): lambda r: r[0]["value"][1] == "1",
+        ("nvml-exporter-fleet.json", "Idle allocated GPUs"): lambda r: r[0]["value"][1] == "1",
+        ("nvml-exporter-fleet.json", "GPUs lost"): lambda r: r[0]["value"][1] == "0",
+        ("nvml-exporter-pods.json", "GPUs allocated to pods"): lambda r: r[0]["value"][1] == "3",
+        ("nvml-exporter-pods.json", "Idle allocated GPUs"): lambda r: r[0]["value"][1] == "1",
+        ("nvml-exporter-pods.json", "Namespaces with GPUs"): lambda r: r[0]["value"][1] == "3",
+        ("nvml-exporter-pods.json", "Idle allocated GPUs#table"):
+            lambda r: [(x["metric"]["namespace"], x["metric"]["pod"], x["metric"]["gpu"]) for x in r]
+            == [("research", "notebook-0", "2")],
+        ("nvml-exporter-gpu.json", "Xids (window)"):
+            lambda r: {(x["metric"]["gpu"], x["metric"].get("xid")) for x in r} >= {("1", "13"), ("3", "94")},
+    }
+    for (name, title), ok in expect.items():
+        want_type = "table" if title.endswith("#table") else None
+        title = title.split("#")[0]
+        dash = json.load(open(os.path.join(ddir, name)))
+        found = [p for p in panels_of(dash) if p["title"] == title and p["type"] != "row"
+                 and (want_type is None or p["type"] == want_type)]
+        result = panel_data.get((name, found[0]["id"]), [(None, [])])[0][1] if found else []
+        if not found or not result or not ok(result):
+            c.problems.append(f"{name}: panel '{title}' shows {[(x['metric'], x.get('value')) for x in result]}, "
+                              "not what the demo scenario sets up")
+
     # The rules: loaded, evaluated without error; recording rules have samples.
     rules = yaml.safe_load(open(os.path.join(src, "deploy", "prometheus", "rules.yml")))
     want = {r.get("alert") or r.get("record"): r for g in rules["groups"] for r in g["rules"]}
