@@ -29,7 +29,8 @@ IDLE_WINDOW = "15m"  # as the recording rule namespace_pod:dcgm_gpu_idle:count
 def variable(name, label, query, multi=True, hide=0):
     return {
         "name": name, "label": label, "type": "query", "datasource": DS,
-        "definition": query, "query": {"query": query, "refId": f"var-{name}"},
+        # A plain query string (not the object form of newer Grafana): every version reads it.
+        "definition": query, "query": query,
         "refresh": 2, "sort": 3, "multi": multi, "includeAll": True, "allValue": ".*",
         "current": {"selected": True, "text": ["All"], "value": ["$__all"]}, "hide": hide,
     }
