@@ -49,7 +49,7 @@ class Checker:
         return body["data"]
 
     def substitute(self, text):
-        values = {"__rate_interval": "4s", "__interval": "1s", "__range": f"{self.window}s",
+        values = {"__rate_interval": "10s", "__interval": "1s", "__range": f"{self.window}s",
                   "__range_s": str(self.window), "__interval_ms": "1000"}
 
         def one(m):
