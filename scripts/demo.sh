@@ -29,7 +29,7 @@ stop() {
   trap - INT TERM EXIT
   echo "demo: stopping" >&2
   local p
-  [ -n "${sleeper:-}" ] && kill -TERM "$sleeper" 2>/dev/null
+  if [ -n "$sleeper" ]; then kill -TERM "$sleeper" 2>/dev/null || true; fi
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$dir"
