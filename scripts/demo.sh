@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `make demo`: the exporter and a real Prometheus on one machine, with our alert and recording
 # rules, scraping every second. No GPU here: the simulated GPUs of deploy/demo/scenario.yaml (a
-# pulse, a steady GPU, an idle GPU that a pod holds, a free one) and the fake kubelet
-# (test/fixtures/kubelet_fixture) giving them pods from deploy/demo/kubelet.json. With a GPU
-# (and the driver's NVML): the real GPUs, and pod labels only if this is a Kubernetes node.
+# pulse, a time-sliced GPU shared by two pods, an idle GPU that a pod holds, a free one), the
+# fake kubelet (test/fixtures/kubelet_fixture: which pod holds which GPU, deploy/demo/kubelet.json)
+# and the fake API server (test/integration/fake_apiserver.py over HTTPS with a throwaway
+# certificate: pod names for the per-process shares, with the fake /proc of testdata/proc). With
+# a GPU (and the driver's NVML): the real GPUs, and pod labels only if this is a Kubernetes node.
 # Prints the URLs; Ctrl-C (or SIGTERM) stops everything it started and removes its files.
 #
 #   scripts/demo.sh BUILD_DIR
@@ -56,13 +58,30 @@ if [ -z "${DEMO_FORCE_SIMULATED:-}" ] && [ -e /dev/nvidia0 ] &&
   sock=/var/lib/kubelet/pod-resources/kubelet.sock
   [ -S "$sock" ] && args+=(-k --pod-resources-kubelet-socket "$sock")
 else
-  echo "demo: simulated GPUs (deploy/demo/scenario.yaml) and pods (fake kubelet, deploy/demo/kubelet.json)" >&2
+  echo "demo: simulated GPUs (deploy/demo/scenario.yaml), pods from a fake kubelet and API server" >&2
   "$fixture" --socket "$dir/kubelet.sock" --script "$src/deploy/demo/kubelet.json" \
     >"$dir/kubelet.out" 2>"$dir/kubelet.log" &
   pids+=($!)
   for _ in $(seq 100); do grep -q ready "$dir/kubelet.out" 2>/dev/null && break; sleep 0.05; done
+  # The API server: HTTPS with a certificate made now, bearer token "demo-token".
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=demo-apiserver" \
+    -addext "subjectAltName=IP:127.0.0.1" -keyout "$dir/key.pem" -out "$dir/cert.pem" \
+    >"$dir/openssl.log" 2>&1 || { cat "$dir/openssl.log" >&2; exit 1; }
+  echo demo-token >"$dir/token"
+  mkdir -p "$dir/apiserver"
+  python3 "$src/test/integration/fake_apiserver.py" "$src/testdata/apiserver/pods_node1.json" \
+    "$dir/cert.pem" "$dir/key.pem" demo-token "$dir/apiserver" "$dir/apiserver.port" \
+    2>"$dir/apiserver.log" &
+  pids+=($!)
+  for _ in $(seq 100); do [ -s "$dir/apiserver.port" ] && break; sleep 0.05; done
+  [ -s "$dir/apiserver.port" ] || { echo "demo: the fake API server did not start" >&2; exit 1; }
   args+=(--fake-gpus-scenario "$src/deploy/demo/scenario.yaml"
-         -k --pod-resources-kubelet-socket "$dir/kubelet.sock")
+         -k --pod-resources-kubelet-socket "$dir/kubelet.sock"
+         --kubernetes-process-metrics --host-proc-root "$src/testdata/proc"
+         --kubernetes-api-server "https://127.0.0.1:$(cat "$dir/apiserver.port")"
+         --kubernetes-token-file "$dir/token" --kubernetes-ca-file "$dir/cert.pem")
+  # The API server's pods are on node1.
+  export NODE_NAME=node1
 fi
 NODE_NAME="${NODE_NAME:-demo-node}" "$bin" "${args[@]}" >"$dir/exporter.out" 2>"$dir/exporter.log" &
 pids+=($!)
@@ -96,6 +115,7 @@ nvml-exporter demo is running (Ctrl-C stops it):
   alerts            $url/alerts
   rules             $url/rules
   idle allocated    $url/graph?g0.expr=namespace_pod%3Adcgm_gpu_idle%3Acount&g0.tab=1
+  per-pod shares    $url/graph?g0.expr=nvml_exporter_pod_gpu_sm_utilization_ratio&g0.tab=0&g0.range_input=5m
   targets           $url/targets
 Grafana: add $url as a Prometheus data source and import deploy/grafana/dashboards/*.json
 (or provision them: deploy/grafana/provisioning/). Logs and data: $dir

@@ -275,8 +275,11 @@ def pods():
     p.append(L.place(stat("Utilization of allocated GPUs", f"avg(DCGM_FI_DEV_GPU_UTIL{{{s}}})", "percent"), 4, 4))
     p.append(L.place(stat("GPU memory held by pods", f"sum(DCGM_FI_DEV_FB_USED{{{s}}}) * 1048576", "bytes"), 4, 4))
     p.append(L.place(stat("Power of allocated GPUs", f"sum(DCGM_FI_DEV_POWER_USAGE{{{s}}})", "watt"), 4, 4))
-    p.append(L.place(stat("Namespaces with GPUs", f"count(count by (cluster, namespace) (DCGM_FI_DEV_GPU_UTIL{{{s}}}))"),
-                     4, 4))
+    p.append(L.place(stat(
+        "Namespaces with GPUs",
+        "count(count by (cluster, namespace) ({__name__=~\"DCGM_FI_DEV_GPU_UTIL|nvml_exporter_pod_gpu_processes\", "
+        f"{s}}}))",
+        description="Namespaces with a pod that holds a GPU or runs a process on one."), 4, 4))
     p.append(L.place(table(
         "Idle allocated GPUs", idle,
         description=f"GPUs held by a pod with utilization below 1 % for {IDLE_WINDOW}: capacity others wait for.",
@@ -308,10 +311,27 @@ def pods():
         "Top pods by GPU memory",
         f"topk(10, sum by (cluster, namespace, pod) (DCGM_FI_DEV_FB_USED{{{s}}}) * 1048576)",
         pod_legend, "bytes"), 12, 8))
-    ns_var = variable("namespace", "Namespace",
-                      f'label_values(DCGM_FI_DEV_GPU_UTIL{{{CLUSTER}, namespace!=""}}, namespace)')
-    pod_var = variable("pod", "Pod",
-                       f'label_values(DCGM_FI_DEV_GPU_UTIL{{{CLUSTER}, namespace=~"$namespace", pod!=""}}, pod)')
+    p.append(L.row("Shared GPUs: each pod's own share (--kubernetes-process-metrics)"))
+    proc = f'{CLUSTER}, namespace=~"$namespace", pod=~"$pod"'
+    p.append(L.place(timeseries("SM use per pod (its processes)", [
+        target(f"sum by (cluster, namespace, pod, gpu) (nvml_exporter_pod_gpu_sm_utilization_ratio{{{proc}}})",
+               "{{namespace}}/{{pod}} GPU {{gpu}}")], "percentunit",
+        description="From NVML's per-process data: on a time-sliced or MPS GPU each pod gets its own "
+                    "share, where the device series can name only one pod."), 12, 8))
+    p.append(L.place(timeseries("GPU memory per pod (its processes)", [
+        target(f"sum by (cluster, namespace, pod, gpu) (nvml_exporter_pod_gpu_memory_used_bytes{{{proc}}})",
+               "{{namespace}}/{{pod}} GPU {{gpu}}")], "bytes"), 12, 8))
+    p.append(L.place(timeseries("Processes per GPU: in pods and not", [
+        target(f"sum by (cluster, gpu) (nvml_exporter_pod_gpu_processes{{{proc}}})", "GPU {{gpu}} in pods"),
+        target(f"sum by (cluster, gpu) (nvml_exporter_gpu_unattributed_processes{{{CLUSTER}}})",
+               "GPU {{gpu}} not in a pod", ref="B")], "none",
+        description="Processes NVML lists on each GPU; those not in a pod run on the host or in a "
+                    "container the exporter cannot map."), 24, 8))
+    # Namespaces and pods from the device series (-k) and the per-process series: a pod that
+    # shares a GPU appears in the latter only, unless --kubernetes-virtual-gpus.
+    pods_of = "{__name__=~\"DCGM_FI_DEV_GPU_UTIL|nvml_exporter_pod_gpu_processes\", " + CLUSTER
+    ns_var = variable("namespace", "Namespace", f'label_values({pods_of}, namespace!=""}}, namespace)')
+    pod_var = variable("pod", "Pod", f'label_values({pods_of}, namespace=~"$namespace", pod!=""}}, pod)')
     return dashboard("nvmlx-pods", "GPU namespaces and pods (nvml-exporter)",
                      "GPUs by the pods that hold them (-k): share per namespace, use, memory, top pods, "
                      "and the GPUs pods hold without using them.",

@@ -146,8 +146,8 @@ def main():
         counts[name] = n
 
     # The numbers an operator reads first, against what deploy/demo/scenario.yaml and
-    # kubelet.json set up: 4 GPUs on one node, 3 held by pods, GPU 2 held by
-    # research/notebook-0 and idle, a critical Xid on GPU 3.
+    # kubelet.json set up: 4 GPUs on one node, 3 held by pods (GPU 1 shared by two), GPU 2 held
+    # by research/notebook-0 and idle, a host process on GPU 3 and a critical Xid there.
     expect = {
         ("nvml-exporter-fleet.json", "GPUs"): lambda r: r[0]["value"][1] == "4",
         ("nvml-exporter-fleet.json", "Nodes"): lambda r: r[0]["value"][1] == "1",
@@ -159,6 +159,9 @@ def main():
         ("nvml-exporter-pods.json", "Idle allocated GPUs#table"):
             lambda r: [(x["metric"]["namespace"], x["metric"]["pod"], x["metric"]["gpu"]) for x in r]
             == [("research", "notebook-0", "2")],
+        ("nvml-exporter-pods.json", "SM use per pod (its processes)"):
+            lambda r: {(x["metric"]["namespace"], x["metric"]["pod"], x["metric"]["gpu"]) for x in r}
+            >= {("ml", "trainer-a", "0"), ("serving", "inference-c", "1"), ("research", "notebook-b", "1")},
         ("nvml-exporter-gpu.json", "Xids (window)"):
             lambda r: {(x["metric"]["gpu"], x["metric"].get("xid")) for x in r} >= {("1", "13"), ("3", "94")},
     }

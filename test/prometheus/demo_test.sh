@@ -27,12 +27,19 @@ metrics=$(sed -n 's/^  exporter metrics  //p' "$log")
 prom=$(sed -n 's|^  Prometheus        \(http://[^/]*\)/graph.*|\1|p' "$log")
 dir=$(sed -n 's/.*Logs and data: //p' "$log")
 [ -n "$metrics" ] && [ -n "$prom" ] && [ -d "$dir" ] || { cat "$log" >&2; fail "URLs or folder not printed"; }
-[ "$(pgrep -g "$pgid" | wc -l)" -ge 4 ] || fail "want demo.sh, kubelet, exporter and prometheus running"
+[ "$(pgrep -g "$pgid" | wc -l)" -ge 5 ] || fail "want demo.sh, kubelet, API server, exporter and prometheus running"
 
-page=$(curl -fsS "$metrics")
-grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*namespace="ml",pod="trainer-0"}' <<<"$page" ||
-  fail "exporter: no pod labels on GPU 0"
-echo "ok: $metrics serves simulated GPUs with pod labels"
+# The per-process shares need two collections and the API server's pod list: poll.
+for _ in $(seq 50); do
+  page=$(curl -fsS "$metrics")
+  grep -q '^nvml_exporter_pod_gpu_sm_utilization_ratio{gpu="1",.*pod="inference-c"' <<<"$page" && break
+  sleep 0.2
+done
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*namespace="ml",pod="trainer-a"}' <<<"$page" ||
+  fail "exporter: no pod labels on GPU 0 (fake kubelet)"
+grep -q '^nvml_exporter_pod_gpu_sm_utilization_ratio{gpu="1",.*namespace="serving",pod="inference-c"' <<<"$page" ||
+  fail "exporter: no per-process share of serving/inference-c on GPU 1 (fake API server and /proc)"
+echo "ok: $metrics serves simulated GPUs with pod labels and per-pod shares"
 
 # Prometheus: the target up, our three rule groups loaded, GpuCriticalXid firing.
 python3 - "$prom" <<'PY'
