@@ -24,6 +24,20 @@ GPU_SEL = f'{CLUSTER}, {NODE}=~"$node", gpu=~"$gpu"'
 NODE_SEL = f'{CLUSTER}, {NODE}=~"$node"'
 POD_SEL = f'{CLUSTER}, namespace=~"$namespace", pod=~"$pod", pod!=""'
 IDLE_WINDOW = "15m"  # as the recording rule namespace_pod:dcgm_gpu_idle:count
+# One series per GPU (or MIG instance): with --kubernetes-virtual-gpus a GPU also has a series
+# per pod container holding a share (GPU_UTIL, FB_USED: the share; other fields: the GPU's value
+# again), so per-GPU figures take the max over a GPU's series and per-pod ones the sum of the
+# pod's containers on a GPU, as the recording rules of deploy/prometheus/rules.yml do.
+GPU_KEY = f"cluster, {NODE}, UUID, GPU_I_ID"
+POD_GPU_KEY = f"cluster, namespace, pod, {NODE}, gpu, UUID, GPU_I_ID"
+
+
+def per_gpu(metric, sel):
+    return f"max by ({GPU_KEY}) ({metric}{{{sel}}})"
+
+
+def per_pod_gpu(expr):
+    return f"sum by ({POD_GPU_KEY}) ({expr})"
 
 
 def variable(name, label, query, multi=True, hide=0):
@@ -144,18 +158,19 @@ def node_var():
 def fleet():
     L = Layout()
     sel = NODE_SEL
+    idle_held = per_pod_gpu(f'max_over_time(DCGM_FI_DEV_GPU_UTIL{{{sel}, pod!=""}}[{IDLE_WINDOW}])') + " < 1"
     p = [L.row("Fleet")]
     p.append(L.place(stat("Nodes", f"count(count by (cluster, {NODE}) (DCGM_FI_DEV_GPU_TEMP{{{sel}}}))"), 3, 4))
-    p.append(L.place(stat("GPUs", f"count(DCGM_FI_DEV_GPU_TEMP{{{sel}}})"), 3, 4))
-    p.append(L.place(stat("Busy GPUs", f"count(DCGM_FI_DEV_GPU_UTIL{{{sel}}} >= 1) or vector(0)",
+    p.append(L.place(stat("GPUs", f"count({per_gpu('DCGM_FI_DEV_GPU_TEMP', sel)})"), 3, 4))
+    p.append(L.place(stat("Busy GPUs", f"count({per_gpu('DCGM_FI_DEV_GPU_UTIL', sel)} >= 1) or vector(0)",
                           description="GPUs with utilization of 1 % or more now."), 3, 4))
-    p.append(L.place(stat("Idle GPUs", f"count(DCGM_FI_DEV_GPU_UTIL{{{sel}}} < 1) or vector(0)"), 3, 4))
+    p.append(L.place(stat("Idle GPUs", f"count({per_gpu('DCGM_FI_DEV_GPU_UTIL', sel)} < 1) or vector(0)"), 3, 4))
     p.append(L.place(stat(
         "Idle allocated GPUs",
-        f'count(max_over_time(DCGM_FI_DEV_GPU_UTIL{{{sel}, pod!=""}}[{IDLE_WINDOW}]) < 1) or vector(0)',
+        f"count({idle_held}) or vector(0)",
         description=f"GPUs a pod holds but has not used (below 1 %) for {IDLE_WINDOW}.",
         thresholds=[(1, "orange")]), 3, 4))
-    p.append(L.place(stat("Power", f"sum(DCGM_FI_DEV_POWER_USAGE{{{sel}}})", "watt"), 3, 4))
+    p.append(L.place(stat("Power", f"sum({per_gpu('DCGM_FI_DEV_POWER_USAGE', sel)})", "watt"), 3, 4))
     p.append(L.place(stat("Xids (window)",
                           f'sum(DCGM_EXP_XID_ERRORS_COUNT{{{sel}, xid!=""}}) or vector(0)',
                           description="Xid errors in the exporter's window (5 minutes by default).",
@@ -164,20 +179,20 @@ def fleet():
                           description="GPUs the exporter cannot read (GPU_IS_LOST, Xid 79).",
                           thresholds=[(1, "red")]), 3, 4))
     p.append(L.place(timeseries("Busy and idle GPUs", [
-        target(f"count(DCGM_FI_DEV_GPU_UTIL{{{sel}}} >= 1) or vector(0)", "busy"),
-        target(f"count(DCGM_FI_DEV_GPU_UTIL{{{sel}}} < 1) or vector(0)", "idle", ref="B"),
-        target(f'count(max_over_time(DCGM_FI_DEV_GPU_UTIL{{{sel}, pod!=""}}[{IDLE_WINDOW}]) < 1) or vector(0)',
+        target(f"count({per_gpu('DCGM_FI_DEV_GPU_UTIL', sel)} >= 1) or vector(0)", "busy"),
+        target(f"count({per_gpu('DCGM_FI_DEV_GPU_UTIL', sel)} < 1) or vector(0)", "idle", ref="B"),
+        target(f"count({idle_held}) or vector(0)",
                "idle, allocated to a pod", ref="C")], "none"), 12, 8))
-    p.append(L.place(bargauge("GPUs per model", f"count by (modelName) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})",
+    p.append(L.place(bargauge("GPUs per model", f"count by (modelName) (max by ({GPU_KEY}, modelName) (DCGM_FI_DEV_GPU_TEMP{{{sel}}}))",
                               "{{modelName}}", "none"), 12, 8))
     p.append(L.place(timeseries("GPU utilization per node", [
-        target(f"avg by (cluster, {NODE}) (DCGM_FI_DEV_GPU_UTIL{{{sel}}})", f"{{{{{NODE}}}}}")],
+        target(f"avg by (cluster, {NODE}) ({per_gpu('DCGM_FI_DEV_GPU_UTIL', sel)})", f"{{{{{NODE}}}}}")],
         "percent", minmax=(0, 100)), 12, 8))
     p.append(L.place(timeseries("GPU memory used per node", [
-        target(f"sum by (cluster, {NODE}) (DCGM_FI_DEV_FB_USED{{{sel}}}) * 1048576", f"{{{{{NODE}}}}}")],
+        target(f"sum by (cluster, {NODE}) ({per_gpu('DCGM_FI_DEV_FB_USED', sel)}) * 1048576", f"{{{{{NODE}}}}}")],
         "bytes"), 12, 8))
     p.append(L.place(timeseries("Power per node", [
-        target(f"sum by (cluster, {NODE}) (DCGM_FI_DEV_POWER_USAGE{{{sel}}})", f"{{{{{NODE}}}}}")],
+        target(f"sum by (cluster, {NODE}) ({per_gpu('DCGM_FI_DEV_POWER_USAGE', sel)})", f"{{{{{NODE}}}}}")],
         "watt"), 12, 8))
     p.append(L.place(timeseries("Xids per node", [
         target(f'sum by (cluster, {NODE}, xid) (DCGM_EXP_XID_ERRORS_COUNT{{{sel}, xid!=""}})',
@@ -266,15 +281,15 @@ def pods():
     L = Layout()
     s = POD_SEL
     pod_legend = "{{namespace}}/{{pod}}"
-    idle = f"max_over_time(DCGM_FI_DEV_GPU_UTIL{{{s}}}[{IDLE_WINDOW}]) < 1"
+    idle = per_pod_gpu(f"max_over_time(DCGM_FI_DEV_GPU_UTIL{{{s}}}[{IDLE_WINDOW}])") + " < 1"
     p = [L.row("Allocation")]
-    p.append(L.place(stat("GPUs allocated to pods", f"count(DCGM_FI_DEV_GPU_UTIL{{{s}}}) or vector(0)"), 4, 4))
+    p.append(L.place(stat("GPUs allocated to pods", f"count(group by ({GPU_KEY}) (DCGM_FI_DEV_GPU_UTIL{{{s}}})) or vector(0)"), 4, 4))
     p.append(L.place(stat("Idle allocated GPUs", f"count({idle}) or vector(0)",
                           description=f"GPUs a pod holds but has not used (below 1 %) for {IDLE_WINDOW}.",
                           thresholds=[(1, "orange")]), 4, 4))
-    p.append(L.place(stat("Utilization of allocated GPUs", f"avg(DCGM_FI_DEV_GPU_UTIL{{{s}}})", "percent"), 4, 4))
+    p.append(L.place(stat("Utilization of allocated GPUs", f"avg({per_gpu('DCGM_FI_DEV_GPU_UTIL', s)})", "percent"), 4, 4))
     p.append(L.place(stat("GPU memory held by pods", f"sum(DCGM_FI_DEV_FB_USED{{{s}}}) * 1048576", "bytes"), 4, 4))
-    p.append(L.place(stat("Power of allocated GPUs", f"sum(DCGM_FI_DEV_POWER_USAGE{{{s}}})", "watt"), 4, 4))
+    p.append(L.place(stat("Power of allocated GPUs", f"sum({per_gpu('DCGM_FI_DEV_POWER_USAGE', s)})", "watt"), 4, 4))
     p.append(L.place(stat(
         "Namespaces with GPUs",
         "count(count by (cluster, namespace) ({__name__=~\"DCGM_FI_DEV_GPU_UTIL|nvml_exporter_pod_gpu_processes\", "
@@ -283,17 +298,19 @@ def pods():
     p.append(L.place(table(
         "Idle allocated GPUs", idle,
         description=f"GPUs held by a pod with utilization below 1 % for {IDLE_WINDOW}: capacity others wait for.",
-        columns=["cluster", "namespace", "pod", "container", NODE, "gpu", "UUID", "Value"]), 24, 6))
+        columns=["cluster", "namespace", "pod", NODE, "gpu", "UUID", "Value"]), 24, 6))
     p.append(L.row("Use"))
     p.append(L.place(timeseries("GPU share per namespace", [
-        target(f"count by (cluster, namespace) (DCGM_FI_DEV_GPU_UTIL{{{s}}}) / scalar(count(DCGM_FI_DEV_GPU_UTIL{{{CLUSTER}}}))",
+        target(f"count by (cluster, namespace) (group by (cluster, namespace, {NODE}, UUID, GPU_I_ID) (DCGM_FI_DEV_GPU_UTIL{{{s}}}))"
+               f" / scalar(count({per_gpu('DCGM_FI_DEV_GPU_UTIL', CLUSTER)}))",
                "{{namespace}}")], "percentunit", stack=True,
         description="The namespace's GPUs as a share of all GPUs of the selected clusters."), 12, 8))
     p.append(L.place(timeseries("GPUs per namespace", [
-        target(f"count by (cluster, namespace) (DCGM_FI_DEV_GPU_UTIL{{{s}}})", "{{namespace}} allocated"),
+        target(f"count by (cluster, namespace) (group by (cluster, namespace, {NODE}, UUID, GPU_I_ID) (DCGM_FI_DEV_GPU_UTIL{{{s}}}))",
+               "{{namespace}} allocated"),
         target(f"count by (cluster, namespace) ({idle})", "{{namespace}} idle", ref="B")], "none"), 12, 8))
     p.append(L.place(timeseries("GPU utilization per pod", [
-        target(f"avg by (cluster, namespace, pod) (DCGM_FI_DEV_GPU_UTIL{{{s}}})", pod_legend)],
+        target(f"avg by (cluster, namespace, pod) ({per_pod_gpu(f'DCGM_FI_DEV_GPU_UTIL{{{s}}}')})", pod_legend)],
         "percent", minmax=(0, 100)), 12, 8))
     p.append(L.place(timeseries("Tensor pipe active per pod", [
         target(f"avg by (cluster, namespace, pod) (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{s}}})", pod_legend)],
@@ -302,10 +319,11 @@ def pods():
         target(f"sum by (cluster, namespace, pod) (DCGM_FI_DEV_FB_USED{{{s}}}) * 1048576", pod_legend)],
         "bytes"), 12, 8))
     p.append(L.place(timeseries("Power per pod", [
-        target(f"sum by (cluster, namespace, pod) (DCGM_FI_DEV_POWER_USAGE{{{s}}})", pod_legend)], "watt"), 12, 8))
+        target(f"sum by (cluster, namespace, pod) (max by ({POD_GPU_KEY}) (DCGM_FI_DEV_POWER_USAGE{{{s}}}))", pod_legend)],
+        "watt"), 12, 8))
     p.append(L.place(bargauge(
         "Top pods by GPU utilization",
-        f"topk(10, avg by (cluster, namespace, pod) (avg_over_time(DCGM_FI_DEV_GPU_UTIL{{{s}}}[$__range])))",
+        f"topk(10, avg by (cluster, namespace, pod) ({per_pod_gpu(f'avg_over_time(DCGM_FI_DEV_GPU_UTIL{{{s}}}[$__range])')}))",
         pod_legend, "percent", minmax=(0, 100)), 12, 8))
     p.append(L.place(bargauge(
         "Top pods by GPU memory",
