@@ -220,7 +220,8 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
                    inst->mig.gpu_instance_id, gpu_position, false, identities.get());
       if (c->options_.process_metrics) {
-        c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, inst->handle);
+        c->devices_.back()->processes =
+            std::make_unique<ProcessReader>(lib, inst->handle, ProcessReader::Mode::kMemoryOnly);
       }
     }
     if (mig_on) {
@@ -244,6 +245,7 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->slow_latest_.resize(c->devices_.size());
   }
   if (c->health_enabled_) {
+    c->nvlink_health_ = std::make_unique<NvlinkHealthReader>(lib);
     for (auto& d : c->devices_) {
       if (!d->parent) d->pcie_replays = std::make_unique<PcieReplayWindow>();
     }
@@ -405,18 +407,33 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
     r.pcie_replays_last_minute = d.pcie_replays->Replays();
   }
   r.power_readable = lib_.PowerUsageMw(h).ok();
+  nvlink_health_->Read(h, clock_->Now(), &r);
   r.xids = xids;
   out->health = EvaluateHealth(r);
 }
 
+void Collector::ReadLostHealth(size_t device, model::DeviceSnapshot* out) const {
+  if (!health_enabled_ || devices_[device]->parent) return;
+  int64_t last = 0;
+  std::vector<model::XidCount> xids;
+  if (xids_ != nullptr && devices_[device]->xid_slot) {
+    (void)xids_->Read(*devices_[device]->xid_slot, &last, &xids);  // false: none watched
+  }
+  out->health = LostGpuHealth(xids);
+}
+
 void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
   for (size_t j = 0; j < devices_.size(); ++j) {
-    if (j == device || devices_[j]->parent) continue;
+    if (j == device || devices_[j]->parent || Lost(j)) continue;
     Result<nvmlGpuP2PStatus_t> st =
         lib_.P2pStatus(devices_[device]->handle, devices_[j]->handle, NVML_P2P_CAPS_INDEX_NVLINK);
     if (!st.ok()) {
-      // Logged once per GPU; the pair has no series (dcgm-exporter drops blank values).
-      NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      // The pair has no series (dcgm-exporter drops blank values). Logged once per GPU; a
+      // GPU_IS_LOST answer names either GPU of the pair, so it marks neither lost (that GPU's own
+      // reads will), lest a healthy GPU go down with a lost peer.
+      if (st.status().code() != StatusCode::kGpuLost) {
+        NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      }
       continue;
     }
     out->p2p.push_back({(*identities_)[j].index, static_cast<int>(*st)});
@@ -513,13 +530,17 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline)
     MergeSorted(&ds.samples, slow_latest_[i]);
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
-  // sibling read before) must not claim to be up in this very snapshot.
+  // sibling read before) must not claim to be up in this very snapshot. A lost GPU keeps only
+  // its health series.
   for (size_t i = 0; i < devices_.size(); ++i) {
     model::DeviceSnapshot& ds = snap->devices[i];
-    if (!ds.up || !Lost(i)) continue;
-    ds = model::DeviceSnapshot{};
-    ds.identity = &(*identities_)[i];
-    ds.up = false;
+    if (!Lost(i)) continue;
+    if (ds.up) {
+      ds = model::DeviceSnapshot{};
+      ds.identity = &(*identities_)[i];
+      ds.up = false;
+    }
+    ReadLostHealth(i, &ds);
   }
   snap->xid_window_ms = options_.xid_window.count();
   snap->clock_events_window_ms = options_.clock_events_window.count();

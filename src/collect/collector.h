@@ -22,7 +22,9 @@
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
 // and logged once per (GPU, field). A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off
 // the bus) through the XidWatcher, is marked down, logged once, and no longer polled; the other
-// GPUs go on.
+// GPUs go on. With DCGM_EXP_GPU_HEALTH_STATUS enabled it keeps its health series (ALL fails:
+// fallen off the bus), as DCGM reports such a GPU. The NVLINK health watch reads the link states
+// and error totals through an NvlinkHealthReader (collect/nvlink_health.h).
 //
 // Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
 // not drift with the time the reads take; an overrun skips the ticks it missed) and on an
@@ -49,6 +51,7 @@
 #include "collect/gpm_reader.h"
 #include "collect/health.h"
 #include "collect/mig.h"
+#include "collect/nvlink_health.h"
 #include "collect/process_reader.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
@@ -160,6 +163,9 @@ class Collector {
   // window, evaluated into out->health.
   void ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
                   model::DeviceSnapshot* out);
+  // DCGM_EXP_GPU_HEALTH_STATUS of lost GPU i (LostGpuHealth: ALL fails, fallen off the bus), as
+  // DCGM reports a GPU that fell off the bus; MIG instances and disabled health get none.
+  void ReadLostHealth(size_t device, model::DeviceSnapshot* out) const;
   // DCGM_EXP_P2P_STATUS of GPU i: NVML's NVLink P2P status to every other collected GPU.
   void ReadP2p(size_t device, model::DeviceSnapshot* out);
 
@@ -175,6 +181,9 @@ class Collector {
   bool xid_counts_enabled_ = false;  // field 9001
   bool health_enabled_ = false;      // field 9003 (needs the Xids too)
   bool p2p_enabled_ = false;         // field 9004
+  // The NVLINK health watch's readings (link states, error totals); null unless health_enabled_.
+  // Fast loop only.
+  std::unique_ptr<NvlinkHealthReader> nvlink_health_;
 
   util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device

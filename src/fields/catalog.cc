@@ -617,20 +617,29 @@ constexpr FieldDef kListed[] = {
        Source::kExporter),
 };
 
-// The table: kListed merged with the per-link NVLink rows of catalog_nvlink.h, ascending id.
-constexpr auto kNvlinkRows = in::NvlinkRateFields();
-constexpr size_t kFieldCount = std::size(kListed) + kNvlinkRows.size();
-constexpr std::array<FieldDef, kFieldCount> MergeFields() {
-  std::array<FieldDef, kFieldCount> out{};
-  size_t a = 0, b = 0, n = 0;
-  while (a < std::size(kListed) || b < kNvlinkRows.size()) {
-    const bool take_a =
-        b == kNvlinkRows.size() || (a < std::size(kListed) && kListed[a].id < kNvlinkRows[b].id);
-    out[n++] = take_a ? kListed[a++] : kNvlinkRows[b++];
+// Two ascending tables merged into one, ascending id.
+template <size_t A, size_t B>
+constexpr std::array<FieldDef, A + B> Merge(const std::array<FieldDef, A>& a,
+                                            const std::array<FieldDef, B>& b) {
+  std::array<FieldDef, A + B> out{};
+  size_t i = 0, j = 0, n = 0;
+  while (i < A || j < B) {
+    const bool take_a = j == B || (i < A && a[i].id < b[j].id);
+    out[n++] = take_a ? a[i++] : b[j++];
   }
   return out;
 }
-constexpr std::array<FieldDef, kFieldCount> kFields = MergeFields();
+template <size_t N>
+constexpr std::array<FieldDef, N> ToArray(const FieldDef (&rows)[N]) {
+  std::array<FieldDef, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = rows[i];
+  return out;
+}
+
+// The table: kListed merged with the per-link NVLink rows of catalog_nvlink.h (rates and error
+// counters), ascending id.
+constexpr auto kFields =
+    Merge(Merge(ToArray(kListed), in::NvlinkRateFields()), in::NvlinkErrorFields());
 
 constexpr bool AscendingUniqueIds() {
   for (size_t i = 1; i < std::size(kFields); ++i) {
