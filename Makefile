@@ -1,6 +1,8 @@
 # nvml-exporter — the two commands of the README:
 #   make run    build, then serve /metrics on :9400 (real GPUs when present, else simulated ones)
 #   make test   build, then run every unit and integration test under ctest
+#   make demo   the exporter (simulated GPUs and pods unless a GPU is here) and a real Prometheus
+#               scraping it every second with deploy/prometheus/rules.yml; Ctrl-C stops both
 # Extra daemon flags: make run ARGS="-c 5000 --debug"
 # Checks (README "Sanitizers and checks"; .ci/run runs them all):
 #   make asan           g++ ASan+UBSan build in build-asan, then every ctest test under it
@@ -24,8 +26,8 @@ SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 # CI. ASan+UBSan stays on g++, the compiler that builds what ships.
 TSAN_CXX ?= clang++
 
-.PHONY: all deps build test run bundle image bench clean format tidy asan tsan thread-safety \
-  layering fuzz fuzz-smoke
+.PHONY: all deps build test run demo bundle image bench clean format tidy asan tsan \
+  thread-safety layering fuzz fuzz-smoke
 
 all: build
 
@@ -47,6 +49,11 @@ test: build
 run: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
 	@bash scripts/run.sh $(BUILD) $(ARGS)
+
+# scripts/demo.sh: prints the URLs; Ctrl-C stops everything it started.
+demo: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu kubelet_fixture
+	@bash scripts/demo.sh $(BUILD)
 
 $(BUILD_ASAN)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD_ASAN) -G Ninja $(SAN_CMAKE_FLAGS) -DNVMLX_SANITIZE=address,undefined

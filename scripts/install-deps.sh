@@ -23,6 +23,9 @@ PACKAGES=(
   clang libclang-rt-14-dev clang-format clang-tidy
   # tests and benchmarks
   prometheus wrk curl openssl procps
+  # deploy/ tests: YAML in Python, dashboard panels rendered to PNG without Grafana
+  # (test/prometheus/)
+  python3-yaml python3-matplotlib
   # benchmark baseline: a typical Go exporter, measured in the same run
   prometheus-node-exporter
   # the container image, built and run without a container engine (deploy/image/, image_test):
