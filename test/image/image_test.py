@@ -17,12 +17,14 @@ namespaces.
 
 usage: image_test.py SOURCE_DIR BUILD_DIR KUBELET_FIXTURE
 """
+import base64
 import json
 import os
 import re
 import shlex
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -130,12 +132,27 @@ def free_port():
     return port
 
 
-def get(url):
+def get(url, context=None, headers=None):
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=5, context=context) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
+
+
+# The Helm chart's TLS and basic-auth cases mount a web config and a certificate: a test CA and
+# a server certificate for 127.0.0.1, made here, at the paths the deployments' web configs name.
+tls_dir = os.path.join(work, "tls")
+os.makedirs(tls_dir)
+subprocess.run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=image-ca "
+               "-keyout ca.key -out ca.crt && openssl req -newkey rsa:2048 -nodes "
+               "-subj /CN=dcgm-exporter -keyout tls.key -out tls.csr && "
+               "printf 'subjectAltName=IP:127.0.0.1\\n' > ext && openssl x509 -req -in tls.csr "
+               "-CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out tls.crt && "
+               "chmod 644 tls.key",
+               shell=True, cwd=tls_dir, check=True, capture_output=True)
+tls_context = ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.crt"))
 
 
 # Pod "trainer" holds simulated GPU 0 (the simulator's UUIDs, read from the image's own daemon).
@@ -154,8 +171,10 @@ kubelet = subprocess.Popen([fixture, "--socket", os.path.join(kubelet_dir, "kube
 assert "ready" in kubelet.stdout.readline(), "fake kubelet did not start"
 
 
-def run(name, env, args, user="0:0", want_pods=False, log_must=None):
-    """Starts the entrypoint in the image's root as a runtime would; checks /metrics, /health."""
+def run(name, env, args, user="0:0", want_pods=False, log_must=None, web_config=None):
+    """Starts the entrypoint in the image's root as a runtime would; checks /metrics, /health.
+    web_config: the chart's web config text, mounted at DCGM_EXPORTER_WEB_CONFIG_FILE with the
+    test certificate; the scrapes then use TLS or the password as it asks."""
     port = free_port()
     started = time.time()
     env = dict(env)
@@ -165,6 +184,17 @@ def run(name, env, args, user="0:0", want_pods=False, log_must=None):
     mounts = [(kubelet_dir, "/var/lib/kubelet/pod-resources")]
     if "/etc/dcgm-exporter/dcgm-metrics.csv" in json.dumps(env) + " ".join(args):
         mounts.append((configmap, "/etc/dcgm-exporter/dcgm-metrics.csv"))
+    scheme, context, headers = "http", None, {}
+    if web_config is not None:
+        web = os.path.join(work, f"{name}-web-config.yaml")
+        open(web, "w").write(web_config)
+        mounts.append((web, env["DCGM_EXPORTER_WEB_CONFIG_FILE"]))
+        mounts.append((tls_dir, "/etc/dcgm-exporter/tls"))
+        if "tls_server_config" in web_config:
+            scheme, context = "https", tls_context
+        if "basic_auth_users" in web_config:
+            headers = {"Authorization": "Basic " + base64.b64encode(b"alice:password").decode()}
+    base = f"{scheme}://127.0.0.1:{port}"
     # The mount points first (a runtime creates them too), then the root read-only, as the
     # DaemonSet's readOnlyRootFilesystem: the daemon must not need to write anywhere.
     for host, inside in mounts:
@@ -192,7 +222,7 @@ def run(name, env, args, user="0:0", want_pods=False, log_must=None):
         body, deadline = "", time.time() + 30
         while time.time() < deadline and proc.poll() is None:
             try:
-                status, body = get(f"http://127.0.0.1:{port}/metrics")
+                status, body = get(f"{base}/metrics", context, headers)
                 if status == 200 and "DCGM_FI_DEV_GPU_UTIL{" in body and (
                         not want_pods or 'pod="trainer"' in body):
                     break
@@ -202,7 +232,9 @@ def run(name, env, args, user="0:0", want_pods=False, log_must=None):
         else:
             return fail(f"{name}: did not serve /metrics (exit {proc.poll()}): "
                         f"{open(log_path).read()[-2000:]}")
-        status, health = get(f"http://127.0.0.1:{port}/health")
+        status, health = get(f"{base}/health", context, headers)
+        if headers and get(f"{base}/metrics", context)[0] != 401:
+            return fail(f"{name}: /metrics without the password is not 401")
         if status != 200:
             return fail(f"{name}: /health {status}: {health}")
         if 'Hostname="image-node"' not in body:
@@ -243,7 +275,8 @@ try:
             env[k] = "image-node" if isinstance(v, dict) else v
         before = len(failures)
         run(case["name"], env, case["args"],
-            want_pods=env.get("DCGM_EXPORTER_KUBERNETES") == "true")
+            want_pods=env.get("DCGM_EXPORTER_KUBERNETES") == "true",
+            web_config=case.get("web_config"))
         checked += len(failures) == before
     # Unprivileged: NVML and the HTTP server need no root; the kubelet socket does, so no -k.
     env = dict(image_env, NODE_NAME="image-node",
