@@ -1,6 +1,7 @@
 #include "collect/collector.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
 #include <type_traits>
@@ -116,11 +117,18 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
     : lib_(lib),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : util::Clock::Real()),
+      read_deadline_(options_.read_deadline.count() > 0
+                         ? options_.read_deadline
+                         : std::clamp<std::chrono::milliseconds>(options_.interval / 2,
+                                                                 std::chrono::milliseconds(1),
+                                                                 std::chrono::milliseconds(5000))),
       fast_loop_({.name = "fast collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
                   .clock = clock_},
-                 [this] { publish_(Collect(false)); }),
+                 [this] {
+                   if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
+                 }),
       slow_loop_({.name = "slow collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
@@ -129,7 +137,7 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
 
 Collector::~Collector() {
   Stop();
-  if (xids_ != nullptr) xids_->Stop();
+  // The workers' destructors (groups_) join their threads; Stop(max) has already waited.
 }
 
 Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
@@ -258,7 +266,31 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window, c->clock_);
     c->xids_->Start();
   }
+  c->MakeGroups();
   return c;
+}
+
+void Collector::MakeGroups() {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i]->parent) {
+      // A MIG instance follows its GPU (AddEntity order): it joins the GPU's group.
+      groups_.back().devices.push_back(i);
+      continue;
+    }
+    Group g;
+    g.devices.push_back(i);
+    const std::string gpu = std::to_string((*identities_)[i].index);
+    g.fast = std::make_unique<DeviceWorker>("gpu " + gpu + " fast reads", clock_);
+    g.slow = std::make_unique<DeviceWorker>("gpu " + gpu + " slow reads", clock_);
+    groups_.push_back(std::move(g));
+  }
+  util::MutexLock lock(&round_mu_);
+  fast_results_.resize(groups_.size());
+  slow_done_.resize(groups_.size());
+}
+
+std::string Collector::GpuOf(size_t g) const {
+  return std::to_string((*identities_)[groups_[g].devices.front()].index);
 }
 
 void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>& errors) {
@@ -435,8 +467,8 @@ void Collector::NoteProcessFailure(size_t device, const Status& status) {
   }
 }
 
-void Collector::ReadSlow() {
-  for (size_t i = 0; i < devices_.size(); ++i) {
+void Collector::ReadSlowGroup(size_t g) {
+  for (size_t i : groups_[g].devices) {
     if (Lost(i)) continue;
     std::vector<model::Sample> samples;
     std::vector<fields::FieldError> errors;
@@ -447,70 +479,201 @@ void Collector::ReadSlow() {
   }
 }
 
-std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline) {
+bool Collector::PostSlow(size_t g, uint64_t round) {
+  return groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
+                               [this, g, round] {
+                                 util::MutexLock lock(&round_mu_);
+                                 if (round != 0) slow_done_[g] = round;
+                                 round_cv_.SignalAll();
+                               });
+}
+
+void Collector::ReadSlow() {
+  // A GPU whose previous slow read still runs is skipped: the fast loop reports it stale.
+  for (size_t g = 0; g < groups_.size(); ++g) (void)PostSlow(g, 0);
+}
+
+void Collector::ReadDevice(size_t i, model::DeviceSnapshot* ds, bool* all_failed) {
+  ds->identity = &(*identities_)[i];
+  const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
+  if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
+    MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
+  }
+  if (Lost(i)) {
+    ds->up = false;
+    return;
+  }
+  // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0.
+  size_t good = 0, bad = 0;
+  std::vector<fields::FieldError> errors;
+  devices_[i]->fast->Read(&ds->samples, &errors);
+  good += ds->samples.size();
+  bad += errors.size();
+  NoteErrors(i, errors);
+  if (devices_[i]->gpm != nullptr && !Lost(i)) {
+    std::vector<model::Sample> prof;
+    std::vector<fields::FieldError> prof_errors;
+    Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
+    NoteErrors(i, prof_errors);
+    if (!st.ok()) NoteGpmFailure(i, st);
+    good += prof.size();
+    bad += prof_errors.size() + (st.ok() ? 0 : 1);
+    MergeSorted(&ds->samples, prof);
+  }
+  *all_failed = good == 0 && bad > 0;
+  if (devices_[i]->clock_events != nullptr && !Lost(i)) {
+    ReadClockEvents(i, ds);
+  }
+  if (devices_[i]->processes != nullptr && !Lost(i)) {
+    if (Status st = devices_[i]->processes->Read(&ds->processes); !st.ok()) {
+      NoteProcessFailure(i, st);
+    }
+  }
+  if (Lost(i)) {
+    ds->up = false;
+    ds->samples.clear();
+    ds->processes.clear();
+    ds->clock_events_watched = false;
+    ds->clock_event_counts.clear();
+    return;
+  }
+  if (xids_ != nullptr && xid_slot) {
+    int64_t last = 0;
+    std::vector<model::XidCount> counts;
+    if (xids_->Read(*xid_slot, &last, &counts)) {
+      if (xid_last_enabled_) MergeSorted(&ds->samples, {model::Sample{kXidErrorsField, last}});
+      if (health_enabled_) ReadHealth(i, counts, ds);
+      if (xid_counts_enabled_) {
+        ds->xid_watched = true;
+        ds->xid_counts = std::move(counts);
+      }
+    } else if (health_enabled_) {
+      ReadHealth(i, {}, ds);
+    }
+  } else if (health_enabled_ && !devices_[i]->parent) {
+    ReadHealth(i, {}, ds);
+  }
+  if (p2p_enabled_ && !devices_[i]->parent) ReadP2p(i, ds);
+}
+
+void Collector::ReadGroup(size_t g, GroupResult* out) {
+  const Group& group = groups_[g];
+  out->devices.resize(group.devices.size());
+  out->all_failed.assign(group.devices.size(), false);
+  for (size_t k = 0; k < group.devices.size(); ++k) {
+    bool all_failed = false;
+    ReadDevice(group.devices[k], &out->devices[k], &all_failed);
+    out->all_failed[k] = all_failed;
+  }
+}
+
+std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
+                                                          util::Clock::Duration wait) {
   auto snap = std::make_shared<model::Snapshot>();
   snap->time = std::chrono::system_clock::now();
   const auto start = Clock::now();
-  if (read_slow_inline) ReadSlow();
+  const util::Clock::TimePoint deadline = clock_->Now() + wait;
+  uint64_t round = 0;
+  {
+    util::MutexLock lock(&round_mu_);
+    if (stopping_) return nullptr;
+    round = ++round_;
+  }
+  // Post every GPU's reads. A GPU whose previous read is still running gets none (stale).
+  std::vector<bool> fast_posted(groups_.size(), false);
+  std::vector<bool> slow_posted(groups_.size(), false);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (read_slow_inline) slow_posted[g] = PostSlow(g, round);
+    auto result = std::make_shared<GroupResult>();
+    fast_posted[g] = groups_[g].fast->Post([this, g, result] { ReadGroup(g, result.get()); },
+                                           [this, g, round, result] {
+                                             util::MutexLock lock(&round_mu_);
+                                             result->round = round;
+                                             fast_results_[g] = std::move(*result);
+                                             round_cv_.SignalAll();
+                                           });
+  }
+  // Wait for the answers until the read deadline (or Stop).
+  std::vector<GroupResult> results(groups_.size());
+  {
+    util::MutexLock lock(&round_mu_);
+    for (;;) {
+      bool all = true;
+      for (size_t g = 0; g < groups_.size() && all; ++g) {
+        all = (!fast_posted[g] || fast_results_[g].round == round) &&
+              (!slow_posted[g] || slow_done_[g] == round);
+      }
+      if (all || stopping_) break;
+      if (clock_->WaitUntil(&round_cv_, &round_mu_, deadline)) break;
+    }
+    if (stopping_) return nullptr;
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (fast_results_[g].round == round) results[g] = std::move(fast_results_[g]);
+    }
+  }
+  const util::Clock::TimePoint now = clock_->Now();
   snap->identities = identities_;
   snap->devices.resize(devices_.size());
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    model::DeviceSnapshot& ds = snap->devices[i];
-    ds.identity = &(*identities_)[i];
-    const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
-    if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
-      MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
-    }
-    if (Lost(i)) {
-      ds.up = false;
-      continue;
-    }
-    std::vector<fields::FieldError> errors;
-    devices_[i]->fast->Read(&ds.samples, &errors);
-    NoteErrors(i, errors);
-    if (devices_[i]->gpm != nullptr && !Lost(i)) {
-      std::vector<model::Sample> prof;
-      std::vector<fields::FieldError> prof_errors;
-      Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
-      NoteErrors(i, prof_errors);
-      if (!st.ok()) NoteGpmFailure(i, st);
-      MergeSorted(&ds.samples, prof);
-    }
-    if (devices_[i]->clock_events != nullptr && !Lost(i)) {
-      ReadClockEvents(i, &ds);
-    }
-    if (devices_[i]->processes != nullptr && !Lost(i)) {
-      if (Status st = devices_[i]->processes->Read(&ds.processes); !st.ok()) {
-        NoteProcessFailure(i, st);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    Group& group = groups_[g];
+    const bool answered = results[g].round == round;
+    if (answered) {
+      for (size_t k = 0; k < group.devices.size(); ++k) {
+        snap->devices[group.devices[k]] = std::move(results[g].devices[k]);
+      }
+      if (group.fast_stale) {
+        group.fast_stale = false;
+        log::Info("GPU reads answer again; its series are back", {{"gpu", GpuOf(g)}});
+      }
+    } else {
+      for (size_t i : group.devices) {
+        model::DeviceSnapshot& ds = snap->devices[i];
+        ds.identity = &(*identities_)[i];
+        ds.up = false;
+        ds.stale = !Lost(i);
+      }
+      if (!group.fast_stale && !Lost(group.devices.front())) {
+        group.fast_stale = true;
+        const std::optional<util::Clock::TimePoint> since = group.fast->BusySince();
+        const char* call = group.fast->CurrentCall();
+        log::Error(
+            "GPU read did not finish within the read deadline; GPU marked stale, its series left "
+            "out until it answers, other GPUs go on (logged once per streak)",
+            {{"gpu", GpuOf(g)},
+             {"call", call != nullptr ? call : "(between NVML calls)"},
+             {"running_ms",
+              std::to_string(
+                  since
+                      ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count()
+                      : 0)},
+             {"read_deadline_ms", std::to_string(read_deadline_.count())}});
       }
     }
-    if (Lost(i)) {
-      ds.up = false;
-      ds.samples.clear();
-      ds.processes.clear();
-      ds.clock_events_watched = false;
-      ds.clock_event_counts.clear();
-      continue;
+    // The slow cache: stale while a slow read has been running for longer than the deadline.
+    const std::optional<util::Clock::TimePoint> slow_since = group.slow->BusySince();
+    const bool slow_stale = slow_since && now - *slow_since >= read_deadline_;
+    if (slow_stale && !group.slow_stale && !Lost(group.devices.front())) {
+      const char* call = group.slow->CurrentCall();
+      log::Error(
+          "GPU slow read did not finish within the read deadline; its slow fields (energy, PCIe "
+          "throughput, violations) are left out until it answers (logged once per streak)",
+          {{"gpu", GpuOf(g)}, {"call", call != nullptr ? call : "(between NVML calls)"}});
+    } else if (!slow_stale && group.slow_stale) {
+      log::Info("GPU slow reads answer again", {{"gpu", GpuOf(g)}});
     }
-    if (xids_ != nullptr && xid_slot) {
-      int64_t last = 0;
-      std::vector<model::XidCount> counts;
-      if (xids_->Read(*xid_slot, &last, &counts)) {
-        if (xid_last_enabled_) MergeSorted(&ds.samples, {model::Sample{kXidErrorsField, last}});
-        if (health_enabled_) ReadHealth(i, counts, &ds);
-        if (xid_counts_enabled_) {
-          ds.xid_watched = true;
-          ds.xid_counts = std::move(counts);
-        }
-      } else if (health_enabled_) {
-        ReadHealth(i, {}, &ds);
+    group.slow_stale = slow_stale;
+    for (size_t k = 0; k < group.devices.size(); ++k) {
+      const size_t i = group.devices[k];
+      model::DeviceSnapshot& ds = snap->devices[i];
+      if (slow_stale && !Lost(i)) ds.slow_stale = true;
+      if (!answered || !ds.up) continue;
+      if (!slow_stale) {
+        util::MutexLock lock(&slow_mu_);
+        MergeSorted(&ds.samples, slow_latest_[i]);
       }
-    } else if (health_enabled_ && !devices_[i]->parent) {
-      ReadHealth(i, {}, &ds);
+      // Every read made failed (and no slow value either): the GPU cannot be read.
+      if (results[g].all_failed[k] && ds.samples.empty()) ds.up = false;
     }
-    if (p2p_enabled_ && !devices_[i]->parent) ReadP2p(i, &ds);
-    util::MutexLock lock(&slow_mu_);
-    MergeSorted(&ds.samples, slow_latest_[i]);
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
   // sibling read before) must not claim to be up in this very snapshot.
@@ -537,20 +700,69 @@ std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
     }
   }
   std::this_thread::sleep_until(ready);
-  return Collect(true);
+  return Collect(true, std::max<util::Clock::Duration>(read_deadline_, kOnceReadDeadline));
 }
 
 void Collector::Start(PublishFn publish) {
   publish_ = std::move(publish);
   // The first snapshot carries slow fields too, so the first scrape is complete.
-  publish_(Collect(true));
+  if (auto snap = Collect(true, read_deadline_)) publish_(std::move(snap));
   fast_loop_.Start();
   slow_loop_.Start();
 }
 
-void Collector::Stop() {
+bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
+  {
+    util::MutexLock lock(&round_mu_);
+    stopping_ = true;
+  }
+  round_cv_.SignalAll();
+  // Neither loop calls NVML itself: both return promptly once stopping_ is set.
   fast_loop_.Stop();
   slow_loop_.Stop();
+  bool ended = true;
+  for (Group& g : groups_) {
+    ended = g.fast->StopUntil(deadline) && ended;
+    ended = g.slow->StopUntil(deadline) && ended;
+  }
+  if (xids_ != nullptr && !xids_->StopUntil(deadline)) {
+    xid_stuck_.store(true);
+    ended = false;
+  }
+  return ended;
+}
+
+size_t Collector::ReadsInProgress() const {
+  size_t n = 0;
+  for (const Group& g : groups_) {
+    n += g.fast->BusySince().has_value() ? 1 : 0;
+    n += g.slow->BusySince().has_value() ? 1 : 0;
+  }
+  return n;
+}
+
+std::vector<std::string> Collector::StuckCalls() const {
+  std::vector<std::string> out;
+  const util::Clock::TimePoint now = clock_->Now();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (const DeviceWorker* w : {groups_[g].fast.get(), groups_[g].slow.get()}) {
+      const std::optional<util::Clock::TimePoint> since = w->BusySince();
+      if (!since || now - *since < read_deadline_) continue;
+      const char* call = w->CurrentCall();
+      char running[32];
+      std::snprintf(running, sizeof(running), "%.1f",
+                    std::chrono::duration<double>(now - *since).count());
+      out.push_back("gpu=" + GpuOf(g) + " loop=" + (w == groups_[g].fast.get() ? "fast" : "slow") +
+                    " call=" + (call != nullptr ? call : "(between NVML calls)") +
+                    " running_s=" + running);
+    }
+  }
+  if (xids_ != nullptr && xid_stuck_.load()) {
+    if (const char* call = xids_->StuckCall(); call != nullptr) {
+      out.push_back(std::string("xid watcher call=") + call);
+    }
+  }
+  return out;
 }
 
 }  // namespace nvmlx::collect
