@@ -88,16 +88,21 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
 }
 
 // GPUs only: a MIG instance is up exactly when its GPU is, and /health speaks of GPUs.
-int CountGpus(const model::Snapshot& s) {
-  int n = 0;
-  for (const auto& d : s.devices) n += (d.identity != nullptr && !d.identity->mig) ? 1 : 0;
+PageStore::GpuCounts CountGpus(const model::Snapshot& s) {
+  PageStore::GpuCounts n;
+  for (const auto& d : s.devices) {
+    if (d.identity == nullptr || d.identity->mig) continue;
+    ++n.total;
+    if (d.up) continue;
+    if (d.lost) {
+      ++n.lost;
+    } else if (d.stale) {
+      ++n.stale;
+    } else {
+      ++n.unreadable;
+    }
+  }
   return n;
-}
-
-int CountUp(const model::Snapshot& s) {
-  int up = 0;
-  for (const auto& d : s.devices) up += (d.up && d.identity != nullptr && !d.identity->mig) ? 1 : 0;
-  return up;
 }
 
 }  // namespace
@@ -232,7 +237,10 @@ Status Daemon::BuildOutputs(const Environment& env) {
   return Status::Ok();
 }
 
-Daemon::~Daemon() { Stop(); }
+Daemon::~Daemon() {
+  Stop();
+  // A collector left with stuck threads by StopUntil waits for them in its destructor.
+}
 
 Status Daemon::Start() {
   if (server_ == nullptr || state_ != State::kBuilt) {
@@ -251,13 +259,26 @@ Status Daemon::Start() {
   return Status::Ok();
 }
 
-void Daemon::Stop() {
-  if (state_ == State::kStopped) return;
+void Daemon::Stop() { (void)StopUntil(std::chrono::steady_clock::time_point::max()); }
+
+bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
+  if (state_ == State::kStopped) return collector_stopped_;
   state_ = State::kStopped;
   if (server_) server_->Stop();
-  if (collector_) collector_->Stop();
+  collector_stopped_ = collector_ == nullptr || collector_->Stop(deadline);
   if (emf_) emf_->Stop();
   if (sources_) sources_->Stop();
+  return collector_stopped_;
+}
+
+void Daemon::Reload(std::string_view why) {
+  log::Warn(
+      "reload requested; reloading the collectors file is not implemented yet, nothing changes",
+      {{"trigger", std::string(why)}});
+}
+
+std::vector<std::string> Daemon::StuckCalls() const {
+  return collector_ != nullptr ? collector_->StuckCalls() : std::vector<std::string>{};
 }
 
 std::string Daemon::RenderOnce() {
@@ -281,7 +302,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
     emf_->AppendMetrics(&page->body);
   }
   page->gzip_body = render::GzipCompress(page->body);
-  store_->Publish(std::move(page), CountGpus(snap), CountUp(snap));
+  store_->Publish(std::move(page), CountGpus(snap));
 }
 
 }  // namespace nvmlx::app

@@ -35,9 +35,11 @@
 #ifndef NVML_EXPORTER_APP_DAEMON_H_
 #define NVML_EXPORTER_APP_DAEMON_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/attribution_sources.h"
@@ -82,6 +84,15 @@ class Daemon {
   // Stops the server, the collector, the EMF pipeline and the sources, in that order. Returns
   // when their threads have ended; idempotent.
   void Stop();
+  // As Stop, but the collector waits for NVML calls in progress only until `deadline`. True when
+  // every thread has ended; false when some are stuck inside NVML (StuckCalls() says where): the
+  // Daemon must then not be destroyed (its destructor would wait for them); app::Run leaves the
+  // process with _exit instead (docs/faults.md).
+  bool StopUntil(std::chrono::steady_clock::time_point deadline);
+  // Reloads the collectors file (SIGHUP): see daemon.cc. Never blocks on NVML or the file.
+  void Reload(std::string_view why);
+  // What StopUntil left stuck (Collector::StuckCalls), one line each.
+  std::vector<std::string> StuckCalls() const;
 
   // --once: one full collection on the calling thread, with its attribution resolved, rendered
   // as the Prometheus page. Not after Start().
@@ -113,6 +124,7 @@ class Daemon {
   std::unique_ptr<PageStore> store_;  // null with --once
   std::unique_ptr<serve::HttpServer> server_;  // null with --once
   State state_ = State::kBuilt;
+  bool collector_stopped_ = true;  // what the first StopUntil found
 };
 
 }  // namespace nvmlx::app

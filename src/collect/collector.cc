@@ -83,10 +83,28 @@ model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle
                                    const std::vector<const fields::FieldDef*>& label_fields) {
   model::DeviceIdentity id;
   id.index = index;
-  if (auto r = lib.Uuid(handle); r.ok()) id.uuid = *r;
-  if (auto r = lib.Name(handle); r.ok()) id.model_name = *r;
+  // A failing identity read leaves its label out of every series of the GPU (never `UUID=""`);
+  // said once here, as it is read once.
+  auto unreadable = [index](const char* label, const Status& st) {
+    log::Error("GPU identity read failed; the label is left out of its series",
+               {{"gpu", std::to_string(index)}, {"label", label}, {"err", st.ToString()}});
+  };
+  if (auto r = lib.Uuid(handle); r.ok()) {
+    id.uuid = *r;
+  } else {
+    unreadable("UUID", r.status());
+  }
+  if (auto r = lib.Name(handle); r.ok()) {
+    id.model_name = *r;
+  } else {
+    unreadable("modelName", r.status());
+  }
   if (replace_blanks) id.model_name = ReplaceBlanks(id.model_name);
-  if (auto r = lib.Pci(handle); r.ok()) id.pci_bus_id = r->bus_id;
+  if (auto r = lib.Pci(handle); r.ok()) {
+    id.pci_bus_id = r->bus_id;
+  } else {
+    unreadable("pci_bus_id", r.status());
+  }
   if (auto r = lib.MinorNumber(handle); r.ok()) id.minor_number = *r;
   fields::ReadContext ctx{lib, handle, {}, {}, {}};
   for (const fields::FieldDef* f : label_fields) {
@@ -501,6 +519,7 @@ void Collector::ReadDevice(size_t i, model::DeviceSnapshot* ds, bool* all_failed
   }
   if (Lost(i)) {
     ds->up = false;
+    ds->lost = true;
     return;
   }
   // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0.
@@ -531,6 +550,7 @@ void Collector::ReadDevice(size_t i, model::DeviceSnapshot* ds, bool* all_failed
   }
   if (Lost(i)) {
     ds->up = false;
+    ds->lost = true;
     ds->samples.clear();
     ds->processes.clear();
     ds->clock_events_watched = false;
@@ -630,7 +650,8 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
         model::DeviceSnapshot& ds = snap->devices[i];
         ds.identity = &(*identities_)[i];
         ds.up = false;
-        ds.stale = !Lost(i);
+        ds.lost = Lost(i);
+        ds.stale = !ds.lost;
       }
       if (!group.fast_stale && !Lost(group.devices.front())) {
         group.fast_stale = true;
@@ -683,6 +704,7 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
     ds = model::DeviceSnapshot{};
     ds.identity = &(*identities_)[i];
     ds.up = false;
+    ds.lost = true;
   }
   snap->xid_window_ms = options_.xid_window.count();
   snap->clock_events_window_ms = options_.clock_events_window.count();

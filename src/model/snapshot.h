@@ -87,6 +87,7 @@ struct ProcessSample {
 struct DeviceSnapshot {
   const DeviceIdentity* identity = nullptr;  // points into Snapshot::identities
   bool up = true;                            // false: GPU lost, stale, or every read failed
+  bool lost = false;                         // fallen off the bus (GPU_IS_LOST, Xid 79): for good
   // Its reads did not answer within the collector's read deadline (a call stuck in the driver):
   // no samples this round. docs/faults.md.
   bool stale = false;
