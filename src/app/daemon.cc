@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "app/collectors_source.h"
@@ -105,6 +106,37 @@ PageStore::GpuCounts CountGpus(const model::Snapshot& s) {
   return n;
 }
 
+// nvmlInit failing with a transient error (driver not loaded yet, not ready, a driver/library
+// version mismatch during an upgrade) is retried with backoff, 1 s doubling to 8 s, for
+// kNvmlInitRetryBudget; then the daemon exits 1 so that Kubernetes' restart backoff shows the
+// problem (docs/faults.md). A library that is missing or not NVML is not retried: no wait fixes
+// a wrong path. The start-up thread runs this; SIGTERM ends the process meanwhile (app.cc).
+constexpr std::chrono::seconds kNvmlInitRetryBudget{60};
+
+Result<std::unique_ptr<nvml::Library>> LoadNvml(const std::string& path) {
+  const auto give_up = std::chrono::steady_clock::now() + kNvmlInitRetryBudget;
+  std::chrono::milliseconds backoff(1000);
+  for (int attempt = 1;; ++attempt) {
+    Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(path);
+    if (lib.ok()) {
+      if (attempt > 1) log::Info("NVML initialised", {{"attempts", std::to_string(attempt)}});
+      return lib;
+    }
+    if (lib.status().code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() + backoff > give_up) {
+      return lib.status();
+    }
+    // Once per streak at warn; every further attempt at debug.
+    (attempt == 1 ? log::Warn : log::Debug)(
+        "NVML initialisation failed; retrying (logged once, then at debug level)",
+        {{"err", lib.status().ToString()},
+         {"attempt", std::to_string(attempt)},
+         {"retry_in_ms", std::to_string(backoff.count())}});
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(8000));
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Create(const config::Options& options, Environment env) {
@@ -120,7 +152,7 @@ Status Daemon::Build(const Environment& env) {
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
   }
-  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(env.nvml_library);
+  Result<std::unique_ptr<nvml::Library>> lib = LoadNvml(env.nvml_library);
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.

@@ -169,4 +169,24 @@ body=$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$port/health")
 [ "$body" = "OK: no GPU is being collected 200" ] || fail "no GPUs: $body"
 stop_within "$pid" 2
 pass "/health: all GPUs lost and zero GPUs both 200 with the state in the body"
+# 8. nvmlInit failing at start (driver not loaded yet): retried with backoff, logged once, then
+#    the daemon serves; a library that is missing or not NVML: exit 1 at once, one line naming it.
+: >"$WORK/exporter.log"
+port=$(free_port)
+NVMLX_SIMGPU_INIT_FAILURES=2 start_exporter "$port" -c 500 --log-format json -f "$CSV"
+pid=${PIDS[-1]}
+[ "$(grep -c 'NVML initialisation failed; retrying' "$WORK/exporter.log")" = 1 ] ||
+  fail "init failure must be logged once"
+grep -q '"msg":"NVML initialised","attempts":"3"' "$WORK/exporter.log" || fail "no recovery line"
+stop_within "$pid" 2
+for lib in /nonexistent/libnvidia-ml.so.1 "$(python3 -c 'import zlib, ctypes.util; print(ctypes.util.find_library("z") or "")')"; do
+  [ -n "$lib" ] || continue
+  set +e
+  "$EXPORTER" --nvml-library "$lib" -a "127.0.0.1:$(free_port)" -f "$CSV" 2>"$WORK/nolib.err"; rc=$?
+  set -e
+  [ "$rc" = 1 ] || fail "$lib: exit $rc, want 1"
+  grep -q "$lib" "$WORK/nolib.err" || { cat "$WORK/nolib.err"; fail "$lib: the error must name the library"; }
+  grep -q 'retrying' "$WORK/nolib.err" && fail "$lib: a missing library is not retried"
+done
+pass "nvmlInit retried with backoff; missing or non-NVML library exits 1 naming it"
 echo "lifecycle_test: all passed"
