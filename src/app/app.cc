@@ -111,8 +111,9 @@ void RunStartup(const config::Options& opts, const Daemon::Environment& env, Sta
   out->done.store(true);
 }
 
-// How long a stop may wait for the parts: Kubernetes gives 30 s, our promise is 2 s in all.
-constexpr std::chrono::milliseconds kStopBudget{1500};
+// How long a stop may wait for the parts (the server, reads in progress): Kubernetes gives 30 s,
+// our promise is 2 s in all; a read still running after this is stuck, not about to finish.
+constexpr std::chrono::milliseconds kStopBudget{1000};
 // How long a stop signal during start-up waits for the start-up to finish on its own.
 constexpr std::chrono::milliseconds kStartupGrace{500};
 

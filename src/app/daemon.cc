@@ -1,6 +1,7 @@
 #include "app/daemon.h"
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,6 +138,10 @@ Result<std::unique_ptr<nvml::Library>> LoadNvml(const std::string& path) {
   }
 }
 
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Create(const config::Options& options, Environment env) {
@@ -151,6 +156,13 @@ Status Daemon::Build(const Environment& env) {
   Result<CollectorsSource> rows = LoadCollectors(opts, env.getenv);
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
+  }
+  getenv_ = env.getenv;
+  collectors_name_ = rows->name;
+  {
+    util::MutexLock lock(&reload_mu_);
+    seen_ = Identify(opts.collectors);
+    last_reload_success_s_ = UnixNow();
   }
   Result<std::unique_ptr<nvml::Library>> lib = LoadNvml(env.nvml_library);
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
@@ -219,6 +231,7 @@ Status Daemon::BuildCollector() {
 
 void Daemon::BuildRenderOptions(const std::string& driver) {
   const config::Options& opts = options_;
+  util::MutexLock lock(&render_mu_);  // no other thread yet; keeps the analysis simple
   ropts_.entries = entries_;
   ropts_.hostname = Hostname(opts);
   ropts_.hostname_label = opts.hostname_label;
@@ -269,6 +282,104 @@ Status Daemon::BuildOutputs(const Environment& env) {
   return Status::Ok();
 }
 
+Daemon::FileId Daemon::Identify(const std::string& path) {
+  FileId id;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return id;
+  id.size = static_cast<int64_t>(st.st_size);
+  id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  id.inode = static_cast<uint64_t>(st.st_ino);
+  id.regular = S_ISREG(st.st_mode);
+  return id;
+}
+
+void Daemon::Reload(std::string_view why) {
+  if (reloader_ == nullptr) {
+    log::Warn(
+        "reload requested, but the collectors come from a ConfigMap (-m), read at start "
+        "only; restart to reload",
+        {{"trigger", std::string(why)}});
+    return;
+  }
+  {
+    util::MutexLock lock(&reload_mu_);
+    forced_ = true;
+  }
+  reloader_->RunSoon();
+}
+
+void Daemon::ReloadNow(bool force, std::string_view why) {
+  util::MutexLock lock(&reload_mu_);
+  force = force || forced_;
+  forced_ = false;
+  const std::string& path = options_.collectors;
+  const FileId now = Identify(path);
+  if (!force && now == seen_) return;
+  seen_ = now;  // a broken file is reported once, not at every poll
+  auto reject = [&](const std::string& err) {
+    ++reload_failures_;
+    log::Error("collectors file rejected; the current fields stay in use",
+               {{"file", path}, {"trigger", std::string(why)}, {"err", err}});
+  };
+  if (!now.regular) {
+    reject(path + ": not a regular file (or missing); not read");
+    return;
+  }
+  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(path);
+  if (!rows.ok()) {
+    reject(rows.status().message());
+    return;
+  }
+  std::vector<config::CollectorEntry> entries = DropUncollected(std::move(rows).value(), path);
+  auto same = [](const std::vector<config::CollectorEntry>& a,
+                 const std::vector<config::CollectorEntry>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].field != b[i].field || a[i].name != b[i].name || a[i].type != b[i].type ||
+          a[i].help != b[i].help) {
+        return false;
+      }
+    }
+    return true;
+  };
+  last_reload_success_s_ = UnixNow();
+  {
+    util::MutexLock render_lock(&render_mu_);
+    if (same(entries, ropts_.entries)) {
+      log::Debug("collectors file unchanged", {{"file", path}, {"trigger", std::string(why)}});
+      return;
+    }
+    ropts_.entries = entries;
+  }
+  collector_->SetEntries(entries);
+  log::Info(
+      "collectors file reloaded",
+      {{"file", path}, {"trigger", std::string(why)}, {"fields", std::to_string(entries.size())}});
+}
+
+void Daemon::AppendReloadMetrics(std::string* out) {
+  uint64_t failures = 0;
+  double last = 0;
+  {
+    util::MutexLock lock(&reload_mu_);
+    failures = reload_failures_;
+    last = last_reload_success_s_;
+  }
+  char line[64];
+  *out +=
+      "# HELP nvml_exporter_config_reload_failures_total Reloads of the collectors file that were "
+      "rejected (the fields in use stay).\n"
+      "# TYPE nvml_exporter_config_reload_failures_total counter\n"
+      "nvml_exporter_config_reload_failures_total " +
+      std::to_string(failures) +
+      "\n"
+      "# HELP nvml_exporter_config_last_reload_success_timestamp_seconds Unix time the collectors "
+      "file was last loaded successfully (start-up included).\n"
+      "# TYPE nvml_exporter_config_last_reload_success_timestamp_seconds gauge\n";
+  std::snprintf(line, sizeof(line), "%.3f", last);
+  *out += "nvml_exporter_config_last_reload_success_timestamp_seconds " + std::string(line) + "\n";
+}
+
 Daemon::~Daemon() {
   Stop();
   // A collector left with stuck threads by StopUntil waits for them in its destructor.
@@ -279,6 +390,12 @@ Status Daemon::Start() {
     return Internal("Daemon::Start: only once, on a daemon built without --once");
   }
   state_ = State::kRunning;
+  if (options_.configmap_name.empty()) {
+    reloader_ = std::make_unique<util::PeriodicWorker>(
+        util::PeriodicWorker::Options{.name = "collectors reloader", .period = kCollectorsPoll},
+        [this] { ReloadNow(false, "change"); });
+    reloader_->Start();
+  }
   sources_->Start();
   collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
   if (Status st = server_->Start(); !st.ok()) {
@@ -296,17 +413,12 @@ void Daemon::Stop() { (void)StopUntil(std::chrono::steady_clock::time_point::max
 bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
   if (state_ == State::kStopped) return collector_stopped_;
   state_ = State::kStopped;
+  if (reloader_) reloader_->Stop();  // never blocks long: it reads regular files only
   if (server_) server_->Stop();
   collector_stopped_ = collector_ == nullptr || collector_->Stop(deadline);
   if (emf_) emf_->Stop();
   if (sources_) sources_->Stop();
   return collector_stopped_;
-}
-
-void Daemon::Reload(std::string_view why) {
-  log::Warn(
-      "reload requested; reloading the collectors file is not implemented yet, nothing changes",
-      {{"trigger", std::string(why)}});
 }
 
 std::vector<std::string> Daemon::StuckCalls() const {
@@ -317,6 +429,7 @@ std::string Daemon::RenderOnce() {
   std::shared_ptr<const model::Snapshot> snap = collector_->CollectOnce();
   snap = sources_->ResolveForOnce(std::move(snap), std::chrono::seconds(5));
   std::string body;
+  util::MutexLock lock(&render_mu_);
   render::RenderPrometheus(*snap, ropts_, &body);
   return body;
 }
@@ -326,9 +439,13 @@ uint16_t Daemon::port() const { return state_ == State::kRunning && server_ ? se
 void Daemon::Publish(const model::Snapshot& snap) {
   sources_->Observe(snap);  // the PIDs to resolve next
   // One series model per collection feeds both outputs (it points into snap).
-  render::BuildSeries(snap, ropts_, &series_);
   auto page = std::make_shared<serve::Page>();
-  render::RenderPrometheus(series_, &page->body);
+  {
+    util::MutexLock lock(&render_mu_);  // a reload may swap the entries
+    render::BuildSeries(snap, ropts_, &series_);
+    render::RenderPrometheus(series_, &page->body);
+  }
+  AppendReloadMetrics(&page->body);
   if (emf_) {  // render here, send on the sinks' threads; then its counters for /metrics
     emf_->OnSeries(series_, snap.time);
     emf_->AppendMetrics(&page->body);

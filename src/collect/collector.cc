@@ -172,29 +172,20 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       }
     }
   }
-  const auto fast_fields = MetricFields(c->options_.entries, fields::Cost::kFast);
-  const auto slow_fields = MetricFields(c->options_.entries, fields::Cost::kSlow);
-  const auto gpm_fields = GpmFields(c->options_.entries);
-  const EntityFields all_fields{fast_fields, slow_fields, gpm_fields};
-  const EntityFields gpu_fields{OfScope(fast_fields, FieldScope::kGpu),
-                                OfScope(slow_fields, FieldScope::kGpu),
-                                OfScope(gpm_fields, FieldScope::kGpu)};
-  const EntityFields instance_fields{OfScope(fast_fields, FieldScope::kInstance),
-                                     OfScope(slow_fields, FieldScope::kInstance),
-                                     OfScope(gpm_fields, FieldScope::kInstance)};
-  std::vector<const fields::FieldDef*> label_fields;
-  bool clock_events_enabled = false;
-  for (const auto& row : c->options_.entries) {
-    if (row.type == config::MetricType::kLabel) {
-      label_fields.push_back(row.field);
-      continue;
-    }
-    if (row.field->id == kXidErrorsField) c->xid_last_enabled_ = true;
-    if (row.field->id == kXidCountField) c->xid_counts_enabled_ = true;
-    if (row.field->id == kClockEventsCountField) clock_events_enabled = true;
-    if (row.field->id == fields::ids::kGpuHealthStatus) c->health_enabled_ = true;
-    if (row.field->id == fields::ids::kP2pStatus) c->p2p_enabled_ = true;
+  const std::shared_ptr<const Plan> plan = MakePlan(c->options_.entries, 1);
+  {
+    util::MutexLock lock(&c->plan_mu_);
+    c->plan_ = plan;
   }
+  const EntityFields& all_fields = plan->whole;
+  const EntityFields& gpu_fields = plan->mig_gpu;
+  const EntityFields& instance_fields = plan->instance;
+  const std::vector<const fields::FieldDef*>& label_fields = plan->labels;
+  const bool clock_events_enabled = plan->clock_events;
+  c->xid_last_enabled_ = plan->xid_last;
+  c->xid_counts_enabled_ = plan->xid_counts;
+  c->health_enabled_ = plan->health;
+  c->p2p_enabled_ = plan->p2p;
 
   auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
   unsigned instance_count = 0;  // MIG instances seen so far on the host
@@ -344,6 +335,12 @@ void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
   auto dev = std::make_unique<Device>();
   dev->handle = handle;
   dev->parent = parent;
+  dev->scope = parent                          ? Device::Scope::kInstance
+               : &f == &CurrentPlan()->mig_gpu ? Device::Scope::kMigGpu
+                                               : Device::Scope::kWhole;
+  dev->index = identity.index;
+  dev->gpm_device = gpm_device;
+  dev->gpm_gi = gpm_gpu_instance;
   dev->fast = std::make_unique<fields::DeviceReader>(lib, handle, f.fast);
   dev->slow = std::make_unique<fields::DeviceReader>(lib, handle, f.slow);
   // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
@@ -358,6 +355,82 @@ void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
   }
   devices_.push_back(std::move(dev));
   identities->push_back(std::move(identity));
+}
+
+std::shared_ptr<const Collector::Plan> Collector::MakePlan(
+    const std::vector<config::CollectorEntry>& entries, uint64_t version) {
+  auto plan = std::make_shared<Plan>();
+  plan->version = version;
+  const auto fast_fields = MetricFields(entries, fields::Cost::kFast);
+  const auto slow_fields = MetricFields(entries, fields::Cost::kSlow);
+  const auto gpm_fields = GpmFields(entries);
+  plan->whole = {fast_fields, slow_fields, gpm_fields};
+  plan->mig_gpu = {OfScope(fast_fields, FieldScope::kGpu), OfScope(slow_fields, FieldScope::kGpu),
+                   OfScope(gpm_fields, FieldScope::kGpu)};
+  plan->instance = {OfScope(fast_fields, FieldScope::kInstance),
+                    OfScope(slow_fields, FieldScope::kInstance),
+                    OfScope(gpm_fields, FieldScope::kInstance)};
+  for (const auto& row : entries) {
+    if (row.type == config::MetricType::kLabel) {
+      plan->labels.push_back(row.field);
+      continue;
+    }
+    if (row.field->id == kXidErrorsField) plan->xid_last = true;
+    if (row.field->id == kXidCountField) plan->xid_counts = true;
+    if (row.field->id == kClockEventsCountField) plan->clock_events = true;
+    if (row.field->id == fields::ids::kGpuHealthStatus) plan->health = true;
+    if (row.field->id == fields::ids::kP2pStatus) plan->p2p = true;
+  }
+  return plan;
+}
+
+std::shared_ptr<const Collector::Plan> Collector::CurrentPlan() const {
+  util::MutexLock lock(&plan_mu_);
+  return plan_;
+}
+
+void Collector::SetEntries(const std::vector<config::CollectorEntry>& entries) {
+  std::shared_ptr<const Plan> plan;
+  {
+    util::MutexLock lock(&plan_mu_);
+    plan = MakePlan(entries, plan_->version + 1);
+    plan_ = plan;
+  }
+  if ((plan->xid_last || plan->xid_counts || plan->health) && xids_ == nullptr) {
+    log::Warn(
+        "the reloaded collectors list has Xid or health fields; they need the Xid watcher, which "
+        "starts with the daemon: restart to collect them");
+  }
+}
+
+void Collector::ApplyFastPlan(size_t i, const Plan& plan) {
+  Device& d = *devices_[i];
+  if (d.fast_version == plan.version) return;
+  d.fast_version = plan.version;
+  const EntityFields& f = plan.For(d.scope);
+  d.fast = std::make_unique<fields::DeviceReader>(lib_, d.handle, f.fast);
+  std::vector<model::Sample> ignored_samples;  // the priming read of rate fields, as in Create
+  std::vector<fields::FieldError> ignored_errors;
+  d.fast->Read(&ignored_samples, &ignored_errors);
+  d.gpm = GpmReader::Create(lib_, d.gpm_device, d.index, f.gpm, d.gpm_gi);
+  const bool clock_events = plan.clock_events && d.scope != Device::Scope::kInstance;
+  if (!clock_events) {
+    d.clock_events.reset();
+  } else if (d.clock_events == nullptr) {
+    d.clock_events = std::make_unique<ClockEventWindow>(options_.clock_events_window);
+  }
+  if (!plan.health || d.parent) {
+    d.pcie_replays.reset();
+  } else if (d.pcie_replays == nullptr) {
+    d.pcie_replays = std::make_unique<PcieReplayWindow>();
+  }
+}
+
+void Collector::ApplySlowPlan(size_t i, const Plan& plan) {
+  Device& d = *devices_[i];
+  if (d.slow_version == plan.version) return;
+  d.slow_version = plan.version;
+  d.slow = std::make_unique<fields::DeviceReader>(lib_, d.handle, plan.For(d.scope).slow);
 }
 
 bool Collector::Lost(size_t device) const {
@@ -486,8 +559,10 @@ void Collector::NoteProcessFailure(size_t device, const Status& status) {
 }
 
 void Collector::ReadSlowGroup(size_t g) {
+  const std::shared_ptr<const Plan> plan = CurrentPlan();
   for (size_t i : groups_[g].devices) {
     if (Lost(i)) continue;
+    ApplySlowPlan(i, *plan);
     std::vector<model::Sample> samples;
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
@@ -511,7 +586,12 @@ void Collector::ReadSlow() {
   for (size_t g = 0; g < groups_.size(); ++g) (void)PostSlow(g, 0);
 }
 
-void Collector::ReadDevice(size_t i, model::DeviceSnapshot* ds, bool* all_failed) {
+void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds,
+                           bool* all_failed) {
+  // Xid-backed fields need the watcher, which runs only when the start-up list had them.
+  const bool xid_last = plan.xid_last && xids_ != nullptr;
+  const bool xid_counts = plan.xid_counts && xids_ != nullptr;
+  const bool health = plan.health && xids_ != nullptr;
   ds->identity = &(*identities_)[i];
   const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
   if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
@@ -561,28 +641,30 @@ void Collector::ReadDevice(size_t i, model::DeviceSnapshot* ds, bool* all_failed
     int64_t last = 0;
     std::vector<model::XidCount> counts;
     if (xids_->Read(*xid_slot, &last, &counts)) {
-      if (xid_last_enabled_) MergeSorted(&ds->samples, {model::Sample{kXidErrorsField, last}});
-      if (health_enabled_) ReadHealth(i, counts, ds);
-      if (xid_counts_enabled_) {
+      if (xid_last) MergeSorted(&ds->samples, {model::Sample{kXidErrorsField, last}});
+      if (health) ReadHealth(i, counts, ds);
+      if (xid_counts) {
         ds->xid_watched = true;
         ds->xid_counts = std::move(counts);
       }
-    } else if (health_enabled_) {
+    } else if (health) {
       ReadHealth(i, {}, ds);
     }
-  } else if (health_enabled_ && !devices_[i]->parent) {
+  } else if (health && !devices_[i]->parent) {
     ReadHealth(i, {}, ds);
   }
-  if (p2p_enabled_ && !devices_[i]->parent) ReadP2p(i, ds);
+  if (plan.p2p && !devices_[i]->parent) ReadP2p(i, ds);
 }
 
 void Collector::ReadGroup(size_t g, GroupResult* out) {
   const Group& group = groups_[g];
+  const std::shared_ptr<const Plan> plan = CurrentPlan();
   out->devices.resize(group.devices.size());
   out->all_failed.assign(group.devices.size(), false);
   for (size_t k = 0; k < group.devices.size(); ++k) {
     bool all_failed = false;
-    ReadDevice(group.devices[k], &out->devices[k], &all_failed);
+    if (!Lost(group.devices[k])) ApplyFastPlan(group.devices[k], *plan);
+    ReadDevice(group.devices[k], *plan, &out->devices[k], &all_failed);
     out->all_failed[k] = all_failed;
   }
 }

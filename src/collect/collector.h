@@ -141,6 +141,12 @@ class Collector {
   // Every read in progress for longer than the read deadline, and a stuck Xid watcher: one line
   // each, e.g. "gpu=0 loop=fast call=nvmlDeviceGetTemperature running_s=12.0".
   std::vector<std::string> StuckCalls() const;
+  // Replaces the field list (a reload of the collectors file; docs/faults.md): each GPU's
+  // workers rebuild that GPU's readers before their next read, so a GPU whose read is stuck
+  // picks the new list up when it returns. Never blocks on NVML. Label rows and the MIG layout
+  // stay as read at start; Xid and health fields need the Xid watcher, which runs only when the
+  // start-up list had them (a reload adding them says so: restart). Thread-safe.
+  void SetEntries(const std::vector<config::CollectorEntry>& entries) NVMLX_EXCLUDES(plan_mu_);
   // Reads posted and not yet finished, fast and slow, over all GPUs (tests wait on it).
   size_t ReadsInProgress() const;
   std::chrono::milliseconds read_deadline() const { return read_deadline_; }
@@ -161,6 +167,14 @@ class Collector {
     // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast loop only.
     std::unique_ptr<PcieReplayWindow> pcie_replays;
     std::atomic<bool> lost{false};
+    // Which fields of a Plan it reads: a GPU as a whole, a MIG-enabled GPU's GPU-wide part, or
+    // a MIG instance.
+    enum class Scope { kWhole, kMigGpu, kInstance } scope = Scope::kWhole;
+    unsigned index = 0;                 // NVML index of the GPU, for GPM's messages
+    nvml::Device gpm_device = nullptr;  // GPM samples come from the GPU
+    std::optional<unsigned> gpm_gi;     // and, on a MIG instance, its GPU instance
+    uint64_t fast_version = 1;          // the Plan the fast readers were built from
+    uint64_t slow_version = 1;          // the Plan the slow reader was built from
     // A MIG instance: the position of its GPU in devices_ (lost together with it).
     std::optional<size_t> parent;
     // A GPU watched by the XidWatcher: its position there.
@@ -185,6 +199,28 @@ class Collector {
   struct EntityFields {
     std::vector<const fields::FieldDef*> fast, slow, gpm;
   };
+  // What the field list asks of every entity; replaced whole by SetEntries.
+  struct Plan {
+    uint64_t version = 1;
+    EntityFields whole, mig_gpu, instance;  // per Device::Scope
+    std::vector<const fields::FieldDef*> labels;
+    bool xid_last = false;      // field 230
+    bool xid_counts = false;    // field 9001
+    bool clock_events = false;  // DCGM_EXP_CLOCK_EVENTS_COUNT
+    bool health = false;        // field 9003 (needs the Xids too)
+    bool p2p = false;           // field 9004
+    const EntityFields& For(Device::Scope scope) const {
+      return scope == Device::Scope::kWhole    ? whole
+             : scope == Device::Scope::kMigGpu ? mig_gpu
+                                               : instance;
+    }
+  };
+  static std::shared_ptr<const Plan> MakePlan(const std::vector<config::CollectorEntry>& entries,
+                                              uint64_t version);
+  std::shared_ptr<const Plan> CurrentPlan() const NVMLX_EXCLUDES(plan_mu_);
+  // On device i's fast (slow) worker: rebuilds its readers for `plan` if they are older.
+  void ApplyFastPlan(size_t i, const Plan& plan);
+  void ApplySlowPlan(size_t i, const Plan& plan);
 
   Collector(const nvml::Library& lib, CollectorOptions options);
   // One round: posts the reads, waits for them at most `wait`, builds the snapshot. Null when
@@ -193,12 +229,12 @@ class Collector {
       NVMLX_EXCLUDES(slow_mu_, round_mu_);
   // Posts group g's slow read unless one is running; `round` (0: none) is reported as done.
   bool PostSlow(size_t g, uint64_t round) NVMLX_EXCLUDES(round_mu_);
-  void ReadSlowGroup(size_t g) NVMLX_EXCLUDES(slow_mu_);
+  void ReadSlowGroup(size_t g) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
   // The slow loop's tick: a slow read for every GPU whose previous one has finished.
   void ReadSlow() NVMLX_EXCLUDES(round_mu_);
   // Group g's fast reads (on its worker): everything but the slow cache.
-  void ReadGroup(size_t g, GroupResult* out) NVMLX_EXCLUDES(slow_mu_);
-  void ReadDevice(size_t i, model::DeviceSnapshot* ds, bool* all_failed);
+  void ReadGroup(size_t g, GroupResult* out) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
+  void ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds, bool* all_failed);
   // Sets up groups_ and their workers (end of Create).
   void MakeGroups();
   // "gpu=N" for log lines and StuckCalls.
@@ -248,6 +284,9 @@ class Collector {
 
   util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
+
+  mutable util::Mutex plan_mu_;
+  std::shared_ptr<const Plan> plan_ NVMLX_GUARDED_BY(plan_mu_);
 
   util::Mutex round_mu_;
   util::CondVar round_cv_;  // a job of this round reported, or Stop

@@ -35,6 +35,16 @@ until_metric() {
   done
   fail "$re never became $want"
 }
+# until_grep PORT ERE SECONDS: polls /metrics until a line matches.
+until_grep() {
+  local port="$1" re="$2" secs="$3" i
+  for ((i = 0; i < secs * 10; i++)); do
+    curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/m.txt" 2>/dev/null || true
+    grep -Eq "$re" "$WORK/m.txt" && return 0
+    sleep 0.1
+  done
+  fail "no line matching $re"
+}
 
 # 1. A call hung from the start: the port never opens, SIGTERM still works.
 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_start.yaml" \
@@ -135,16 +145,38 @@ grep -q '"stuck":"gpu=0 loop=slow call=nvmlDeviceGetFieldValues' "$WORK/exporter
 pass "SIGTERM within 2 s with a call hung in the slow loop"
 unset NVMLX_SIMGPU_RELEASE_FILE
 
-# 6. SIGHUP no longer kills the daemon (it was exit 129).
+# 6. Reload: SIGHUP (it was exit 129) and a change of the file reload the field list; a bad
+#    file is rejected with file:line, counted, and the old fields stay.
+: >"$WORK/exporter.log"
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, util\n' >"$WORK/reload.csv"
 port=$(free_port)
-start_exporter "$port" -c 500 -f "$CSV"
+start_exporter "$port" -c 200 --log-format json -f "$WORK/reload.csv"
 pid=${PIDS[-1]}
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, util\nDCGM_FI_DEV_GPU_TEMP, gauge, temp\n' >"$WORK/reload.csv.new"
+mv "$WORK/reload.csv.new" "$WORK/reload.csv"
 kill -HUP "$pid"
-sleep 0.5
+until_grep "$port" '^DCGM_FI_DEV_GPU_TEMP\{gpu="0",' 10
 kill -0 "$pid" || fail "SIGHUP killed the daemon"
-curl -fsS "http://127.0.0.1:$port/metrics" >/dev/null || fail "serving after SIGHUP"
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, util\nDCGM_FI_DEV_GPU_TMP, gauge, temp\n' >"$WORK/reload.csv.new"
+mv "$WORK/reload.csv.new" "$WORK/reload.csv"
+kill -HUP "$pid"
+until_metric "$port" 'nvml_exporter_config_reload_failures_total' 1 10
+grep -Eq '^DCGM_FI_DEV_GPU_TEMP\{gpu="0",' "$WORK/m.txt" || fail "a bad file must keep the old fields"
+grep -q '"msg":"collectors file rejected; the current fields stay in use".*reload.csv:2: unknown field' \
+  "$WORK/exporter.log" || { cat "$WORK/exporter.log"; fail "no rejection line with file:line"; }
+# No signal: the reloader notices the change of the file (polled every 2 s).
+printf 'DCGM_FI_DEV_GPU_TEMP, gauge, temp\n' >"$WORK/reload.csv.new"
+mv "$WORK/reload.csv.new" "$WORK/reload.csv"
+for _ in $(seq 1 60); do
+  curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/m.txt"
+  grep -q '^DCGM_FI_DEV_GPU_UTIL{' "$WORK/m.txt" || break
+  sleep 0.1
+done
+grep -q '^DCGM_FI_DEV_GPU_UTIL{' "$WORK/m.txt" && fail "a changed file must be reloaded without a signal"
+[ "$(metric "$WORK/m.txt" 'nvml_exporter_config_reload_failures_total')" = 1 ] || fail "failure count"
+[ "$(grep -c '"msg":"collectors file reloaded"' "$WORK/exporter.log")" = 2 ] || fail "reload log lines"
 stop_within "$pid" 2
-pass "SIGHUP does not kill the daemon"
+pass "SIGHUP and a changed file reload the fields; a bad file is rejected with file:line and counted"
 
 # 7. /health, defect 5: every GPU lost and no GPU at all give the same rule (liveness: 200 while
 #    the loop publishes), the GPU state in the body.
