@@ -316,18 +316,13 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
   const FileId now = Identify(path);
   if (!force && now == seen_) return;
   seen_ = now;  // a broken file is reported once, not at every poll
-  auto reject = [&](const std::string& err) {
-    ++reload_failures_;
-    log::Error("collectors file rejected; the current fields stay in use",
-               {{"file", path}, {"trigger", std::string(why)}, {"err", err}});
-  };
   if (!now.regular) {
-    reject(path + ": not a regular file (or missing); not read");
+    RejectReload(why, path + ": not a regular file (or missing); not read");
     return;
   }
   Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(path);
   if (!rows.ok()) {
-    reject(rows.status().message());
+    RejectReload(why, rows.status().message());
     return;
   }
   std::vector<config::CollectorEntry> entries = DropUncollected(std::move(rows).value(), path);
@@ -355,6 +350,12 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
   log::Info(
       "collectors file reloaded",
       {{"file", path}, {"trigger", std::string(why)}, {"fields", std::to_string(entries.size())}});
+}
+
+void Daemon::RejectReload(std::string_view why, const std::string& err) {
+  ++reload_failures_;
+  log::Error("collectors file rejected; the current fields stay in use",
+             {{"file", options_.collectors}, {"trigger", std::string(why)}, {"err", err}});
 }
 
 void Daemon::AppendReloadMetrics(std::string* out) {
@@ -415,7 +416,10 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
   state_ = State::kStopped;
   if (reloader_) reloader_->Stop();  // never blocks long: it reads regular files only
   if (server_) server_->Stop();
-  collector_stopped_ = collector_ == nullptr || collector_->Stop(deadline);
+  // Whatever the server's drain took, a read in progress and the Xid watcher's event wait (at
+  // most 500 ms) get a moment to end: only a call still running after that is stuck.
+  const auto floor = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  collector_stopped_ = collector_ == nullptr || collector_->Stop(std::max(deadline, floor));
   if (emf_) emf_->Stop();
   if (sources_) sources_->Stop();
   return collector_stopped_;

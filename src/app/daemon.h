@@ -127,6 +127,8 @@ class Daemon {
   // The collector's publish callback (collector thread): render once, feed the EMF pipeline, swap
   // the page in for the server.
   void Publish(const model::Snapshot& snap) NVMLX_EXCLUDES(render_mu_, reload_mu_);
+  // Counts and logs a rejected reload (`err` names file and line).
+  void RejectReload(std::string_view why, const std::string& err) NVMLX_REQUIRES(reload_mu_);
   // The reload counters as exposition text, appended to each page.
   void AppendReloadMetrics(std::string* out) NVMLX_EXCLUDES(reload_mu_);
 

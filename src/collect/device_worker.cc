@@ -37,6 +37,11 @@ bool DeviceWorker::StopUntil(std::chrono::steady_clock::time_point deadline) {
     stopping_ = true;
     cv_.SignalAll();
     while (!ended_) {
+      // An idle worker is not stuck: it ends at once, however late the deadline is.
+      if (!busy_since_ && !job_) {
+        cv_.Wait(&mu_);
+        continue;
+      }
       if (cv_.WaitUntil(&mu_, deadline)) break;
     }
     if (!ended_) return false;
