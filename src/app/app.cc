@@ -195,6 +195,13 @@ int Run(int argc, char** argv) {
     // Flush before the teardown (the Xid watcher's thread may take up to its wait timeout to
     // stop): a reader such as `| grep -q` must get the whole page before it goes away.
     std::fflush(stdout);
+    // A GPU whose read is stuck was printed as stale; its reader must not hold up the exit.
+    if (!daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
+      for (const std::string& s : daemon->StuckCalls()) {
+        log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
+      }
+      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+    }
     return config::ToInt(config::ExitCode::kOk);
   }
 

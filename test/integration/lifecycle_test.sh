@@ -221,4 +221,19 @@ for lib in /nonexistent/libnvidia-ml.so.1 "$(python3 -c 'import zlib, ctypes.uti
   grep -q 'retrying' "$WORK/nolib.err" && fail "$lib: a missing library is not retried"
 done
 pass "nvmlInit retried with backoff; missing or non-NVML library exits 1 naming it"
+# 9. --once with a read stuck on GPU 0: the page comes after the once deadline (10 s) with GPU 0
+#    stale, and the process exits instead of waiting for the stuck reader.
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, util\nDCGM_EXP_CLOCK_EVENTS_COUNT, counter, events\n' >"$WORK/once.csv"
+t0=$(now)
+set +e
+timeout 30 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_once.yaml" \
+  -f "$WORK/once.csv" --once >"$WORK/once.txt" 2>"$WORK/once.log"; rc=$?
+set -e
+took=$(python3 -c "print(round($(now) - $t0, 1))")
+[ "$rc" = 0 ] || { cat "$WORK/once.log"; fail "--once with a stuck read: exit $rc after ${took}s"; }
+grep -Eq '^nvml_exporter_gpu_stale\{gpu="0",[^}]*reads="fast"\} 1' "$WORK/once.txt" || fail "--once: GPU 0 stale"
+grep -Eq '^DCGM_FI_DEV_GPU_UTIL\{gpu="1",' "$WORK/once.txt" || fail "--once: GPU 1 collected"
+grep -q 'exiting with an NVML call still in progress.*nvmlDeviceGetCurrentClocksEventReasons' "$WORK/once.log" ||
+  fail "--once: the stuck call must be logged"
+pass "--once prints the page with the stuck GPU stale and exits (${took}s)"
 echo "lifecycle_test: all passed"
