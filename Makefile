@@ -1,15 +1,21 @@
 # nvml-exporter — the two commands of the README:
 #   make run    build, then serve /metrics on :9400 (real GPUs when present, else simulated ones)
 #   make test   build, then run every unit and integration test under ctest
+#   make demo   the exporter (simulated GPUs and pods unless a GPU is here) and a real Prometheus
+#               scraping it every second with deploy/prometheus/rules.yml; Ctrl-C stops both
 # Extra daemon flags: make run ARGS="-c 5000 --debug"
 # Checks (README "Sanitizers and checks"; .ci/run runs them all):
 #   make asan           g++ ASan+UBSan build in build-asan, then every ctest test under it
 #   make tsan           clang++ TSan build in build-tsan, then the tests labelled concurrency
 #   make thread-safety  the same clang++ build only: -Wthread-safety -Werror over every target
 #   make layering       scripts/check_layering.py: src/'s includes against the folder order
+#   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
+#   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 ARGS ?=
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -20,7 +26,8 @@ SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 # CI. ASan+UBSan stays on g++, the compiler that builds what ships.
 TSAN_CXX ?= clang++
 
-.PHONY: all deps build test run bundle bench clean format tidy asan tsan thread-safety layering
+.PHONY: all deps build test run demo bundle image bench clean format tidy asan tsan \
+  thread-safety layering fuzz fuzz-smoke
 
 all: build
 
@@ -42,6 +49,11 @@ test: build
 run: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
 	@bash scripts/run.sh $(BUILD) $(ARGS)
+
+# scripts/demo.sh: prints the URLs; Ctrl-C stops everything it started.
+demo: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu kubelet_fixture
+	@bash scripts/demo.sh $(BUILD)
 
 $(BUILD_ASAN)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD_ASAN) -G Ninja $(SAN_CMAKE_FLAGS) -DNVMLX_SANITIZE=address,undefined
@@ -66,8 +78,24 @@ tsan: thread-safety
 layering:
 	python3 scripts/check_layering.py
 
+# libFuzzer (clang++) over every entry point of cmake/fuzz.cmake, from the seeds in testdata/fuzz/;
+# new inputs go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/ (scripts/fuzz.sh). The
+# seeds themselves are replayed by `make test` (the *_fuzz_replay_test tests).
+fuzz: deps
+	@bash scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	@bash scripts/fuzz.sh $(BUILD_FUZZ) 20
+
 bundle: build
 	@bash scripts/make-bundle.sh $(BUILD) bundle
+
+# The container image without a container engine (deploy/image/build.sh): $(BUILD)/image/
+# nvml-exporter.oci.tar, its unpacked bundle, rootfs.tar.gz and sizes.txt. `docker build .`
+# makes the same image from the Dockerfile.
+image: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
+	@bash deploy/image/build.sh $(BUILD)
 
 bench: build
 	@bash bench/run.sh $(BUILD)
@@ -79,4 +107,4 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD) -extra-arg=-Wno-unknown-warning-option '$(CURDIR)/src/.*\.cc$$'
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) bundle
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ) bundle

@@ -20,6 +20,7 @@
 #include "config/exit_code.h"
 #include "config/options.h"
 #include "nvml/call_site.h"
+#include "serve/http_server.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -135,6 +136,15 @@ int Run(int argc, char** argv) {
   // dcgm-exporter options without effect here: said once, at start (config/options_compat.cc).
   for (const config::Options::StartupWarning& w : opts.startup_warnings) {
     log::Warn(w.message, {{"option", w.option}});
+  }
+
+  // A listen address that can never work fails now, as a bad flag (exit 2), not after NVML is
+  // loaded and the first collection ran.
+  if (!opts.once && !opts.web_systemd_socket) {
+    if (Result<serve::ListenAddress> a = serve::ParseListenAddress(opts.address); !a.ok()) {
+      std::fprintf(stderr, "nvml-exporter: -a/--address: %s\n", a.status().message().c_str());
+      return config::ToInt(config::ExitCode::kUsage);
+    }
   }
 
   // Only our sigtimedwait() below sees SIGINT/SIGTERM/SIGHUP: every thread started later (the

@@ -5,6 +5,7 @@
 
 #include "attribute/configmap.h"
 #include "attribute/kube_client.h"
+#include "util/log.h"
 
 namespace nvmlx::app {
 
@@ -27,9 +28,13 @@ Result<CollectorsSource> LoadCollectors(const config::Options& options,
     if (!csv.ok()) return InvalidArgument(flag + csv.status().message());
     const std::string source =
         "configmap " + options.configmap_namespace + "/" + options.configmap_name + " key metrics";
-    Result<std::vector<config::CollectorEntry>> rows = config::ParseCollectorsCsv(*csv, source);
+    std::vector<std::string> warnings;
+    Result<std::vector<config::CollectorEntry>> rows =
+        config::ParseCollectorsCsv(*csv, source, &warnings);
     if (!rows.ok()) return InvalidArgument(rows.status().message());
+    // An empty ConfigMap is an error (as in dcgm-exporter), so not also the parser's warning.
     if (rows->empty()) return InvalidArgument(source + ": no metrics found");
+    for (const std::string& w : warnings) log::Warn("collectors file", {{"warning", w}});
     return CollectorsSource{source, std::move(rows).value()};
   }
   Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(options.collectors);

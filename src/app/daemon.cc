@@ -12,23 +12,23 @@
 #include <utility>
 
 #include "app/collectors_source.h"
+#include "app/server_metrics.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "fields/field_ids.h"
 #include "render/gzip.h"
 #include "serve/systemd_socket.h"
+#include "serve/web_tls.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
 namespace {
 
-// A failed step: the one line an operator sees on stderr, then the step's log entry if it has
-// one (`log_what`). Returns the Status the caller hands up, coded so that config::ExitCodeFor
-// gives `exit_code`, whatever code the failing part used.
-Status Fail(config::ExitCode exit_code, const std::string& message,
-            const char* log_what = nullptr) {
+// A failed step: the one line an operator sees on stderr (only that: a log entry as well would
+// print the same error twice). Returns the Status the caller hands up, coded so that
+// config::ExitCodeFor gives `exit_code`, whatever code the failing part used.
+Status Fail(config::ExitCode exit_code, const std::string& message) {
   std::fprintf(stderr, "nvml-exporter: %s\n", message.c_str());
-  if (log_what != nullptr) log::Error(log_what, {{"err", message}});
   return exit_code == config::ExitCode::kUsage ? InvalidArgument(message) : Unavailable(message);
 }
 
@@ -155,7 +155,16 @@ Status Daemon::Build(const Environment& env) {
   const config::Options& opts = options_;
   Result<CollectorsSource> rows = LoadCollectors(opts, env.getenv);
   if (!rows.ok()) {
-    return Fail(config::ExitCode::kUsage, rows.status().message(), "cannot load collectors file");
+    return Fail(config::ExitCode::kUsage, rows.status().message());
+  }
+  if (!opts.once && !opts.web_config_file.empty()) {
+    // Checked with the other files, before NVML, so that a bad one is a usage error (exit 2)
+    // naming file and line at once; the server loads it again when it starts and whenever it
+    // changes.
+    Result<std::shared_ptr<const serve::WebState>> web = serve::LoadWebState(opts.web_config_file);
+    if (!web.ok()) {
+      return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message());
+    }
   }
   getenv_ = env.getenv;
   collectors_name_ = rows->name;
@@ -252,7 +261,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
   if (!opts.emf.outputs.empty()) {
     Result<std::unique_ptr<EmfPipeline>> p = EmfPipeline::Create(opts);
     if (!p.ok()) {
-      return Fail(config::ExitCode::kUsage, p.status().message(), "cannot start EMF output");
+      return Fail(config::ExitCode::kUsage, p.status().message());
     }
     emf_ = std::move(*p);
   }
@@ -263,6 +272,9 @@ Status Daemon::BuildOutputs(const Environment& env) {
   sopts.address = opts.address;
   sopts.read_timeout = opts.web_read_timeout;
   sopts.write_timeout = opts.web_write_timeout;
+  sopts.max_connections = opts.web_max_connections;
+  sopts.health_no_auth = opts.web_health_no_auth;
+  sopts.web_config_file = opts.web_config_file;  // checked in Build, before NVML
   if (opts.web_systemd_socket) {
     // --web-systemd-socket: serve on what systemd passes; like dcgm-exporter, fail without one.
     Result<int> fd = serve::SystemdListenFd(env.getenv, getpid());
@@ -401,11 +413,12 @@ Status Daemon::Start() {
   collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
   if (Status st = server_->Start(); !st.ok()) {
     Stop();
-    return Fail(config::ExitCode::kUnavailable, st.message(), "cannot start HTTP server");
+    return Fail(config::ExitCode::kUnavailable, st.message());
   }
   log::Info("serving",
             {{"address", options_.web_systemd_socket ? "systemd socket" : options_.address},
-             {"port", std::to_string(port())}});
+             {"port", std::to_string(port())},
+             {"web_config", options_.web_config_file.empty() ? "none" : options_.web_config_file}});
   return Status::Ok();
 }
 
@@ -454,6 +467,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
     emf_->OnSeries(series_, snap.time);
     emf_->AppendMetrics(&page->body);
   }
+  AppendServerMetrics(server_->stats(), !options_.web_config_file.empty(), &page->body);
   page->gzip_body = render::GzipCompress(page->body);
   store_->Publish(std::move(page), CountGpus(snap));
 }

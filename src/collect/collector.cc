@@ -201,7 +201,8 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
                    inst->mig.gpu_instance_id, gpu_position, false, identities.get());
       if (c->options_.process_metrics) {
-        c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, inst->handle);
+        c->devices_.back()->processes =
+            std::make_unique<ProcessReader>(lib, inst->handle, ProcessReader::Mode::kMemoryOnly);
       }
     }
     if (mig_on) {
@@ -226,7 +227,9 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   }
   if (c->health_enabled_) {
     for (auto& d : c->devices_) {
-      if (!d->parent) d->pcie_replays = std::make_unique<PcieReplayWindow>();
+      if (d->parent) continue;
+      d->pcie_replays = std::make_unique<PcieReplayWindow>();
+      d->nvlink_health = std::make_unique<NvlinkHealthReader>(lib);
     }
   }
   if (c->xid_last_enabled_ || c->xid_counts_enabled_ || c->health_enabled_) {
@@ -416,18 +419,33 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
     r.pcie_replays_last_minute = d.pcie_replays->Replays();
   }
   r.power_readable = lib_.PowerUsageMw(h).ok();
+  d.nvlink_health->Read(h, clock_->Now(), &r);
   r.xids = xids;
   out->health = EvaluateHealth(r);
 }
 
+void Collector::ReadLostHealth(size_t device, model::DeviceSnapshot* out) const {
+  if (!health_enabled_ || devices_[device]->parent) return;
+  int64_t last = 0;
+  std::vector<model::XidCount> xids;
+  if (xids_ != nullptr && devices_[device]->xid_slot) {
+    (void)xids_->Read(*devices_[device]->xid_slot, &last, &xids);  // false: none watched
+  }
+  out->health = LostGpuHealth(xids);
+}
+
 void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
   for (size_t j = 0; j < devices_.size(); ++j) {
-    if (j == device || devices_[j]->parent) continue;
+    if (j == device || devices_[j]->parent || Lost(j)) continue;
     Result<nvmlGpuP2PStatus_t> st =
         lib_.P2pStatus(devices_[device]->handle, devices_[j]->handle, NVML_P2P_CAPS_INDEX_NVLINK);
     if (!st.ok()) {
-      // Logged once per GPU; the pair has no series (dcgm-exporter drops blank values).
-      NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      // The pair has no series (dcgm-exporter drops blank values). Logged once per GPU; a
+      // GPU_IS_LOST answer names either GPU of the pair, so it marks neither lost (that GPU's own
+      // reads will), lest a healthy GPU go down with a lost peer.
+      if (st.status().code() != StatusCode::kGpuLost) {
+        NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+      }
       continue;
     }
     out->p2p.push_back({(*identities_)[j].index, static_cast<int>(*st)});
@@ -490,12 +508,19 @@ void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds
     ds->lost = true;
     return;
   }
-  // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0.
+  // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0. A field
+  // the GPU does not support is an answer, not a failure (an H200 without fan, a GPU without
+  // NVLink asked only NVLink fields stays up).
   size_t good = 0, bad = 0;
+  auto failures = [](const std::vector<fields::FieldError>& errors) {
+    size_t n = 0;
+    for (const auto& e : errors) n += e.status.code() != StatusCode::kNotSupported ? 1 : 0;
+    return n;
+  };
   std::vector<fields::FieldError> errors;
   devices_[i]->fast->Read(&ds->samples, &errors);
-  good += ds->samples.size();
-  bad += errors.size();
+  good += ds->samples.size() + (errors.size() - failures(errors));
+  bad += failures(errors);
   NoteErrors(i, errors);
   if (devices_[i]->gpm != nullptr && !Lost(i)) {
     std::vector<model::Sample> prof;
@@ -503,8 +528,8 @@ void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds
     Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
     NoteErrors(i, prof_errors);
     if (!st.ok()) NoteGpmFailure(i, st);
-    good += prof.size();
-    bad += prof_errors.size() + (st.ok() ? 0 : 1);
+    good += prof.size() + (prof_errors.size() - failures(prof_errors));
+    bad += failures(prof_errors) + (st.ok() || st.code() == StatusCode::kNotSupported ? 0 : 1);
     MergeSorted(&ds->samples, prof);
   }
   *all_failed = good == 0 && bad > 0;
@@ -667,14 +692,18 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
     }
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
-  // sibling read before) must not claim to be up in this very snapshot.
+  // sibling read before) must not claim to be up in this very snapshot. A lost GPU keeps only
+  // its health series.
   for (size_t i = 0; i < devices_.size(); ++i) {
     model::DeviceSnapshot& ds = snap->devices[i];
-    if (!ds.up || !Lost(i)) continue;
-    ds = model::DeviceSnapshot{};
-    ds.identity = &(*identities_)[i];
-    ds.up = false;
+    if (!Lost(i)) continue;
+    if (ds.up || ds.stale) {
+      ds = model::DeviceSnapshot{};
+      ds.identity = &(*identities_)[i];
+      ds.up = false;
+    }
     ds.lost = true;
+    ReadLostHealth(i, &ds);
   }
   snap->xid_window_ms = options_.xid_window.count();
   snap->clock_events_window_ms = options_.clock_events_window.count();

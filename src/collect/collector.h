@@ -34,7 +34,10 @@
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
 // and logged once per (GPU, field); a GPU whose every read fails is published with up = false.
 // A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off the bus) through the XidWatcher,
-// is marked down, logged once, and no longer polled; the other GPUs go on.
+// is marked down, logged once, and no longer polled; the other GPUs go on. With
+// DCGM_EXP_GPU_HEALTH_STATUS enabled it keeps its health series (ALL fails: fallen off the bus),
+// as DCGM reports such a GPU. The NVLINK health watch reads the link states and error totals
+// through an NvlinkHealthReader (collect/nvlink_health.h), one per GPU, on its fast worker.
 //
 // Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
 // not drift with the time the reads take; an overrun skips the ticks it missed) and on an
@@ -68,6 +71,7 @@
 #include "collect/gpm_reader.h"
 #include "collect/health.h"
 #include "collect/mig.h"
+#include "collect/nvlink_health.h"
 #include "collect/process_reader.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
@@ -164,8 +168,11 @@ class Collector {
     std::unique_ptr<ProcessReader> processes;  // null unless options.process_metrics
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
-    // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast loop only.
+    // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast worker only.
     std::unique_ptr<PcieReplayWindow> pcie_replays;
+    // The NVLINK health watch's readings (link states, error totals), one reader per GPU (it is
+    // not thread-safe and the GPUs are read on their own workers); as pcie_replays.
+    std::unique_ptr<NvlinkHealthReader> nvlink_health;
     std::atomic<bool> lost{false};
     // Which fields of a Plan it reads: a GPU as a whole, a MIG-enabled GPU's GPU-wide part, or
     // a MIG instance.
@@ -262,6 +269,9 @@ class Collector {
   // window, evaluated into out->health.
   void ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
                   model::DeviceSnapshot* out);
+  // DCGM_EXP_GPU_HEALTH_STATUS of lost GPU i (LostGpuHealth: ALL fails, fallen off the bus), as
+  // DCGM reports a GPU that fell off the bus; MIG instances and disabled health get none.
+  void ReadLostHealth(size_t device, model::DeviceSnapshot* out) const;
   // DCGM_EXP_P2P_STATUS of GPU i: NVML's NVLink P2P status to every other collected GPU.
   void ReadP2p(size_t device, model::DeviceSnapshot* out);
 

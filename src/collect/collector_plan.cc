@@ -116,8 +116,10 @@ void Collector::ApplyFastPlan(size_t i, const Plan& plan) {
   }
   if (!plan.health || d.parent) {
     d.pcie_replays.reset();
+    d.nvlink_health.reset();
   } else if (d.pcie_replays == nullptr) {
     d.pcie_replays = std::make_unique<PcieReplayWindow>();
+    d.nvlink_health = std::make_unique<NvlinkHealthReader>(lib_);
   }
 }
 

@@ -341,7 +341,8 @@ TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
   ::testing::internal::CaptureStderr();
   CollectorOptions options;
   options.interval = milliseconds(100);
-  options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS")};
+  options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
+                     Row("DCGM_EXP_GPU_HEALTH_STATUS")};
   auto c = Collector::Create(**lib, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 
@@ -357,6 +358,13 @@ TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
     EXPECT_TRUE(snap->devices[0].up);
     EXPECT_FALSE(snap->devices[1].up) << "round " << round;
     EXPECT_TRUE(snap->devices[1].samples.empty());
+    // The lost GPU keeps its health: ALL fails, fallen off the bus (upstream's shape, 11 watches).
+    ASSERT_EQ(snap->devices[1].health.size(), kHealthWatches.size());
+    EXPECT_EQ(snap->devices[1].health.back().watch, "ALL");
+    EXPECT_EQ(snap->devices[1].health.back().value, kHealthFail);
+    EXPECT_EQ(snap->devices[1].health.back().error_code, "DCGM_FR_FALLEN_OFF_BUS");
+    ASSERT_EQ(snap->devices[0].health.size(), kHealthWatches.size());
+    EXPECT_EQ(snap->devices[0].health.back().value, kHealthPass);
     EXPECT_TRUE(snap->devices[2].up);
     ASSERT_NE(Find(snap->devices[2], fields::ids::kGpuUtil), nullptr);
     EXPECT_EQ(std::get<int64_t>(Find(snap->devices[2], fields::ids::kGpuUtil)->value), 30);

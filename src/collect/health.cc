@@ -58,6 +58,8 @@ constexpr uint64_t kHwPowerBrakeSlowdown = 0x80;
 // DCGM's limits (common/DcgmGPUHardwareLimits.h).
 constexpr unsigned kMaxRetiredPages = 63;
 constexpr unsigned kMaxRowRemapUncorrectable = 512;
+constexpr uint64_t kMaxNvlinkErrors = 1;                // DCGM_LIMIT_MAX_NVLINK_ERROR
+constexpr double kMaxNvlinkCrcErrorsPerSecond = 100.0;  // DCGM_LIMIT_MAX_NVLINK_CRC_ERROR
 
 class Results {
  public:
@@ -109,7 +111,21 @@ std::vector<model::HealthResult> EvaluateHealth(const HealthReadings& r) {
     out.Raise(kPcie, kHealthWarn, "DCGM_FR_PCI_REPLAY_RATE");
   }
 
-  // NVLINK (MonitorNvLink): a link that should be up is down.
+  // NVLINK (MonitorNVLink4Fields): any growth of an error total within the last minute. Replay
+  // and recovery errors fail; CRC errors warn, and fail at 100 per second or more (DCGM divides
+  // by the minute it looked at, whatever span its samples cover).
+  for (size_t k = 0; k < r.nvlink_errors_last_minute.size(); ++k) {
+    const std::optional<uint64_t>& grew = r.nvlink_errors_last_minute[k];
+    if (!grew || *grew < kMaxNvlinkErrors) continue;
+    if (k >= 2) {
+      out.Raise(kNvlink, kHealthFail, "DCGM_FR_NVLINK_ERROR_CRITICAL");
+    } else if (static_cast<double>(*grew) / 60.0 >= kMaxNvlinkCrcErrorsPerSecond) {
+      out.Raise(kNvlink, kHealthFail, "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD");
+    } else {
+      out.Raise(kNvlink, kHealthWarn, "DCGM_FR_NVLINK_ERROR_THRESHOLD");
+    }
+  }
+  // NVLINK (MonitorNVLinkStatus): a link reported inactive (CountNvlinksDown).
   if (r.nvlinks_down && *r.nvlinks_down > 0) out.Raise(kNvlink, kHealthFail, "DCGM_FR_NVLINK_DOWN");
 
   // MEM (MonitorMem*).
@@ -167,6 +183,25 @@ std::vector<model::HealthResult> EvaluateHealth(const HealthReadings& r) {
     }
   }
   return out.Take();
+}
+
+std::optional<unsigned> CountNvlinksDown(const std::vector<NvlinkState>& links,
+                                         bool mig_enabled_anywhere) {
+  unsigned answered = 0, down = 0;
+  for (NvlinkState s : links) {
+    if (s == NvlinkState::kError) continue;
+    ++answered;
+    if (s == NvlinkState::kInactive && !mig_enabled_anywhere) ++down;
+  }
+  if (answered == 0) return std::nullopt;
+  return down;
+}
+
+std::vector<model::HealthResult> LostGpuHealth(const std::vector<model::XidCount>& xids) {
+  HealthReadings r;
+  r.xids = xids;
+  r.fell_off_bus = true;
+  return EvaluateHealth(r);
 }
 
 void PcieReplayWindow::Add(Clock::time_point at, unsigned counter) {

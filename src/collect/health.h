@@ -41,9 +41,8 @@ inline constexpr std::array<std::string_view, 11> kHealthWatches = {
 struct HealthReadings {
   std::optional<uint64_t> volatile_dbe;  // nvmlDeviceGetTotalEccErrors(uncorrected, volatile)
   std::optional<unsigned> retired_sbe;   // nvmlDeviceGetRetiredPages(multiple SBE) count
-  std::optional<unsigned> retired_dbe;
-  std::optional<bool>
-      retired_pending;  // NVML_FI_DEV_RETIRED_PENDING   // nvmlDeviceGetRetiredPages(DBE) count
+  std::optional<unsigned> retired_dbe;   // nvmlDeviceGetRetiredPages(DBE) count
+  std::optional<bool> retired_pending;   // NVML_FI_DEV_RETIRED_PENDING
   std::optional<unsigned> remap_uncorrectable;  // nvmlDeviceGetRemappedRows
   std::optional<unsigned> remap_pending;
   std::optional<unsigned> remap_failure;
@@ -52,14 +51,35 @@ struct HealthReadings {
   std::optional<unsigned> pcie_link_width;           // current lanes
   std::optional<unsigned> pcie_replays_last_minute;  // PcieReplayWindow::Replays
   bool power_readable = true;                        // nvmlDeviceGetPowerUsage answered
-  std::optional<unsigned> nvlinks_down;              // links reported inactive that should be up
-  std::optional<int64_t> recovery_action;            // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
-  std::vector<model::XidCount> xids;                 // Xids seen within the Xid window (-x)
-  bool fell_off_bus = false;                         // the GPU is lost (Xid 79 or GPU_IS_LOST)
+  std::optional<unsigned> nvlinks_down;              // CountNvlinksDown (nullopt: no NVLink)
+  // Growth of the NVLink error totals over the last minute (FI 38/45/52/59): CRC flit, CRC data,
+  // replay, recovery (NvlinkHealthReader).
+  std::array<std::optional<uint64_t>, 4> nvlink_errors_last_minute;
+  std::optional<int64_t> recovery_action;  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+  std::vector<model::XidCount> xids;       // Xids seen within the Xid window (-x)
+  // The GPU is lost (Xid 79 or GPU_IS_LOST): ALL fails with DCGM_FR_FALLEN_OFF_BUS, and nothing
+  // else is read (LostGpuHealth).
+  bool fell_off_bus = false;
 };
 
 // One result per watch, in kHealthWatches order.
 std::vector<model::HealthResult> EvaluateHealth(const HealthReadings& r);
+
+// The answer of nvmlDeviceGetNvLinkState for one link: active, inactive, or an error.
+enum class NvlinkState { kActive, kInactive, kError };
+
+// Links that count as down, as DCGM classifies nvmlDeviceGetNvLinkState per link
+// (UpdateNvLinkLinkStateFromNvml): an error (NOT_SUPPORTED without NVLink, INVALID_ARGUMENT past
+// the GPU's last link, anything else) is "not supported" and ignored; an inactive link is down,
+// unless MIG is enabled on any GPU of the host, when NVML reports links inactive and DCGM
+// calls them disabled. nullopt when no link answered at all (a GPU without NVLink).
+std::optional<unsigned> CountNvlinksDown(const std::vector<NvlinkState>& links,
+                                         bool mig_enabled_anywhere);
+
+// The health of a GPU that is lost: DCGM's result for a GPU that fell off the bus (ALL fails
+// with DCGM_FR_FALLEN_OFF_BUS), plus what the Xids of the window raise; every other watch passes,
+// since nothing else can be read from it.
+std::vector<model::HealthResult> LostGpuHealth(const std::vector<model::XidCount>& xids);
 
 // DCGM's expected PCIe replays per minute for a link: ceil(rate per lane for the generation x
 // lanes), with the generation capped at 6 (DCGM's GetExpectedPcieReplayRate). 0 for gen 0.

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace nvmlx::collect {
 namespace {
@@ -125,6 +127,20 @@ TEST(HealthTest, EachConditionRaisesItsWatch) {
   r = {};
   r.nvlinks_down = 2;
   add("NVLink down", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_DOWN");
+  // NVLink error totals over the last minute: CRC flit, CRC data, replay, recovery.
+  r = {};
+  r.nvlink_errors_last_minute = {0, 0, 0, 0};
+  cases.push_back({"no NVLink error growth", r, "", 0, ""});
+  r.nvlink_errors_last_minute = {1, 0, 0, 0};
+  add("1 CRC flit error", r, "NVLINK", kHealthWarn, "DCGM_FR_NVLINK_ERROR_THRESHOLD");
+  r.nvlink_errors_last_minute = {0, 5999, 0, 0};  // 99.98/s
+  add("5999 CRC data errors", r, "NVLINK", kHealthWarn, "DCGM_FR_NVLINK_ERROR_THRESHOLD");
+  r.nvlink_errors_last_minute = {6000, 0, 0, 0};  // 100/s
+  add("6000 CRC flit errors", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_CRC_ERROR_THRESHOLD");
+  r.nvlink_errors_last_minute = {0, 0, 1, 0};
+  add("1 replay", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_ERROR_CRITICAL");
+  r.nvlink_errors_last_minute = {3, 0, 0, 1};  // warn and fail: the fail wins
+  add("1 recovery", r, "NVLINK", kHealthFail, "DCGM_FR_NVLINK_ERROR_CRITICAL");
   r = {};
   r.recovery_action = 1;
   add("recovery reset", r, "DRIVER", kHealthFail, "DCGM_FR_GPU_RECOVERY_RESET");
@@ -156,6 +172,57 @@ TEST(HealthTest, EachConditionRaisesItsWatch) {
     SCOPED_TRACE(c.name);
     ExpectOnly(c.in, c.watch, c.value, c.code);
   }
+}
+
+// DCGM's per-link classification of nvmlDeviceGetNvLinkState (UpdateNvLinkLinkStateFromNvml):
+// errors are "not supported", inactive is down unless MIG is on somewhere on the host.
+TEST(HealthTest, NvlinkLinkStatesCountAsDcgmDoes) {
+  using S = NvlinkState;
+  const std::vector<S> all_unsupported(18, S::kError);
+  const std::vector<S> all_up(18, S::kActive);
+  std::vector<S> two_down = all_up;
+  two_down[3] = S::kInactive;
+  two_down[17] = S::kInactive;
+  std::vector<S> four_links(18, S::kError);  // links 4..17 answer INVALID_ARGUMENT
+  four_links[0] = four_links[1] = four_links[3] = S::kActive;
+  four_links[2] = S::kInactive;
+  struct Case {
+    const char* name;
+    std::vector<S> links;
+    bool mig;
+    std::optional<unsigned> want;
+  } cases[] = {
+      {"no NVLink (H200 VM): every link NOT_SUPPORTED", all_unsupported, false, std::nullopt},
+      {"no links at all", {}, false, std::nullopt},
+      {"18 links up", all_up, false, 0u},
+      {"links 3 and 17 inactive", two_down, false, 2u},
+      {"inactive links under MIG are disabled", two_down, true, 0u},
+      {"4 links, link 2 inactive, the rest past the end", four_links, false, 1u},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(CountNvlinksDown(c.links, c.mig), c.want) << c.name;
+    HealthReadings r;
+    r.nvlinks_down = CountNvlinksDown(c.links, c.mig);
+    const bool down = c.want.value_or(0) > 0;
+    ExpectOnly(r, "NVLINK", down ? kHealthFail : kHealthPass,
+               down ? "DCGM_FR_NVLINK_DOWN" : "DCGM_FR_OK");
+  }
+}
+
+// A lost GPU: ALL fails with DCGM_FR_FALLEN_OFF_BUS; the window's Xids still raise their watches.
+TEST(HealthTest, LostGpuFailsAllWatch) {
+  HealthReadings lost;
+  lost.fell_off_bus = true;
+  ExpectOnly(lost, "ALL", kHealthFail, "DCGM_FR_FALLEN_OFF_BUS");
+  const auto plain = LostGpuHealth({});
+  ASSERT_EQ(plain.size(), kHealthWatches.size());
+  EXPECT_EQ(Watch(plain, "ALL").value, kHealthFail);
+  EXPECT_EQ(Watch(plain, "ALL").error_code, "DCGM_FR_FALLEN_OFF_BUS");
+  EXPECT_EQ(Watch(plain, "NVLINK").value, kHealthPass);
+  const auto with_xid = LostGpuHealth({{79, 1}, {137, 2}});
+  EXPECT_EQ(Watch(with_xid, "ALL").error_code, "DCGM_FR_FALLEN_OFF_BUS");
+  EXPECT_EQ(Watch(with_xid, "NVLINK").value, kHealthWarn);
+  EXPECT_EQ(Watch(with_xid, "NVLINK").error_code, "DCGM_FR_XID_ERROR");
 }
 
 TEST(HealthTest, WorstIncidentOfAWatchWins) {

@@ -5,8 +5,9 @@
 
 namespace nvmlx::collect {
 
-ProcessReader::ProcessReader(const nvml::Library& lib, nvml::Device device)
-    : lib_(lib), device_(device) {
+ProcessReader::ProcessReader(const nvml::Library& lib, nvml::Device device, Mode mode)
+    : lib_(lib), device_(device), mode_(mode) {
+  if (mode_ == Mode::kMemoryOnly) return;
   // Priming: learn the newest timestamp; the samples themselves are the stale whole-buffer view.
   if (auto r = lib_.ProcessUtilizations(device_, 0); r.ok()) {
     for (const auto& u : *r) last_seen_us_ = std::max(last_seen_us_, u.timestamp_us);
@@ -18,7 +19,9 @@ Status ProcessReader::Read(std::vector<model::ProcessSample>* out) {
   Result<std::vector<nvml::ProcessInfo>> procs = lib_.ComputeProcesses(device_);
   if (!procs.ok()) return procs.status();
   Result<std::vector<nvml::ProcessUtilization>> util =
-      lib_.ProcessUtilizations(device_, last_seen_us_);
+      mode_ == Mode::kMemoryOnly
+          ? Result<std::vector<nvml::ProcessUtilization>>(std::vector<nvml::ProcessUtilization>{})
+          : lib_.ProcessUtilizations(device_, last_seen_us_);
   struct Mean {
     uint64_t sm = 0, mem = 0;
     unsigned n = 0;

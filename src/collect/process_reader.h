@@ -7,6 +7,10 @@
 // samples are discarded: with lastSeen 0 NVML would average its whole buffer, which stays stale
 // long after a process went idle. A process with several samples in the window gets their mean.
 //
+// On a MIG device handle the reader lists processes and their memory only (kMemoryOnly): NVML has
+// no per-process utilization under MIG (NOT_SUPPORTED), and dcgm-exporter reads only per-instance
+// process memory there, so the call is not made and nothing is logged for it.
+//
 // Thread-safety: not thread-safe; used by the collector's fast loop only.
 #ifndef NVML_EXPORTER_COLLECT_PROCESS_READER_H_
 #define NVML_EXPORTER_COLLECT_PROCESS_READER_H_
@@ -22,7 +26,9 @@ namespace nvmlx::collect {
 
 class ProcessReader {
  public:
-  ProcessReader(const nvml::Library& lib, nvml::Device device);
+  enum class Mode { kMemoryAndUtilization, kMemoryOnly };
+  ProcessReader(const nvml::Library& lib, nvml::Device device,
+                Mode mode = Mode::kMemoryAndUtilization);
 
   // Fills *out (ascending pid). A failed process list leaves *out empty and is returned; a failed
   // utilization read (e.g. NOT_SUPPORTED under MIG) keeps the list with has_utilization false and
@@ -32,6 +38,7 @@ class ProcessReader {
  private:
   const nvml::Library& lib_;
   nvml::Device device_;
+  Mode mode_;
   uint64_t last_seen_us_ = 0;
 };
 

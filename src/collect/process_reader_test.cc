@@ -56,6 +56,37 @@ TEST_F(ProcessReaderTest, FrozenClockNothingNewIsIdleNotAnError) {
   }
 }
 
+// A MIG device handle lists its own processes with its instance ids; the memory-only reader
+// makes no utilization call (NOT_SUPPORTED under MIG), so a read is not a failure there.
+TEST_F(ProcessReaderTest, MigInstanceMemoryOnly) {
+  Load(std::string(NVMLX_SOURCE_DIR) + "/testdata/scenarios/processes_mig.yaml", "10");
+  auto mig = lib_->MigDeviceByIndex(Dev(0), 0);
+  ASSERT_TRUE(mig.ok() && mig->has_value());
+  auto listed = lib_->ComputeProcesses(**mig);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].gpu_instance_id, 1u);
+  EXPECT_EQ((*listed)[0].compute_instance_id, 0u);
+  EXPECT_EQ(lib_->ProcessUtilizations(**mig, 0).status().code(), StatusCode::kNotSupported);
+
+  ProcessReader memory_only(*lib_, **mig, ProcessReader::Mode::kMemoryOnly);
+  std::vector<model::ProcessSample> out;
+  ASSERT_TRUE(memory_only.Read(&out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].pid, 4201u);
+  EXPECT_EQ(out[2].used_memory_bytes, 8192ull << 20);
+  EXPECT_FALSE(out[2].has_utilization);
+  // The full reader reports the utilization failure (the list is kept).
+  ProcessReader full(*lib_, **mig);
+  EXPECT_EQ(full.Read(&out).code(), StatusCode::kNotSupported);
+  EXPECT_EQ(out.size(), 3u);
+  // The other instance has only its own process.
+  auto other = lib_->MigDeviceByIndex(Dev(0), 2);
+  ASSERT_TRUE(other.ok() && other->has_value());
+  ASSERT_EQ(lib_->ComputeProcesses(**other)->size(), 1u);
+  EXPECT_EQ((*lib_->ComputeProcesses(**other))[0].pid, 5101u);
+}
+
 TEST_F(ProcessReaderTest, RunningClockGivesTheWindowsAverage) {
   Load(kScenario, nullptr);
   ProcessReader r(*lib_, Dev(0));

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "util/escape.h"
 #include "util/log.h"
 
 namespace nvmlx::config {
@@ -175,6 +176,21 @@ class Tokenizer {
   int line_ = 1;
 };
 
+// A collectors file is text: a NUL byte means a damaged or binary file (a half-written copy, a
+// pre-allocated file never filled). Go's encoding/csv would read it as an ordinary character, and
+// then fail on the field name or carry it into HELP; we stop at it and say where it is.
+Status CheckNoNul(std::string_view text, std::string_view source) {
+  const size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return Status::Ok();
+  const size_t newline = nul == 0 ? std::string_view::npos : text.rfind('\n', nul - 1);
+  const size_t line_start = newline == std::string_view::npos ? 0 : newline + 1;
+  int line = 1;
+  for (size_t i = 0; i < nul; ++i) line += text[i] == '\n' ? 1 : 0;
+  return InvalidArgument(std::string(source) + ":" + std::to_string(line) +
+                         ": NUL byte (\\x00) at character " + std::to_string(nul - line_start + 1) +
+                         "; a collectors file is text (is this file damaged or binary?)");
+}
+
 std::optional<MetricType> ParseMetricType(std::string_view s) {
   if (s == "gauge") return MetricType::kGauge;
   if (s == "counter") return MetricType::kCounter;
@@ -205,6 +221,7 @@ std::string_view MetricTypeName(MetricType t) {
 Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
                                                        std::string_view source,
                                                        std::vector<std::string>* warnings) {
+  if (Status st = CheckNoNul(text, source); !st.ok()) return st;
   Tokenizer tok(text, source);
   std::vector<CollectorEntry> entries;
   std::map<std::string, int, std::less<>> first_line;  // metric name -> line it was first seen
@@ -225,7 +242,7 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
     if (name.text.empty()) return InvalidArgument(cell_at + "missing field name in column 1");
     const fields::FieldDef* field = fields::FindByName(name.text);
     if (field == nullptr) {
-      std::string msg = cell_at + "unknown field \"" + name.text + "\"";
+      std::string msg = cell_at + "unknown field " + util::QuoteForMessage(name.text);
       if (std::string hint = fields::SuggestName(name.text); !hint.empty()) {
         msg += " (did you mean " + hint + "?)";
       }
@@ -234,16 +251,17 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
     std::optional<MetricType> mt = ParseMetricType(type.text);
     if (!mt) {
       if (field->source != fields::Source::kExporter) {
-        return InvalidArgument(prefix + std::to_string(type.line) + ": unknown metric type \"" +
-                               type.text +
-                               "\" (expected gauge, counter, histogram, summary or label)");
+        return InvalidArgument(prefix + std::to_string(type.line) + ": unknown metric type " +
+                               util::QuoteForMessage(type.text) +
+                               " (expected gauge, counter, histogram, summary or label)");
       }
       // dcgm-exporter does not check the type of its own DCGM_EXP_* rows, so such files load
       // there; we load them too and call the (windowed-count) series gauges.
       mt = MetricType::kGauge;
       if (warnings != nullptr) {
-        warnings->push_back(prefix + std::to_string(type.line) + ": unknown metric type \"" +
-                            type.text + "\" for " + name.text + "; using gauge");
+        warnings->push_back(prefix + std::to_string(type.line) + ": unknown metric type " +
+                            util::QuoteForMessage(type.text) + " for " + name.text +
+                            "; using gauge");
       }
     }
     // dcgm-exporter accepts a repeated name but then serves the family twice, which Prometheus
@@ -263,6 +281,13 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
     e.help = rec->cells[2].text;
     e.line = rec->line;
     entries.push_back(std::move(e));
+  }
+  // dcgm-exporter starts on such a file without a word and then serves no DCGM series at all;
+  // we start too (a file that loads there loads here), but say why the page will be empty.
+  if (entries.empty() && warnings != nullptr) {
+    warnings->push_back(std::string(source) +
+                        ": no collector rows (the file is empty or holds only comments and blank "
+                        "lines); no GPU field will be collected");
   }
   return entries;
 }

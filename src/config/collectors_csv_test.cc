@@ -14,6 +14,7 @@
 namespace nvmlx::config {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -281,13 +282,50 @@ TEST(CollectorsCsv, MetricNameIsColumnOneVerbatim) {
   EXPECT_EQ((*rows)[0].field, (*rows)[1].field);
 }
 
-TEST(CollectorsCsv, EmptyAndCommentOnlyFiles) {
-  auto empty = ParseCollectorsCsv("", "x.csv");
-  ASSERT_TRUE(empty.ok());
-  EXPECT_THAT(*empty, IsEmpty());
-  auto comments = ParseCollectorsCsv("# a\n\n  # b\n\t\n", "x.csv");
-  ASSERT_TRUE(comments.ok());
-  EXPECT_THAT(*comments, IsEmpty());
+// dcgm-exporter starts on an empty file (and serves no DCGM series); so do we, with a warning
+// that names the file (hardening issue, defect 6).
+TEST(CollectorsCsv, EmptyAndCommentOnlyFilesLoadWithAWarningNamingTheFile) {
+  for (std::string_view text : {std::string_view(""), std::string_view("# a\n\n  # b\n\t\n"),
+                                std::string_view("\xEF\xBB\xBF\r\n")}) {
+    std::vector<std::string> warnings;
+    auto rows = ParseCollectorsCsv(text, "/etc/x.csv", &warnings);
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    EXPECT_THAT(*rows, IsEmpty());
+    EXPECT_THAT(warnings, ElementsAre(AllOf(StartsWith("/etc/x.csv: no collector rows"),
+                                            HasSubstr("only comments"))));
+  }
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseCollectorsCsv("DCGM_FI_DEV_SM_CLOCK, gauge, SM\n", "x.csv", &warnings).ok());
+  EXPECT_THAT(warnings, IsEmpty());
+}
+
+// A NUL byte used to end the error message where it was printed as a C string (hardening issue,
+// defect 6): now the file is refused at the NUL, with its line and character, the byte escaped.
+TEST(CollectorsCsv, NulByteIsAnErrorNamingLineAndCharacter) {
+  using namespace std::string_literals;
+  const std::string text =
+      "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\n# ok\nDCGM_FI_DEV_GPU\0UTIL, g, u\n"s;
+  auto rows = ParseCollectorsCsv(text, "x.csv");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().message(),
+            "x.csv:3: NUL byte (\\x00) at character 16; a collectors file is text (is this file "
+            "damaged or binary?)");
+  EXPECT_EQ(rows.status().message().find('\0'), std::string::npos);
+  auto first = ParseCollectorsCsv(std::string_view("\0", 1), "x.csv");
+  ASSERT_FALSE(first.ok());
+  EXPECT_THAT(first.status().message(), StartsWith("x.csv:1: NUL byte (\\x00) at character 1;"));
+}
+
+// Cell text echoed in a message has its control bytes escaped: no raw newline or escape
+// sequence reaches the operator's terminal or the log.
+TEST(CollectorsCsv, ControlBytesInEchoedCellsAreEscaped) {
+  auto name = ParseCollectorsCsv("\"DCGM_FI\nX\x1b[2J\", gauge, h\n", "x.csv");
+  ASSERT_FALSE(name.ok());
+  EXPECT_THAT(name.status().message(),
+              StartsWith("x.csv:1: unknown field \"DCGM_FI\\nX\\x1b[2J\""));
+  auto type = ParseCollectorsCsv("DCGM_FI_DEV_SM_CLOCK, gau\rge, h\n", "x.csv");
+  ASSERT_FALSE(type.ok());
+  EXPECT_THAT(type.status().message(), HasSubstr("unknown metric type \"gau\\rge\""));
 }
 
 TEST(CollectorsCsv, ExporterRowTypeIsNotCheckedAsInDcgmExporter) {

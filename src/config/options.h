@@ -10,7 +10,7 @@
 // Every flag of dcgm-exporter 4.5.3-4.8.2 (and of its main branch: the same set) is accepted.
 // Those about DCGM itself (-r, -p, -s, --dump-*, ...) have no effect: each one set adds a warning
 // to startup_warnings naming the flag or env var and why (app/ logs them once at start), never
-// silently ignored. --web-config-file is refused (no TLS yet). Any other name is an unknown flag.
+// silently ignored. Any other name is an unknown flag.
 // docs/compatibility.md lists every flag side by side with dcgm-exporter's.
 //
 // Pure function over its inputs (argv and the getenv callback): thread-safe.
@@ -156,6 +156,15 @@ struct Options {
   // --web-systemd-socket / DCGM_EXPORTER_SYSTEMD_SOCKET: serve on the listening socket systemd
   // passes (LISTEN_PID, LISTEN_FDS, fd 3) instead of binding --address.
   bool web_systemd_socket = false;
+  // --web-config-file / DCGM_EXPORTER_WEB_CONFIG_FILE: exporter-toolkit web config (TLS, basic
+  // auth, headers; config/web_config.h). Empty: plain HTTP.
+  std::string web_config_file;
+  // --web-max-connections / NVML_EXPORTER_WEB_MAX_CONNECTIONS: open connections at most (0:
+  // half the soft descriptor limit, at most 1024).
+  int web_max_connections = 0;
+  // --web-health-no-auth / NVML_EXPORTER_WEB_HEALTH_NO_AUTH: /health and /ready without basic
+  // auth (kubelet probes), when the web config has users.
+  bool web_health_no_auth = false;
   // -m / --configmap-data / DCGM_EXPORTER_CONFIGMAP_DATA NAMESPACE:NAME: the collectors CSV is
   // the `metrics` key of that ConfigMap, read through the API server. Empty: "none", the file.
   std::string configmap_namespace;

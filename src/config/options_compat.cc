@@ -7,9 +7,8 @@
 //     --disable-startup-validate, --enable-pprof), or not done yet (GPU bind/unbind watch): one
 //     start-up warning per option that asks for something, naming the flag or
 //     env var that set it and why it has no effect (Options::startup_warnings; app/ logs them);
-//   - --web-config-file (TLS, basic auth): refused. Serving plain HTTP when TLS or
-//     authentication was asked for would be a silent security downgrade;
-//   - --kubernetes-enable-dra, --web-systemd-socket, --configmap-data: carried in Options.
+//   - --kubernetes-enable-dra, --web-systemd-socket, --web-config-file, --configmap-data: carried
+//     in Options (the web config file is parsed and checked by app/ at start).
 #include <string>
 
 #include "config/device_selector.h"
@@ -52,7 +51,7 @@ constexpr FlagSpec kCompat[] = {
   {"web-systemd-socket", "", "DCGM_EXPORTER_SYSTEMD_SOCKET", Kind::kBool, "false", true, "",
    "Serve on the socket systemd passes (socket activation) instead of --address."},
   {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", Kind::kString, "", true, "FILE",
-   "Prometheus web config (TLS, basic auth): refused until TLS is implemented."},
+   "Prometheus exporter-toolkit web config: TLS, basic auth, headers (docs/web.md)."},
   {"configmap-data", "m", "DCGM_EXPORTER_CONFIGMAP_DATA", Kind::kString, "none", true, "NS:NAME",
    "Read the collectors CSV from the 'metrics' key of this ConfigMap (API server)."},
 };
@@ -159,13 +158,7 @@ Status ConvertCompat(const RawFlags& raw, Options* o) {
       // dcgm-exporter reads a bad duration as its default (with a warning): never an error.
       Warn(f, r, kNoBindWatch, o);
     } else if (f.name == "web-config-file") {
-      if (r.last().empty()) continue;
-      return InvalidArgument(
-          Names(f) + " (" + r.origin + "=" + r.last() +
-          "): TLS and basic authentication are not implemented yet (they come with the "
-          "hardening work); nvml-exporter refuses to start rather than serve plain, "
-          "unauthenticated HTTP where they were asked for. Remove the option to serve plain "
-          "HTTP, or put a TLS-terminating proxy in front");
+      o->web_config_file = r.last();
     } else if (f.name == "configmap-data") {
       // "none" (the default) reads no ConfigMap; anything else must be NAMESPACE:NAME (exactly
       // one ':'), as dcgm-exporter splits it.

@@ -48,6 +48,11 @@ constexpr FlagSpec kWeb[] = {
    "HTTP read timeout (Go duration: 10s, 500ms, 1m)."},
   {"web-write-timeout", "", "DCGM_EXPORTER_WEB_WRITE_TIMEOUT", Kind::kDuration, "30s", true,
    "DUR", "HTTP write timeout (Go duration)."},
+  {"web-max-connections", "", "NVML_EXPORTER_WEB_MAX_CONNECTIONS", Kind::kInt, "0", true, "N",
+   "Open HTTP connections at most; idle ones make room, else 503 (0: half the soft descriptor "
+   "limit, at most 1024)."},
+  {"web-health-no-auth", "", "NVML_EXPORTER_WEB_HEALTH_NO_AUTH", Kind::kBool, "false", true, "",
+   "Serve /health and /ready without basic auth (kubelet probes) when the web config has users."},
 };
 
 constexpr FlagSpec kCounterWindows[] = {
@@ -118,7 +123,16 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
 
 Status ConvertWeb(const RawFlags& raw, Options* o) {
   NVMLX_RETURN_IF_ERROR(ToTimeout(raw.Get("web-read-timeout"), &o->web_read_timeout));
-  return ToTimeout(raw.Get("web-write-timeout"), &o->web_write_timeout);
+  NVMLX_RETURN_IF_ERROR(ToTimeout(raw.Get("web-write-timeout"), &o->web_write_timeout));
+  if (const Raw& r = raw.Get("web-max-connections"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v || *v < 0 || *v > 1000000) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a connection count (0 for the default, at most 1000000)");
+    }
+    o->web_max_connections = static_cast<int>(*v);
+  }
+  return ToBool(raw.Get("web-health-no-auth"), &o->web_health_no_auth);
 }
 
 // A window in milliseconds, at least 1.

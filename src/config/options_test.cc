@@ -400,7 +400,7 @@ constexpr UpstreamFlag kUpstreamFlags[] = {
     {"no-hostname", "n", "DCGM_EXPORTER_NO_HOSTNAME", nullptr},
     {"switch-devices", "s", "DCGM_EXPORTER_OTHER_DEVICES_STR", "i:0-3"},
     {"fake-gpus", "", "DCGM_EXPORTER_USE_FAKE_GPUS", nullptr},
-    {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", ""},  // only empty starts
+    {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", "/etc/web.yml"},
     {"xid-count-window-size", "x", "DCGM_EXPORTER_XID_COUNT_WINDOW_SIZE", "60000"},
     {"replace-blanks-in-model-name", "rbmn", "DCGM_EXPORTER_REPLACE_BLANKS_IN_MODEL_NAME", nullptr},
     {"debug", "", "DCGM_EXPORTER_DEBUG", nullptr},
@@ -588,17 +588,30 @@ TEST(Options, CompatValuesAreCheckedAsUpstreamChecksThem) {
   EXPECT_THAT(WarnedOptions(*poll), ElementsAre("gpu-bind-unbind-poll-interval"));
 }
 
-TEST(Options, WebConfigFileIsRefused) {
-  // The Helm chart's TLS and basic-auth values set the env var; TLS comes with the hardening
-  // work, and serving plain HTTP instead would be a silent downgrade.
-  const std::string msg =
-      Error({}, {{"DCGM_EXPORTER_WEB_CONFIG_FILE", "/etc/dcgm-exporter/web-config.yaml"}});
-  EXPECT_THAT(msg, StartsWith("--web-config-file (DCGM_EXPORTER_WEB_CONFIG_FILE=/etc/dcgm-exporter/"
-                              "web-config.yaml): TLS and basic authentication are not "
-                              "implemented yet"));
-  EXPECT_THAT(msg, HasSubstr("refuses to start rather than serve plain, unauthenticated HTTP"));
-  EXPECT_THAT(Error({"--web-config-file", "/w.yml"}),
-              StartsWith("--web-config-file (--web-config-file=/w.yml): TLS"));
+TEST(Options, WebFlags) {
+  // The Helm chart's TLS and basic-auth values set the env var; the file is checked at start.
+  Result<Options> env =
+      Parse({}, {{"DCGM_EXPORTER_WEB_CONFIG_FILE", "/etc/dcgm-exporter/web-config.yaml"}});
+  ASSERT_TRUE(env.ok()) << env.status().message();
+  EXPECT_EQ(env->web_config_file, "/etc/dcgm-exporter/web-config.yaml");
+  EXPECT_EQ(env->web_max_connections, 0);
+  EXPECT_FALSE(env->web_health_no_auth);
+  Result<Options> flags =
+      Parse({"--web-config-file", "/w.yml", "--web-max-connections", "64", "--web-health-no-auth"},
+            {{"NVML_EXPORTER_WEB_MAX_CONNECTIONS", "8"}});
+  ASSERT_TRUE(flags.ok()) << flags.status().message();
+  EXPECT_EQ(flags->web_config_file, "/w.yml");
+  EXPECT_EQ(flags->web_max_connections, 64);  // the flag beats the env var
+  EXPECT_TRUE(flags->web_health_no_auth);
+  Result<Options> from_env = Parse({}, {{"NVML_EXPORTER_WEB_MAX_CONNECTIONS", "8"},
+                                        {"NVML_EXPORTER_WEB_HEALTH_NO_AUTH", "true"}});
+  ASSERT_TRUE(from_env.ok());
+  EXPECT_EQ(from_env->web_max_connections, 8);
+  EXPECT_TRUE(from_env->web_health_no_auth);
+  EXPECT_THAT(Error({"--web-max-connections", "-1"}),
+              StartsWith("--web-max-connections: \"-1\" is not a connection count"));
+  EXPECT_THAT(Error({}, {{"NVML_EXPORTER_WEB_MAX_CONNECTIONS", "x"}}),
+              StartsWith("NVML_EXPORTER_WEB_MAX_CONNECTIONS: \"x\" is not a connection count"));
 }
 
 TEST(Options, ProcessAndPodAttributionFlags) {

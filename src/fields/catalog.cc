@@ -617,20 +617,29 @@ constexpr FieldDef kListed[] = {
        Source::kExporter),
 };
 
-// The table: kListed merged with the per-link NVLink rows of catalog_nvlink.h, ascending id.
-constexpr auto kNvlinkRows = in::NvlinkRateFields();
-constexpr size_t kFieldCount = std::size(kListed) + kNvlinkRows.size();
-constexpr std::array<FieldDef, kFieldCount> MergeFields() {
-  std::array<FieldDef, kFieldCount> out{};
-  size_t a = 0, b = 0, n = 0;
-  while (a < std::size(kListed) || b < kNvlinkRows.size()) {
-    const bool take_a =
-        b == kNvlinkRows.size() || (a < std::size(kListed) && kListed[a].id < kNvlinkRows[b].id);
-    out[n++] = take_a ? kListed[a++] : kNvlinkRows[b++];
+// Two ascending tables merged into one, ascending id.
+template <size_t A, size_t B>
+constexpr std::array<FieldDef, A + B> Merge(const std::array<FieldDef, A>& a,
+                                            const std::array<FieldDef, B>& b) {
+  std::array<FieldDef, A + B> out{};
+  size_t i = 0, j = 0, n = 0;
+  while (i < A || j < B) {
+    const bool take_a = j == B || (i < A && a[i].id < b[j].id);
+    out[n++] = take_a ? a[i++] : b[j++];
   }
   return out;
 }
-constexpr std::array<FieldDef, kFieldCount> kFields = MergeFields();
+template <size_t N>
+constexpr std::array<FieldDef, N> ToArray(const FieldDef (&rows)[N]) {
+  std::array<FieldDef, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = rows[i];
+  return out;
+}
+
+// The table: kListed merged with the per-link NVLink rows of catalog_nvlink.h (rates and error
+// counters), ascending id.
+constexpr auto kFields =
+    Merge(Merge(ToArray(kListed), in::NvlinkRateFields()), in::NvlinkErrorFields());
 
 constexpr bool AscendingUniqueIds() {
   for (size_t i = 1; i < std::size(kFields); ++i) {
@@ -689,18 +698,25 @@ constexpr FieldAlias kAliases[] = {
     {"dcgm_fi_prof_pcie_rx_bytes", 1010},
 };
 
-char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+// ASCII only (field names are ASCII); std::tolower's locale lookup was most of a suggestion's cost.
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// Case-insensitive Levenshtein distance, two rows.
-size_t EditDistance(std::string_view a, std::string_view b) {
+// Case-insensitive Levenshtein distance, two rows; `bound` when it is at least `bound`.
+size_t EditDistance(std::string_view a, std::string_view b, size_t bound) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
+    size_t row_min = cur[0];
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t subst = prev[j - 1] + (Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      row_min = std::min(row_min, cur[j]);
     }
+    // A row's minimum never decreases further down: once it reaches the bound, so will the
+    // distance. Unknown names are compared with every DCGM name, so this keeps a typo's
+    // suggestion cheap (and the collectors CSV fuzzer fast).
+    if (row_min >= bound) return bound;
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -748,7 +764,7 @@ std::string SuggestName(std::string_view name) {
     const size_t diff = candidate.size() > name.size() ? candidate.size() - name.size()
                                                        : name.size() - candidate.size();
     if (diff >= best_d) return;
-    const size_t d = EditDistance(name, candidate);
+    const size_t d = EditDistance(name, candidate, best_d);
     if (d < best_d) {
       best_d = d;
       best = candidate;

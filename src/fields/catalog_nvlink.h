@@ -1,6 +1,14 @@
-// Per-link NVLink rate fields of the catalog (DCGM_FI_DEV_NVLINK_BANDWIDTH_L<k>, TX_ and RX_ per
-// link and their TX/RX totals): 18 links x 3 families, built here rather than spelled out row by
-// row in catalog.cc. DCGM reads each the way it reads NVLINK_BANDWIDTH_TOTAL (docs/nvml.md,
+// Per-link NVLink fields of the catalog, built here rather than spelled out row by row in
+// catalog.cc:
+//  - the rate fields (DCGM_FI_DEV_NVLINK_BANDWIDTH_L<k>, TX_ and RX_ per link and their TX/RX
+//    totals): 18 links x 3 families;
+//  - the error counters (DCGM_FI_DEV_NVLINK_{CRC_FLIT,CRC_DATA,REPLAY,RECOVERY}_ERROR_COUNT_L<k>):
+//    18 links x 4 families, each one nvmlDeviceGetNvLinkErrorCounter(link, counter) call, as
+//    DCGM's cache manager reads them (its TryGetNvLinkErrorFieldInfo / ReadAndCacheNvLinkData).
+//    The raw counter is the value; a link that answers an error (NOT_SUPPORTED without NVLink,
+//    INVALID_ARGUMENT past the GPU's last link) has no series, as DCGM's blank values.
+//
+// The rate fields: DCGM reads each the way it reads NVLINK_BANDWIDTH_TOTAL (docs/nvml.md,
 // docs/dcgm-fields.md): nvmlDeviceGetFieldValues with NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX and/or
 // _TX (KiB counters) at scopeId = the link (UINT_MAX for the totals), the difference to the
 // previous sample divided by the elapsed seconds and by 1000.
@@ -10,7 +18,9 @@
 #define NVML_EXPORTER_FIELDS_CATALOG_NVLINK_H_
 
 #include <array>
+#include <cstddef>
 #include <string_view>
+#include <utility>
 
 #include "fields/catalog.h"
 #include "fields/conversions.h"
@@ -146,6 +156,110 @@ constexpr std::array<FieldDef, kNvlinkRateRows> NvlinkRateFields() {
                          "previous read).",
                          NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, 0, NVMLX_SCOPE_ALL_LINKS);
   // Sort by id (insertion sort: constexpr, 56 rows).
+  for (size_t i = 1; i < n; ++i) {
+    for (size_t j = i; j > 0 && rows[j - 1].id > rows[j].id; --j) {
+      FieldDef t = rows[j];
+      rows[j] = rows[j - 1];
+      rows[j - 1] = t;
+    }
+  }
+  return rows;
+}
+
+// --- Error counters ------------------------------------------------------------------------------
+
+// DCGM's ids of one error family per link: four blocks in dcgm_fields.h (L0-L5, L6-L11, L12-L14,
+// L15-L17), e.g. CRC flit 400-405, 451-456, 406-408, 481-483.
+struct NvlinkErrorIdBlocks {
+  int l0, l6, l12, l15;
+};
+constexpr int NvlinkErrorId(NvlinkErrorIdBlocks b, unsigned k) {
+  return k < 6    ? b.l0 + static_cast<int>(k)
+         : k < 12 ? b.l6 + static_cast<int>(k) - 6
+         : k < 15 ? b.l12 + static_cast<int>(k) - 12
+                  : b.l15 + static_cast<int>(k) - 15;
+}
+
+// The names of links 0..17: prefix, link number, suffix (string literal concatenation).
+#define NVMLX_NVLINK_L18(prefix, suffix)                                                         \
+  prefix "0" suffix, prefix "1" suffix, prefix "2" suffix, prefix "3" suffix, prefix "4" suffix, \
+      prefix "5" suffix, prefix "6" suffix, prefix "7" suffix, prefix "8" suffix,                \
+      prefix "9" suffix, prefix "10" suffix, prefix "11" suffix, prefix "12" suffix,             \
+      prefix "13" suffix, prefix "14" suffix, prefix "15" suffix, prefix "16" suffix,            \
+      prefix "17" suffix
+
+// One family: the NVML counter, DCGM's id blocks, the names dcgm-exporter's files use
+// (..._ERROR_COUNT_L<k>) and DCGM 4.6's (..._ERROR_L<k>_TOTAL), and the help text.
+struct NvlinkErrorFamily {
+  nvmlNvLinkErrorCounter_t counter;
+  NvlinkErrorIdBlocks ids;
+  std::array<std::string_view, kNvlinkLinks> names;
+  std::array<std::string_view, kNvlinkLinks> new_names;
+  std::string_view help;
+};
+inline constexpr NvlinkErrorFamily kNvlinkErrorFamilies[] = {
+    {NVML_NVLINK_ERROR_DL_CRC_FLIT,
+     {400, 451, 406, 481},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L", "")},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_L", "_TOTAL")},
+     "NVLink flow-control CRC errors of this link."},
+    {NVML_NVLINK_ERROR_DL_CRC_DATA,
+     {410, 457, 416, 484},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_L", "")},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_L", "_TOTAL")},
+     "NVLink data CRC errors of this link."},
+    {NVML_NVLINK_ERROR_DL_REPLAY,
+     {420, 463, 426, 487},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_L", "")},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_L", "_TOTAL")},
+     "NVLink retries of this link."},
+    {NVML_NVLINK_ERROR_DL_RECOVERY,
+     {430, 469, 436, 491},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_L", "")},
+     {NVMLX_NVLINK_L18("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_L", "_TOTAL")},
+     "NVLink recovery errors of this link."},
+};
+#undef NVMLX_NVLINK_L18
+inline constexpr size_t kNvlinkErrorFamilyCount = std::size(kNvlinkErrorFamilies);
+
+// The ReadFn of one (family, link): a ReadFn takes only the context, so each pair is its own
+// instantiation (ReadNvlinkErrorCounter in conversions.h does the call).
+template <size_t Family, unsigned Link>
+Result<model::Value> ReadNvlinkError(ReadContext& ctx) {
+  return ReadNvlinkErrorCounter(ctx, Link, kNvlinkErrorFamilies[Family].counter);
+}
+template <size_t Family, size_t... L>
+constexpr std::array<ReadFn, kNvlinkLinks> NvlinkErrorReaders(std::index_sequence<L...>) {
+  return {&ReadNvlinkError<Family, static_cast<unsigned>(L)>...};
+}
+
+inline constexpr size_t kNvlinkErrorRows = kNvlinkErrorFamilyCount * kNvlinkLinks;
+
+// The rows, ascending id. Cost kSlow: 72 calls per GPU when every row is enabled, not measured on
+// a GPU with NVLink (the H200 VM has none), so they stay off the fast loop.
+constexpr std::array<FieldDef, kNvlinkErrorRows> NvlinkErrorFields() {
+  constexpr auto kSeq = std::make_index_sequence<kNvlinkLinks>();
+  constexpr std::array<std::array<ReadFn, kNvlinkLinks>, kNvlinkErrorFamilyCount> kReaders = {
+      NvlinkErrorReaders<0>(kSeq), NvlinkErrorReaders<1>(kSeq), NvlinkErrorReaders<2>(kSeq),
+      NvlinkErrorReaders<3>(kSeq)};
+  static_assert(kNvlinkErrorFamilyCount == 4, "one reader table per family");
+  std::array<FieldDef, kNvlinkErrorRows> rows{};
+  size_t n = 0;
+  for (size_t fam = 0; fam < kNvlinkErrorFamilyCount; ++fam) {
+    const NvlinkErrorFamily& f = kNvlinkErrorFamilies[fam];
+    for (unsigned k = 0; k < kNvlinkLinks; ++k) {
+      FieldDef d;
+      d.id = NvlinkErrorId(f.ids, k);
+      d.name = f.names[k];
+      d.new_name = f.new_names[k];
+      d.kind = ValueKind::kInt64;
+      d.unit = "count";
+      d.help = f.help;
+      d.read = kReaders[fam][k];
+      d.cost = Cost::kSlow;
+      rows[n++] = d;
+    }
+  }
   for (size_t i = 1; i < n; ++i) {
     for (size_t j = i; j > 0 && rows[j - 1].id > rows[j].id; --j) {
       FieldDef t = rows[j];

@@ -422,4 +422,13 @@ Result<model::Value> ReadVgpuLicenseStatus(ReadContext& ctx) {
   return AsInt(ctx.lib.VgpuLicenseStatus(ctx.device));
 }
 
+Result<model::Value> ReadNvlinkErrorCounter(ReadContext& ctx, unsigned link,
+                                            nvmlNvLinkErrorCounter_t counter) {
+  Result<uint64_t> v = ctx.lib.NvlinkErrorCounter(ctx.device, link, counter);
+  if (!v.ok()) return v.status();
+  // DCGM stores the unsigned counter in an int64; a counter that large is not a count.
+  if (*v > static_cast<uint64_t>(INT64_MAX)) return Internal("NVLink error counter overflows");
+  return model::Value(static_cast<int64_t>(*v));
+}
+
 }  // namespace nvmlx::fields::internal

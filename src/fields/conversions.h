@@ -102,6 +102,10 @@ Result<model::Value> ReadRemapFailure(ReadContext& ctx);
 Result<model::Value> ReadRemapPending(ReadContext& ctx);
 // vGPU.
 Result<model::Value> ReadVgpuLicenseStatus(ReadContext& ctx);
+// One NVLink error counter of one link (nvmlDeviceGetNvLinkErrorCounter); catalog_nvlink.h binds
+// link and counter per row.
+Result<model::Value> ReadNvlinkErrorCounter(ReadContext& ctx, unsigned link,
+                                            nvmlNvLinkErrorCounter_t counter);
 
 }  // namespace nvmlx::fields::internal
 

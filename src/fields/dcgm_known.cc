@@ -35,14 +35,6 @@ constexpr bool NamesAscending() {
 static_assert(IdsAscending(), "dcgm_field_list.inc: ids must ascend (FindDcgmId bisects)");
 static_assert(NamesAscending(), "dcgm_field_list.inc: names must ascend (FindDcgmName bisects)");
 
-// The per-link NVLink error counters (CRC flit/data, replay, recovery; L0-L17). DCGM reads each
-// with nvmlDeviceGetNvLinkErrorCounter(link, counter); nvml-exporter does not call it yet and
-// serves the four _TOTAL counters instead.
-constexpr bool PerLinkNvlinkErrorCounter(int id) {
-  return (id >= 400 && id <= 439 && id % 10 != 9) || (id >= 451 && id <= 474) ||
-         (id >= 481 && id <= 493);
-}
-
 constexpr bool StartsWith(std::string_view s, std::string_view p) { return s.starts_with(p); }
 
 // The reasons, in our words. Ordered from the most specific test to the catch-all; each says what
@@ -53,10 +45,6 @@ constexpr std::string_view Reason(int id, std::string_view name, char type, Dcgm
       name.find("_LAST_") != std::string_view::npos ||
       name.find("INTERNAL_FIELDS") != std::string_view::npos) {
     return "a range marker of dcgm_fields.h, not a field";
-  }
-  if (PerLinkNvlinkErrorCounter(id)) {
-    return "per-link NVLink error counters are read with nvmlDeviceGetNvLinkErrorCounter, which "
-           "nvml-exporter does not call yet; the _TOTAL counters are served";
   }
   if (entity == DcgmEntity::kSwitch || StartsWith(name, "DCGM_FI_DEV_NVSWITCH_")) {
     return "NvSwitch fields need DCGM's NvSwitch module; NVML does not read NvSwitches";

@@ -7,6 +7,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fields/catalog.h"
 
@@ -97,13 +99,46 @@ INSTANTIATE_TEST_SUITE_P(
                       ReasonCase{"DCGM_FI_DEV_CONNECTX_HEALTH", "ConnectX"},
                       ReasonCase{"DCGM_FI_DEV_DIAG_MEMORY_RESULT", "diagnostics"},
                       ReasonCase{"DCGM_FI_DEV_VGPU_UTILIZATIONS", "vGPU"},
-                      ReasonCase{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L0",
-                                 "nvmlDeviceGetNvLinkErrorCounter"},
-                      ReasonCase{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_L17",
-                                 "nvmlDeviceGetNvLinkErrorCounter"},
                       ReasonCase{"DCGM_FI_FIRST_NVSWITCH_FIELD_ID", "range marker"},
                       ReasonCase{"DCGM_FI_UNKNOWN", "null field id"},
                       ReasonCase{"DCGM_FI_DEV_NVLINK_PPCNT_IBPC_PORT_XMIT_WAIT", "DCGM_FE_LINK"}));
+
+// Every per-link NVLink error counter (4 families x 18 links) is a catalog row under its go-dcgm
+// id, by either spelling, read with one dedicated call (nvmlDeviceGetNvLinkErrorCounter).
+TEST(DcgmKnownTest, PerLinkNvlinkErrorCountersAreServed) {
+  std::set<int> ids;
+  for (int k = 0; k < 18; ++k) {
+    const std::string l = std::to_string(k);
+    for (const auto& [old_name, new_name] : std::vector<std::pair<std::string, std::string>>{
+             {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L" + l,
+              "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_L" + l + "_TOTAL"},
+             {"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_L" + l,
+              "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_L" + l + "_TOTAL"},
+             {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_L" + l,
+              "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_L" + l + "_TOTAL"},
+             {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_L" + l,
+              "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_L" + l + "_TOTAL"}}) {
+      const FieldDef* f = FindByName(old_name);
+      ASSERT_NE(f, nullptr) << old_name;
+      EXPECT_EQ(FindByName(new_name), f) << new_name;
+      EXPECT_EQ(f->name, old_name);
+      EXPECT_TRUE(f->skip_reason.empty()) << old_name;
+      EXPECT_NE(f->read, nullptr) << old_name;
+      EXPECT_EQ(f->nvml_field_id, 0u) << old_name;
+      EXPECT_EQ(f->kind, ValueKind::kInt64);
+      const DcgmFieldName* d = FindDcgmName(old_name);
+      ASSERT_NE(d, nullptr) << old_name;
+      EXPECT_EQ(d->id, f->id) << old_name;
+      ASSERT_NE(FindDcgmName(new_name), nullptr) << new_name;
+      EXPECT_EQ(FindDcgmName(new_name)->id, f->id) << new_name;
+      ids.insert(f->id);
+    }
+  }
+  EXPECT_EQ(ids.size(), 72u);
+  // The _TOTAL counters stay batched field values (FI 38/45/52/59 at the default scope).
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL")->nvml_field_id, 38u);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL")->nvml_field_id, 59u);
+}
 
 TEST(DcgmKnownTest, PerLinkNvlinkBandwidthIsServed) {
   std::set<int> ids;

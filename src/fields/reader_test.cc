@@ -224,6 +224,39 @@ TEST_F(ReaderTest, PerLinkNvlinkRates) {
   EXPECT_EQ(I(second, internal::kNvlinkRxTotalId), 3600);
 }
 
+// The per-link NVLink error counters: one nvmlDeviceGetNvLinkErrorCounter call per row. Links the
+// GPU has give the raw counter; the others answer INVALID_ARGUMENT, and a GPU without NVLink
+// NOT_SUPPORTED on every link: an error per row (logged once by the collector), no series.
+TEST_F(ReaderTest, PerLinkNvlinkErrorCounters) {
+  std::vector<const FieldDef*> fields;
+  for (const auto& fam : internal::kNvlinkErrorFamilies) {
+    for (unsigned k = 0; k < internal::kNvlinkLinks; ++k) {
+      fields.push_back(FindById(internal::NvlinkErrorId(fam.ids, k)));
+      ASSERT_NE(fields.back(), nullptr);
+    }
+  }
+  DeviceReader four_links(*lib_, Dev(2), fields);
+  ASSERT_EQ(four_links.fields().size(), 72u);
+  Outcome o = ReadAll(four_links);
+  ASSERT_EQ(o.values.size(), 16u);
+  ASSERT_EQ(o.errors.size(), 56u);
+  for (unsigned k = 0; k < 4; ++k) {
+    EXPECT_EQ(I(o, internal::NvlinkErrorId({400, 451, 406, 481}, k)), 2) << "flit, link " << k;
+    EXPECT_EQ(I(o, internal::NvlinkErrorId({410, 457, 416, 484}, k)), k == 3 ? 1 : 0) << k;
+    EXPECT_EQ(I(o, internal::NvlinkErrorId({420, 463, 426, 487}, k)), 1) << "replay, link " << k;
+    EXPECT_EQ(I(o, internal::NvlinkErrorId({430, 469, 436, 491}, k)), 0) << "recovery " << k;
+  }
+  const Status& past = o.errors.at(internal::NvlinkErrorId({400, 451, 406, 481}, 17));
+  EXPECT_EQ(past.code(), StatusCode::kInvalidArgument) << past.ToString();
+  EXPECT_NE(past.message().find("nvmlDeviceGetNvLinkErrorCounter"), std::string::npos);
+
+  DeviceReader no_nvlink(*lib_, Dev(3), fields);
+  Outcome none = ReadAll(no_nvlink);
+  EXPECT_TRUE(none.values.empty());
+  ASSERT_EQ(none.errors.size(), 72u);
+  for (auto& [id, st] : none.errors) EXPECT_EQ(st.code(), StatusCode::kNotSupported) << id;
+}
+
 TEST_F(ReaderTest, LostGpuStopsFurtherCalls) {
   // The batched call runs first and says GPU_IS_LOST: no dedicated call is made after it.
   DeviceReader mixed(*lib_, Dev(1), Fields({100, 140, 150, 203, 310}));

@@ -107,7 +107,8 @@ struct DeviceSnapshot {
   bool clock_events_sampled = false;
   std::vector<ClockEventCount> clock_event_counts;  // ascending reason; only reasons seen
   // DCGM_EXP_GPU_HEALTH_STATUS: one result per watch in collect/health.h's order; empty unless
-  // the field is enabled and this is a GPU (health is GPU-wide, as DCGM's FE_GPU group).
+  // the field is enabled and this is a GPU (health is GPU-wide, as DCGM's FE_GPU group). Also
+  // set for a lost GPU (up == false), whose only series these are (ALL fails, fell off the bus).
   std::vector<HealthResult> health;
   // DCGM_EXP_P2P_STATUS: one per other GPU, ascending peer index; empty unless enabled.
   std::vector<P2pStatus> p2p;

@@ -376,6 +376,22 @@ Result<nvmlGpuP2PStatus_t> Library::P2pStatus(Device a, Device b,
   return status;
 }
 
+Result<uint64_t> Library::NvlinkErrorCounter(Device d, unsigned link,
+                                             nvmlNvLinkErrorCounter_t counter) const {
+  unsigned long long v = 0;
+  Status st = Call("nvmlDeviceGetNvLinkErrorCounter", api_.nvmlDeviceGetNvLinkErrorCounter, d, link,
+                   counter, &v);
+  if (!st.ok()) return st;
+  return static_cast<uint64_t>(v);
+}
+
+Result<bool> Library::NvlinkActive(Device d, unsigned link) const {
+  nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+  Status st = Call("nvmlDeviceGetNvLinkState", api_.nvmlDeviceGetNvLinkState, d, link, &active);
+  if (!st.ok()) return st;
+  return active == NVML_FEATURE_ENABLED;
+}
+
 Result<nvmlViolationTime_t> Library::ViolationStatus(Device d, nvmlPerfPolicyType_t policy) const {
   nvmlViolationTime_t v{};
   Status st =

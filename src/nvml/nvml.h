@@ -224,6 +224,12 @@ class Library {
   Result<RemappedRows> RemappedRowCounts(Device d) const;
   // nvmlDeviceGetP2PStatus from `a` to `b` for one capability (DCGM_EXP_P2P_STATUS asks NVLINK).
   Result<nvmlGpuP2PStatus_t> P2pStatus(Device a, Device b, nvmlGpuP2PCapsIndex_t caps) const;
+  // One data-link error counter of one NVLink link (nvmlDeviceGetNvLinkErrorCounter). Without
+  // NVLink NOT_SUPPORTED; a link past the GPU's last INVALID_ARGUMENT (docs/nvml.md).
+  Result<uint64_t> NvlinkErrorCounter(Device d, unsigned link,
+                                      nvmlNvLinkErrorCounter_t counter) const;
+  // Whether NVLink `link` is active (nvmlDeviceGetNvLinkState); errors as NvlinkErrorCounter.
+  Result<bool> NvlinkActive(Device d, unsigned link) const;
   Result<nvmlViolationTime_t> ViolationStatus(Device d, nvmlPerfPolicyType_t policy) const;
   // ClocksEventReasons (R535+), falling back to the ClocksThrottleReasons name.
   Result<uint64_t> ClocksEventReasons(Device d) const;

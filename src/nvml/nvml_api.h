@@ -120,6 +120,17 @@ typedef enum : int {
   NVML_P2P_STATUS_NOT_SUPPORTED = 5,
   NVML_P2P_STATUS_UNKNOWN = 6
 } nvmlGpuP2PStatus_t;
+// nvmlDeviceGetNvLinkErrorCounter: which data-link error counter of a link.
+typedef enum : int {
+  NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  NVML_NVLINK_ERROR_DL_CRC_DATA = 3
+} nvmlNvLinkErrorCounter_t;
+// nvmlDeviceGetNvLinkState writes whether the link is active.
+typedef enum : int { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+// Links a GPU may have (the header's NVML_NVLINK_MAX_LINKS; DCGM's per-link fields stop at L17).
+#define NVMLX_NVLINK_MAX_LINKS 18u
 typedef enum : int {
   NVML_PERF_POLICY_POWER = 0,
   NVML_PERF_POLICY_THERMAL = 1,
@@ -432,6 +443,13 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned* corrRows, 
                                        unsigned* isPending, unsigned* failureOccurred);
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
                                     nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t* p2pStatus);
+// Per link (0 .. NVMLX_NVLINK_MAX_LINKS-1): NOT_SUPPORTED without NVLink, INVALID_ARGUMENT for a
+// link the GPU does not have.
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned link,
+                                             nvmlNvLinkErrorCounter_t counter,
+                                             unsigned long long* counterValue);
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned link,
+                                      nvmlEnableState_t* isActive);
 nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType,
                                           nvmlViolationTime_t* violTime);
 // R535+; older drivers have only the Throttle name (same bits).
@@ -507,16 +525,21 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
   X(nvmlDeviceGetMigDeviceHandleByIndex) X(nvmlDeviceGetGpuInstanceId)                          \
   X(nvmlDeviceGetComputeInstanceId) X(nvmlDeviceGetAttributes_v2)                               \
   X(nvmlDeviceGetGpuInstanceProfileInfo) X(nvmlDeviceGetP2PStatus)  \
-  NVMLX_FOR_EACH_PROCESS_FUNCTION(X)
+  NVMLX_FOR_EACH_PROCESS_FUNCTION(X) NVMLX_FOR_EACH_NVLINK_FUNCTION(X)
 // Per-process calls (processes and their utilization), kept on their own line for merging.
 #define NVMLX_FOR_EACH_PROCESS_FUNCTION(X)                                                      \
   X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)         \
   X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetProcessUtilization)                    \
   X(nvmlDeviceGetProcessesUtilizationInfo)
+// Per-link NVLink calls (error counters, link state), on their own line for merging.
+#define NVMLX_FOR_EACH_NVLINK_FUNCTION(X) \
+  X(nvmlDeviceGetNvLinkErrorCounter) X(nvmlDeviceGetNvLinkState)
 // clang-format on
 
 // Layouts the driver writes into (x86_64, docs/nvml.md §7).
 static_assert(sizeof(nvmlValueType_t) == 4);
+static_assert(sizeof(nvmlNvLinkErrorCounter_t) == 4);
+static_assert(sizeof(nvmlEnableState_t) == 4);
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlMemory_t) == 24);

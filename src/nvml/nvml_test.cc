@@ -274,6 +274,42 @@ TEST_F(SimTest, FieldValueTypesFollowTheDriver) {
   EXPECT_EQ(v[0].timestamp, 1700000010000000LL);
 }
 
+// Per-link NVLink calls (nvlink.yaml): counters split over the GPU's links, INVALID_ARGUMENT past
+// its last link, NOT_SUPPORTED on every link of a GPU without NVLink; link state per link.
+TEST_F(SimTest, PerLinkNvlinkErrorCountersAndStates) {
+  const Library* lib = Load("nvlink.yaml", 100);
+  ASSERT_NE(lib, nullptr);
+  for (unsigned k = 0; k < NVMLX_NVLINK_MAX_LINKS; ++k) {
+    EXPECT_EQ(*lib->NvlinkErrorCounter(Dev(0), k, NVML_NVLINK_ERROR_DL_CRC_FLIT), 2u) << k;
+    EXPECT_EQ(*lib->NvlinkErrorCounter(Dev(0), k, NVML_NVLINK_ERROR_DL_CRC_DATA), 1u) << k;
+    EXPECT_EQ(*lib->NvlinkErrorCounter(Dev(0), k, NVML_NVLINK_ERROR_DL_REPLAY), 1u) << k;
+    EXPECT_EQ(*lib->NvlinkErrorCounter(Dev(0), k, NVML_NVLINK_ERROR_DL_RECOVERY),
+              (k == 5 || k == 11 || k == 17) ? 1u : 0u)
+        << k;
+    EXPECT_TRUE(*lib->NvlinkActive(Dev(0), k)) << k;
+  }
+  EXPECT_TRUE(*lib->NvlinkActive(Dev(1), 1));
+  EXPECT_FALSE(*lib->NvlinkActive(Dev(1), 2));
+  EXPECT_EQ(lib->NvlinkActive(Dev(1), 4).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(lib->NvlinkErrorCounter(Dev(1), 4, NVML_NVLINK_ERROR_DL_REPLAY).status().code(),
+            StatusCode::kInvalidArgument);
+  for (unsigned k : {0u, 17u}) {
+    EXPECT_EQ(lib->NvlinkActive(Dev(2), k).status().code(), StatusCode::kNotSupported);
+    Result<uint64_t> c = lib->NvlinkErrorCounter(Dev(2), k, NVML_NVLINK_ERROR_DL_CRC_FLIT);
+    EXPECT_EQ(c.status().code(), StatusCode::kNotSupported);
+    EXPECT_NE(c.status().message().find("nvmlDeviceGetNvLinkErrorCounter"), std::string::npos);
+  }
+  // The totals agree with the per-link counters, and a GPU without NVLink has none.
+  nvmlFieldValue_t v[2] = {};
+  v[0].fieldId = NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL;
+  v[1].fieldId = NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL;
+  ASSERT_TRUE(lib->FieldValues(Dev(0), v, 2).ok());
+  EXPECT_EQ(v[0].value.ullVal, 36u);
+  EXPECT_EQ(v[1].value.ullVal, 18u);
+  ASSERT_TRUE(lib->FieldValues(Dev(2), v, 2).ok());
+  EXPECT_EQ(v[0].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+}
+
 TEST_F(SimTest, DefaultScenarioSquareWaveAtFrozenTimes) {
   const Library* lib = Load(nullptr, 5);
   ASSERT_NE(lib, nullptr);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "util/escape.h"
+
 namespace nvmlx::render {
 namespace {
 
@@ -91,8 +93,11 @@ class Parser {
   }
 
  private:
+  // Messages echo what the file holds (keys, values, yaml-cpp's own text): control bytes are
+  // escaped, so that a NUL does not cut the message short (util/escape.h).
   Status Error(int line, const std::string& msg) const {
-    return InvalidArgument(source_ + ":" + std::to_string(line) + ": " + msg);
+    return InvalidArgument(source_ + ":" + std::to_string(line) + ": " +
+                           util::EscapeControlBytes(msg));
   }
   Status Error(const YAML::Node& node, const std::string& msg) const {
     return Error(node.Mark().line + 1, msg);
@@ -288,7 +293,8 @@ class Parser {
 
   void Warn(const YAML::Node& node, const std::string& msg) {
     if (warnings_ != nullptr) {
-      warnings_->push_back(source_ + ":" + std::to_string(Line(node)) + ": " + msg);
+      warnings_->push_back(source_ + ":" + std::to_string(Line(node)) + ": " +
+                           util::EscapeControlBytes(msg));
     }
   }
 

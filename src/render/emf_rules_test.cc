@@ -255,6 +255,26 @@ TEST(EmfRulesTest, InlineErrors) {
   EXPECT_NE(r.status().message().find("at most 30"), std::string::npos);
 }
 
+// Found by emf_rules_fuzz (testdata/fuzz/emf_rules/crash_yaml_error_echoes_nul_*): yaml-cpp's
+// message quotes the offending byte, and a NUL there cut the error short where it was printed.
+// Every byte the file puts into a message is escaped now, keys included.
+TEST(EmfRulesTest, ControlBytesInMessagesAreEscaped) {
+  const std::string nul_escape("metric_namespace: \"a\\\0\"\nmetric_declaration: []\n", 46);
+  ASSERT_EQ(nul_escape.find('\0'), 21u);
+  Result<EmfRules> yaml = ParseEmfRules(nul_escape, "t.yaml", nullptr);
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_EQ(yaml.status().message().find('\0'), std::string::npos);
+  EXPECT_NE(yaml.status().message().find("t.yaml:1: not valid YAML or JSON: unknown escape "
+                                         "character: \\x00"),
+            std::string::npos)
+      << yaml.status().message();
+  Result<EmfRules> key =
+      ParseEmfRules("metric_declaration: []\n\"k\\e\\n\": 1\n", "t.yaml", nullptr);
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.status().message().find("t.yaml:2: unknown key \"k\\x1b\\n\""), std::string::npos)
+      << key.status().message();
+}
+
 TEST(EmfRulesTest, SkippedDeclarationsWarn) {
   std::vector<std::string> warnings;
   Result<EmfRules> r = ParseEmfRules(

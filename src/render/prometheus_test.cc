@@ -338,6 +338,28 @@ TEST(RenderPrometheusTest, DownGpuHasNoSeries) {
             std::string::npos);
 }
 
+// A lost GPU with health results (the collector sets them: ALL fails, fallen off the bus) keeps
+// exactly its health series; a down GPU without them has none (above).
+TEST(RenderPrometheusTest, LostGpuKeepsOnlyItsHealthSeries) {
+  Fixture f = DefaultFixture(2);
+  f.AddEntry(9003, "DCGM_EXP_GPU_HEALTH_STATUS", MetricType::kGauge, "Health.");
+  f.snapshot.devices[0].health = {{"ALL", "DCGM_FR_OK", 0}};
+  f.snapshot.devices[1].up = false;
+  f.snapshot.devices[1].health = {{"NVLINK", "DCGM_FR_OK", 0},
+                                  {"ALL", "DCGM_FR_FALLEN_OFF_BUS", 20}};
+  const std::string out = f.Render();
+  EXPECT_NE(out.find("DCGM_EXP_GPU_HEALTH_STATUS{gpu=\"1\""), std::string::npos) << out;
+  EXPECT_NE(out.find("health_error_code=\"DCGM_FR_FALLEN_OFF_BUS\",health_watch=\"ALL\"} 20\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("health_watch=\"NVLINK\"} 0\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"1\""), std::string::npos) << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"0\""), std::string::npos) << out;
+  EXPECT_NE(out.find("nvml_exporter_gpu_up{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-"
+                     "7c8d9e0f0001\"} 0\n"),
+            std::string::npos);
+}
+
 TEST(RenderPrometheusTest, AllDevicesDownOmitsFamilies) {
   Fixture f = DefaultFixture(2);
   for (auto& d : f.snapshot.devices) d.up = false;

@@ -393,7 +393,8 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   model::DeviceSnapshot instance_view;  // a MIG instance with its GPU's fields
   for (size_t di = 0; di < snapshot.devices.size(); ++di) {
     const model::DeviceSnapshot* devp = &snapshot.devices[di];
-    bool gpu_status_only = false;  // a MIG-enabled GPU's own series: health and P2P only
+    // A MIG-enabled GPU's own series, or a lost GPU's: health and P2P only.
+    bool gpu_status_only = false;
     if (!options.mig_gpu_fields_on_parent) {
       // dcgm-exporter's shape: a MIG-enabled GPU's fields are on each of its instances, except
       // health and P2P status, which its collectors give per GPU only.
@@ -404,7 +405,13 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
       }
     }
     const model::DeviceSnapshot& dev = *devp;
-    if (!dev.up || dev.identity == nullptr) continue;
+    if (dev.identity == nullptr) continue;
+    // A lost GPU keeps its health series (DCGM fails its ALL watch: fallen off the bus), nothing
+    // else; any other device that is not up has no series.
+    if (!dev.up) {
+      if (dev.health.empty()) continue;
+      gpu_status_only = true;
+    }
     const model::DeviceIdentity& id = *dev.identity;
 
     std::vector<LabelView>& base = labels.base();
@@ -439,7 +446,7 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
     AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.device_pod_uid,
                   &attrs, &sets);
     const DeviceUsage* pods = nullptr;
-    if (options.pods.enabled) {
+    if (options.pods.enabled && dev.up) {
       pods = &usage.emplace_back(AggregatePodUsage(dev, snapshot.attribution));
       pod_devices.push_back({&dev, pods});
     }

@@ -1,6 +1,9 @@
 #include "serve/http_server.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,24 +12,35 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "serve/basic_auth.h"
+#include "serve/http_session.h"
+#include "serve/web_tls.h"
 #include "util/log.h"
+#include "util/mutex.h"
+#include "util/periodic_worker.h"
 
 namespace nvmlx::serve {
 namespace {
@@ -36,28 +50,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
-
-constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
-constexpr std::string_view kTextContentType = "text/plain; charset=utf-8";
-constexpr std::string_view kHtmlContentType = "text/html; charset=utf-8";
-constexpr std::string_view kIndexHtml =
-    "<html>\n<head><title>nvml-exporter</title></head>\n<body>\n<h1>nvml-exporter</h1>\n"
-    "<p><a href=\"./metrics\">Metrics</a></p>\n<p><a href=\"./health\">Health</a></p>\n"
-    "<p><a href=\"./ready\">Ready</a></p>\n"
-    "</body>\n</html>\n";
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
-           return lower(x) == lower(y);
-         });
-}
 
 // q-value of one Accept-Encoding element's parameters ("q=0.5"); 1 when absent. A malformed
 // q counts as 0: refusing gzip is always safe, identity is always acceptable.
@@ -133,194 +125,71 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   out.port = static_cast<uint16_t>(value);
   return out;
 }
+
 namespace {
 
-// The server's configuration as the sessions see it. Read-only while the server runs, so the
-// I/O threads share it without a lock (the providers synchronise themselves).
-struct Shared {
-  ServerOptions options;
-  HttpServer::PageProvider metrics;
-  HttpServer::HealthProvider health;
-};
+constexpr std::string_view kRefusal =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    "Content-Length: 21\r\nRetry-After: 1\r\nConnection: close\r\n\r\ntoo many connections\n";
 
-// One TCP connection: reads requests one after another (keep-alive), answers each from the
-// server's providers, and closes on error, timeout or "Connection: close".
-//
-// Thread-safety: every handler runs on the connection's strand, so the members need no lock.
-// The session keeps itself alive through shared_from_this in its pending handlers.
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, const Shared& server) : stream_(std::move(socket)), server_(server) {}
-
-  void Start() { ReadRequest(); }
-
- private:
-  using Response = http::response<http::span_body<const char>>;
-
-  // Between keep-alive requests: wait (idle_timeout) for the first byte, so that the
-  // read_timeout measures how long the request itself takes to arrive.
-  void WaitForNextRequest() {
-    if (buffer_.size() > 0) return ReadRequest();  // pipelined bytes already here
-    auto idle = server_.options.idle_timeout.count() > 0 ? server_.options.idle_timeout
-                                                         : server_.options.read_timeout;
-    stream_.expires_after(idle);
-    stream_.async_read_some(buffer_.prepare(2048),
-                            beast::bind_front_handler(&Session::OnFirstBytes, shared_from_this()));
-  }
-
-  void OnFirstBytes(error_code ec, size_t n) {
-    if (ec) return Close();
-    buffer_.commit(n);
-    ReadRequest();
-  }
-
-  void ReadRequest() {
-    parser_.emplace();
-    const auto& o = server_.options;
-    parser_->header_limit(static_cast<uint32_t>(
-        std::min<size_t>(o.max_request_header_bytes, std::numeric_limits<uint32_t>::max())));
-    parser_->body_limit(o.max_request_body_bytes);
-    stream_.expires_after(o.read_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
-  }
-
-  void OnRead(error_code ec, size_t /*bytes*/) {
-    if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
-      return SendError(http::status::request_header_fields_too_large, "request header too large\n");
+// Answers a connection we cannot keep, without blocking: a 503 on plain HTTP (a TLS client
+// would read it as garbage: it just sees the close), then close. What the client already sent
+// is read first, so that the close is a FIN and not a reset that could destroy the answer.
+void RefuseFd(int fd, bool plain) {
+  if (plain) {
+    char sink[4096];
+    for (int i = 0; i < 4 && ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; ++i) {
     }
-    if (ec == http::error::body_limit) {
-      return SendError(http::status::payload_too_large, "request body not allowed\n");
-    }
-    // A timeout has already closed the socket; EOF and resets need no answer either.
-    if (ec == beast::error::timeout || ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
-        ec == http::error::partial_message) {
-      return Close();
-    }
-    if (ec) return SendError(http::status::bad_request, "bad request\n");
-    Handle(parser_->get());
+    (void)!::send(fd, kRefusal.data(), kRefusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
   }
+  ::close(fd);
+}
 
-  void Handle(const http::request<http::string_body>& req) {
-    std::string_view target(req.target().data(), req.target().size());
-    target = target.substr(0, target.find('?'));
-    const bool head = req.method() == http::verb::head;
-    const bool allowed = head || req.method() == http::verb::get;
-    Prepare(req.version(), req.keep_alive());
-
-    if (target != "/metrics" && target != "/health" && target != "/ready" && target != "/") {
-      return Send(http::status::not_found, kTextContentType, "404 page not found\n", head);
-    }
-    if (!allowed) {
-      res_.set(http::field::allow, "GET, HEAD");
-      return Send(http::status::method_not_allowed, kTextContentType, "method not allowed\n",
-                  false);
-    }
-    if (target == "/") return Send(http::status::ok, kHtmlContentType, kIndexHtml, head);
-    if (target == "/health" || target == "/ready") {
-      const Probe probe = target == "/health" ? Probe::kLive : Probe::kReady;
-      Health h = server_.health ? server_.health(probe) : Health{true, "OK"};
-      owned_ = h.reason.empty() ? std::string(h.ok ? "OK" : "not ready") : std::move(h.reason);
-      return Send(h.ok ? http::status::ok : http::status::service_unavailable, kTextContentType,
-                  owned_, head);
-    }
-    // /metrics. The page stays alive in page_ until the write completes; the body is sent
-    // straight from its bytes, never copied.
-    page_ = server_.metrics ? server_.metrics() : nullptr;
-    if (!page_) {
-      return Send(http::status::service_unavailable, kTextContentType, "no collection yet\n", head);
-    }
-    res_.set(http::field::vary, "Accept-Encoding");
-    std::string_view body = page_->body;
-    if (!page_->gzip_body.empty() && ClientAcceptsGzip(req)) {
-      res_.set(http::field::content_encoding, "gzip");
-      body = page_->gzip_body;
-    }
-    Send(http::status::ok, kMetricsContentType, body, head);
-  }
-
-  static bool ClientAcceptsGzip(const http::request<http::string_body>& req) {
-    // Several Accept-Encoding fields are one comma-separated list (RFC 9110 §5.3).
-    std::string joined;
-    for (const auto& f : req) {
-      if (f.name() != http::field::accept_encoding) continue;
-      if (!joined.empty()) joined.push_back(',');
-      joined.append(f.value().data(), f.value().size());
-    }
-    return AcceptsGzip(joined);
-  }
-
-  void Prepare(unsigned version, bool keep_alive) {
-    res_ = Response();
-    res_.version(version == 10 ? 10 : 11);
-    res_.keep_alive(keep_alive);
-  }
-
-  void SendError(http::status status, std::string_view text) {
-    Prepare(11, false);
-    Send(status, kTextContentType, text, false);
-  }
-
-  // `body` must outlive the write: static text, owned_, or page_'s bytes.
-  void Send(http::status status, std::string_view content_type, std::string_view body, bool head) {
-    res_.result(status);
-    res_.set(http::field::content_type,
-             beast::string_view(content_type.data(), content_type.size()));
-    // HEAD: the same Content-Length as GET, and no body bytes.
-    res_.content_length(body.size());
-    res_.body() =
-        head ? beast::span<const char>() : beast::span<const char>(body.data(), body.size());
-    stream_.expires_after(server_.options.write_timeout);
-    http::async_write(stream_, res_,
-                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
-  }
-
-  void OnWrite(error_code ec, size_t /*bytes*/) {
-    page_.reset();
-    owned_.clear();
-    if (ec) return Close();
-    if (!res_.keep_alive()) {
-      // Half-close so the client reads the whole response before it sees the end.
-      error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      return;
-    }
-    WaitForNextRequest();
-  }
-
-  void Close() {
-    error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  // string_body so that body_limit applies (0: any body is 413); GET/HEAD bodies are unused.
-  std::optional<http::request_parser<http::string_body>> parser_;
-  Response res_;
-  std::shared_ptr<const Page> page_;  // the page being written
-  std::string owned_;                 // a computed body being written (/health)
-  const Shared& server_;
-};
+bool OutOfDescriptors(const error_code& ec) {
+  return ec == asio::error::no_descriptors || ec.value() == ENFILE || ec.value() == ENOBUFS ||
+         ec.value() == ENOMEM;
+}
 
 }  // namespace
 
+int DefaultMaxConnections() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1024;
+  return static_cast<int>(std::clamp<rlim_t>(rl.rlim_cur / 2, 16, 1024));
+}
+
 struct HttpServer::Impl {
-  Shared shared;  // what the sessions read; never changed while running
+  Core core;
   std::atomic<uint16_t> port{0};
   bool running = false;
   // Declared after everything the sessions read: destroyed first (Stop destroys it explicitly),
   // which destroys pending handlers and with them the sessions and their sockets.
   std::unique_ptr<asio::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
-  std::unique_ptr<asio::steady_timer> accept_retry;
+  std::unique_ptr<asio::steady_timer> accept_retry;  // on the acceptor's strand
   std::vector<std::thread> threads;
+  std::unique_ptr<util::PeriodicWorker> reloader;
+  // A descriptor kept in reserve: given back when accept() runs out, so that what waits in the
+  // backlog can be accepted and refused instead of hanging there.
+  int reserve_fd = -1;
+  // Accept streaks (the acceptor's strand only): logged once when they start and once when
+  // they end.
+  bool fd_streak = false;
+  uint64_t fd_streak_count = 0;
+  std::chrono::milliseconds backoff{0};
+  bool limit_streak = false;
+  uint64_t limit_streak_count = 0;
+  // The reloader's thread only.
+  std::string failed_fingerprint;
 
   Status Listen();
   Status TryListen(const tcp::endpoint& ep, bool dual_stack);
   void Accept();
+  void OnAccept(error_code ec, tcp::socket socket);
+  void Refuse(int fd);
+  void ShedBacklog();
+  void Reload();
 };
 
 Status HttpServer::Impl::TryListen(const tcp::endpoint& ep, bool dual_stack) {
@@ -340,33 +209,34 @@ Status HttpServer::Impl::TryListen(const tcp::endpoint& ep, bool dual_stack) {
   if (ec) {
     return Status(
         ec == asio::error::access_denied ? StatusCode::kNoPermission : StatusCode::kUnavailable,
-        "cannot listen on " + shared.options.address + ": " + ec.message());
+        "cannot listen on " + core.options.address + ": " + ec.message());
   }
   acceptor = std::move(a);
   return Status::Ok();
 }
 
 Status HttpServer::Impl::Listen() {
-  if (shared.options.listen_fd >= 0) {
+  const ServerOptions& o = core.options;
+  if (o.listen_fd >= 0) {
     // Adopt the socket as it is: systemd bound it and decides its address.
     sockaddr_storage addr = {};
     socklen_t len = sizeof(addr);
-    if (getsockname(shared.options.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return Unavailable("cannot use the passed socket fd " +
-                         std::to_string(shared.options.listen_fd) + ": " + std::strerror(errno));
+    if (getsockname(o.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return Unavailable("cannot use the passed socket fd " + std::to_string(o.listen_fd) + ": " +
+                         std::strerror(errno));
     }
     auto a = std::make_unique<tcp::acceptor>(asio::make_strand(*ioc));
     error_code ec;
-    a->assign(addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), shared.options.listen_fd, ec);
+    a->assign(addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), o.listen_fd, ec);
     if (!ec) port = a->local_endpoint(ec).port();
     if (ec) {
-      return Unavailable("cannot use the passed socket fd " +
-                         std::to_string(shared.options.listen_fd) + ": " + ec.message());
+      return Unavailable("cannot use the passed socket fd " + std::to_string(o.listen_fd) + ": " +
+                         ec.message());
     }
     acceptor = std::move(a);
     return Status::Ok();
   }
-  Result<ListenAddress> addr = ParseListenAddress(shared.options.address);
+  Result<ListenAddress> addr = ParseListenAddress(o.address);
   if (!addr.ok()) return addr.status();
   if (addr->host.empty()) {
     // All addresses: one IPv6 socket that also accepts IPv4 (v4-mapped), as Go does; IPv4 only
@@ -386,8 +256,8 @@ Status HttpServer::Impl::Listen() {
   tcp::resolver resolver(*ioc);
   auto results = resolver.resolve(addr->host, std::to_string(addr->port),
                                   tcp::resolver::passive | tcp::resolver::numeric_service, ec);
-  if (ec) return NotFound("cannot listen on " + shared.options.address + ": " + ec.message());
-  Status first = NotFound("cannot listen on " + shared.options.address + ": no address");
+  if (ec) return NotFound("cannot listen on " + o.address + ": " + ec.message());
+  Status first = NotFound("cannot listen on " + o.address + ": no address");
   for (const auto& entry : results) {
     Status st = TryListen(entry.endpoint(), false);
     if (st.ok()) return st;
@@ -398,28 +268,126 @@ Status HttpServer::Impl::Listen() {
 
 void HttpServer::Impl::Accept() {
   acceptor->async_accept(asio::make_strand(*ioc), [this](error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted) return;
-    if (ec) {
-      // EMFILE and friends: retry later instead of spinning on a full descriptor table.
-      log::Warn("accept failed", {{"error", ec.message()}});
-      accept_retry->expires_after(std::chrono::milliseconds(100));
-      accept_retry->async_wait([this](error_code wec) {
-        if (!wec) Accept();
-      });
-      return;
-    }
-    error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<Session>(std::move(socket), shared)->Start();
-    Accept();
+    OnAccept(ec, std::move(socket));
   });
+}
+
+void HttpServer::Impl::Refuse(int fd) {
+  core.stats.connections_refused.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<const WebState> web = core.Web();
+  RefuseFd(fd, !(web && web->tls));
+}
+
+void HttpServer::Impl::ShedBacklog() {
+  // Make room for the next accepts (idle keep-alive connections first), then refuse what
+  // waits in the backlog through the reserve descriptor, one at a time.
+  for (int i = 0; i < 8 && core.EvictOldestIdle(); ++i) {
+  }
+  if (reserve_fd < 0) return;
+  ::close(reserve_fd);
+  reserve_fd = -1;
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    Refuse(fd);
+    ++fd_streak_count;
+  }
+  reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void HttpServer::Impl::OnAccept(error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || core.stopping.load()) return;
+  if (ec) {
+    core.stats.accept_errors.fetch_add(1, std::memory_order_relaxed);
+    const bool fds = OutOfDescriptors(ec);
+    if (!fd_streak) {
+      fd_streak = true;
+      fd_streak_count = 0;
+      log::Warn(fds ? "accept failed: out of file descriptors; closing idle connections and "
+                      "refusing new ones until descriptors free up (logged once until it recovers)"
+                    : "accept failed; retrying with backoff (logged once until it recovers)",
+                {{"error", ec.message()},
+                 {"max_connections", std::to_string(core.max_connections)},
+                 {"open_connections", std::to_string(core.stats.connections_open.load())}});
+    }
+    ++fd_streak_count;
+    if (fds) ShedBacklog();
+    // Back off instead of spinning on a full descriptor table: 10 ms, doubling to 500 ms.
+    backoff =
+        std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+    accept_retry->expires_after(backoff);
+    accept_retry->async_wait([this](error_code wec) {
+      if (!wec) Accept();
+    });
+    return;
+  }
+  if (fd_streak) {
+    fd_streak = false;
+    log::Info("accepting connections again",
+              {{"failed_or_refused", std::to_string(fd_streak_count)}});
+  }
+  backoff = std::chrono::milliseconds(0);
+  core.stats.connections_accepted.fetch_add(1, std::memory_order_relaxed);
+  const int64_t open = core.stats.connections_open.load(std::memory_order_relaxed);
+  // At the limit, the connection idle the longest makes room (its close is on its way); a few
+  // over the limit are tolerated while those closes land, never more.
+  const bool over = open >= core.max_connections &&
+                    (open >= core.max_connections + 16 || !core.EvictOldestIdle());
+  if (over) {
+    if (!limit_streak) {
+      limit_streak = true;
+      limit_streak_count = 0;
+      log::Warn(
+          "connection limit reached; refusing new connections with 503 (logged once until "
+          "it recovers)",
+          {{"max_connections", std::to_string(core.max_connections)}});
+    }
+    ++limit_streak_count;
+    Refuse(socket.release());
+    return Accept();
+  }
+  if (limit_streak) {
+    limit_streak = false;
+    log::Info("below the connection limit again",
+              {{"refused", std::to_string(limit_streak_count)}});
+  }
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  if (core.options.send_buffer_bytes > 0) {
+    socket.set_option(asio::socket_base::send_buffer_size(core.options.send_buffer_bytes), ignored);
+  }
+  StartSession(core, std::move(socket), core.Web());
+  Accept();
+}
+
+void HttpServer::Impl::Reload() {
+  const std::string& path = core.options.web_config_file;
+  std::shared_ptr<const WebState> current = core.Web();
+  const std::string fp = WebFingerprint(path);
+  if ((current && fp == current->fingerprint) || fp == failed_fingerprint) return;
+  Result<std::shared_ptr<const WebState>> next = LoadWebState(path);
+  if (!next.ok()) {
+    failed_fingerprint = fp;  // one log line and one count per broken version of the files
+    core.stats.config_reloads_failed.fetch_add(1, std::memory_order_relaxed);
+    core.stats.config_last_reload_ok.store(0);
+    log::Error("web config rejected; keeping the previous one",
+               {{"file", path}, {"error", next.status().message()}});
+    return;
+  }
+  failed_fingerprint.clear();
+  core.SetWeb(*next);
+  core.stats.config_reloads_ok.fetch_add(1, std::memory_order_relaxed);
+  core.stats.config_last_reload_ok.store(1);
+  log::Info("web config reloaded", {{"file", path},
+                                    {"tls", (*next)->tls ? "true" : "false"},
+                                    {"users", std::to_string((*next)->config.users.size())}});
 }
 
 HttpServer::HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health)
     : impl_(std::make_unique<Impl>()) {
-  impl_->shared.options = std::move(options);
-  impl_->shared.metrics = std::move(metrics);
-  impl_->shared.health = std::move(health);
+  impl_->core.options = std::move(options);
+  impl_->core.metrics = std::move(metrics);
+  impl_->core.health = std::move(health);
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -427,18 +395,32 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Start() {
   Impl& s = *impl_;
   if (s.running) return Internal("HTTP server already started");
+  Core& core = s.core;
+  core.stopping = false;
+  core.max_connections =
+      core.options.max_connections > 0 ? core.options.max_connections : DefaultMaxConnections();
+  if (!core.options.web_config_file.empty()) {
+    Result<std::shared_ptr<const WebState>> web = LoadWebState(core.options.web_config_file);
+    if (!web.ok()) return web.status();
+    core.SetWeb(*web);
+    core.auth = std::make_unique<BasicAuth>(&core.stats);
+  }
   try {
-    s.ioc = std::make_unique<asio::io_context>(std::max(1, s.shared.options.threads));
+    s.ioc = std::make_unique<asio::io_context>(std::max(1, core.options.threads));
     Status st = s.Listen();
     if (!st.ok()) {
       s.acceptor.reset();
       s.ioc.reset();
+      core.auth.reset();
       return st;
     }
-    s.accept_retry = std::make_unique<asio::steady_timer>(*s.ioc);
-    s.Accept();
+    error_code ignored;
+    s.acceptor->non_blocking(true, ignored);  // ShedBacklog's accept4 must never block
+    s.reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    s.accept_retry = std::make_unique<asio::steady_timer>(s.acceptor->get_executor());
+    asio::post(s.acceptor->get_executor(), [&s] { s.Accept(); });
     s.running = true;
-    for (int i = 0; i < std::max(1, s.shared.options.threads); ++i) {
+    for (int i = 0; i < std::max(1, core.options.threads); ++i) {
       s.threads.emplace_back([&s] {
         // A handler that throws (bad_alloc) must not take the process down with it.
         for (;;) {
@@ -451,9 +433,16 @@ Status HttpServer::Start() {
         }
       });
     }
+    if (!core.options.web_config_file.empty()) {
+      s.reloader = std::make_unique<util::PeriodicWorker>(
+          util::PeriodicWorker::Options{.name = "web config reloader",
+                                        .period = core.options.web_config_poll},
+          [&s] { s.Reload(); });
+      s.reloader->Start();
+    }
   } catch (const std::exception& e) {
     Stop();
-    return Internal("cannot start HTTP server on " + s.shared.options.address + ": " + e.what());
+    return Internal("cannot start HTTP server on " + core.options.address + ": " + e.what());
   }
   return Status::Ok();
 }
@@ -461,6 +450,29 @@ Status HttpServer::Start() {
 void HttpServer::Stop() {
   Impl& s = *impl_;
   if (!s.ioc) return;
+  Core& core = s.core;
+  const auto deadline = std::chrono::steady_clock::now() + core.options.shutdown_grace;
+  core.stopping = true;
+  if (s.reloader) s.reloader->Stop();
+  // No new connections: close the listener on its strand.
+  if (s.acceptor && !s.threads.empty()) {
+    auto closed = std::make_shared<std::promise<void>>();
+    std::future<void> done = closed->get_future();
+    asio::post(s.acceptor->get_executor(), [&s, closed] {
+      error_code ignored;
+      s.acceptor->close(ignored);
+      s.accept_retry->cancel();
+      closed->set_value();
+    });
+    done.wait_until(deadline);
+  }
+  // Drain: idle and half-read connections close now, responses in flight finish (up to the
+  // grace deadline), then everything still open is closed with the io_context.
+  for (auto& session : core.All()) session->Interrupt(true);
+  while (core.stats.connections_open.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (core.auth) core.auth->Stop();  // drops waiting checks (and the sessions they hold)
   s.ioc->stop();
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
@@ -469,9 +481,15 @@ void HttpServer::Stop() {
   s.accept_retry.reset();
   s.acceptor.reset();
   s.ioc.reset();
+  core.auth.reset();
+  s.reloader.reset();
+  if (s.reserve_fd >= 0) ::close(s.reserve_fd);
+  s.reserve_fd = -1;
   s.running = false;
 }
 
 uint16_t HttpServer::port() const { return impl_->port.load(); }
+
+const ServerStats& HttpServer::stats() const { return impl_->core.stats; }
 
 }  // namespace nvmlx::serve

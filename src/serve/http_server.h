@@ -4,15 +4,31 @@
 // probe (a first page exists); what each means is the HealthProvider's (app/page_store.h).
 //
 // /metrics serves the latest pre-rendered Page: no NVML or kubelet call, no rendering and no
-// compression happens inside a request (the gzip body is made once per collection). GET and HEAD
-// are allowed; other methods get 405. Read and write timeouts and a request size limit protect
-// the daemon from slow or oversized clients.
+// compression happens inside a request (the gzip body is made once per collection).
+//
+// Hostile and heavy clients (docs/web.md lists every limit and what a client sees):
+//  - every connection is asynchronous on a pool of io threads (two by default): a slow reader,
+//    a slowloris client or a flood holds a socket and a little memory, never a thread;
+//  - at most max_connections connections: at the limit the connection idle the longest
+//    (between keep-alive requests) is closed to make room, else the new one gets a 503 with
+//    "Connection: close" (plain HTTP; a TLS listener closes it) and is counted in
+//    ServerStats::connections_refused;
+//  - out of file descriptors (EMFILE) the listener backs off, sheds idle connections, refuses
+//    what waits in the backlog through a reserved descriptor, logs once per streak and resumes;
+//  - read deadline per request, write deadline per response, idle deadline between requests,
+//    a bound on requests per connection, on the header block and on the URL;
+//  - GET and HEAD only; a body is refused (413); a Transfer-Encoding other than "chunked" is
+//    refused with 400 and the connection closed (RFC 9112 §6.1).
+// With a web config (config/web_config.h): TLS, basic auth on every path (bcrypt off the io
+// threads, a cache of verified credentials, a rate limit on failed ones), extra response
+// headers, and the file and its certificates re-read when they change (serve/web_tls.h).
 //
 // Thread-safety: Start/Stop from one controlling thread. The providers are called from the I/O
-// threads concurrently and must be thread-safe themselves.
+// threads concurrently and must be thread-safe themselves. stats() from any thread.
 #ifndef NVML_EXPORTER_SERVE_HTTP_SERVER_H_
 #define NVML_EXPORTER_SERVE_HTTP_SERVER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -40,19 +56,60 @@ enum class Probe { kLive, kReady };
 
 struct ServerOptions {
   std::string address = ":9400";  // host:port, [v6]:port, or :port (all addresses, v4 and v6)
+  // From the first byte of a request (the TLS handshake included) to its last header byte.
   std::chrono::milliseconds read_timeout{10000};
+  // Writing one response; a client that does not read is cut off after this long.
   std::chrono::milliseconds write_timeout{30000};
   // How long a kept-alive connection may sit idle between requests; 0: read_timeout (what Go's
   // http.Server does when IdleTimeout is unset). Raise it above the scrape interval so that
   // Prometheus can reuse its connection. The read_timeout then starts at the first byte.
   std::chrono::milliseconds idle_timeout{0};
-  std::size_t max_request_header_bytes = 8 * 1024;
-  std::size_t max_request_body_bytes = 0;  // GET/HEAD only: any body is refused (413)
-  int threads = 1;
+  std::size_t max_request_header_bytes = 8 * 1024;  // request line and fields: 431 beyond
+  std::size_t max_url_bytes = 4096;                 // request target: 414 beyond
+  std::size_t max_request_body_bytes = 0;           // GET/HEAD only: any body is refused (413)
+  // Requests served on one connection before it is closed (the last answer says
+  // "Connection: close"); bounds how long one client keeps one socket.
+  int max_requests_per_connection = 10000;
+  // Open connections at most; 0: DefaultMaxConnections() (half the soft RLIMIT_NOFILE, at
+  // most 1024), so that the process keeps descriptors for its own files and sockets.
+  int max_connections = 0;
+  // SO_SNDBUF of each connection (0: the kernel's autotuning, up to tcp_wmem's 4 MiB): bounds the
+  // kernel memory that clients which never read can pin (the rest of the page waits in our
+  // shared Page, not copied per connection).
+  int send_buffer_bytes = 256 * 1024;
+  // Stop(): how long in-flight responses may take to finish before every socket is closed.
+  std::chrono::milliseconds shutdown_grace{800};
+  int threads = 2;
+  // --web-config-file (exporter-toolkit format): TLS, basic auth, headers. Empty: plain HTTP.
+  std::string web_config_file = {};
+  // How often the web config file and its certificate files are checked for changes.
+  std::chrono::milliseconds web_config_poll{3000};
+  // Leave /health and /ready open without basic auth (kubelet probes).
+  bool health_no_auth = false;
   // A listening TCP socket to serve on instead of binding `address` (systemd socket activation,
   // serve/systemd_socket.h); the server owns it from Start on. -1: bind `address`.
   int listen_fd = -1;
 };
+
+// The server's own counters, rendered into /metrics by app/ (serve/ stays free of render/).
+// Thread-safety: atomics, read and written from any thread.
+struct ServerStats {
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_refused{0};  // at max_connections or out of descriptors
+  std::atomic<uint64_t> connections_evicted{0};  // idle keep-alive closed to make room
+  std::atomic<uint64_t> accept_errors{0};        // accept() failed (EMFILE, ENFILE, ...)
+  std::atomic<int64_t> connections_open{0};
+  std::atomic<uint64_t> auth_failures{0};      // 401: missing or wrong credentials
+  std::atomic<uint64_t> auth_rate_limited{0};  // 401 without a bcrypt run (rate limit)
+  std::atomic<uint64_t> bcrypt_runs{0};        // bcrypt verifications actually computed
+  std::atomic<uint64_t> tls_handshake_errors{0};
+  std::atomic<uint64_t> config_reloads_ok{0};
+  std::atomic<uint64_t> config_reloads_failed{0};
+  std::atomic<int> config_last_reload_ok{1};  // 0 after a rejected reload, until a good one
+};
+
+// max_connections when unset: half the soft descriptor limit, at most 1024, at least 16.
+int DefaultMaxConnections();
 
 class HttpServer {
  public:
@@ -69,6 +126,7 @@ class HttpServer {
   void Stop();
   // The bound port (useful with port 0 in tests). 0 before Start.
   uint16_t port() const;
+  const ServerStats& stats() const;
 
  private:
   struct Impl;

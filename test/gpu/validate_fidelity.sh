@@ -9,6 +9,14 @@
 #                          dump flags: one warning each, serving anyway
 #   probes.txt             /health and /ready at start and once serving
 #   hostname.txt           --hostname-label hostname
+#   nvlink_errors.*        the 72 per-link NVLink error counters, the four totals and the health
+#                          watch, in a daemon collecting every 500 ms for 4 s, next to what NVML
+#                          itself answers per link (nvlink_probe.txt, python ctypes)
+#   lost_sim.txt           a lost GPU's health series, on the bundle's simulated GPUs (a real
+#                          GPU cannot be taken off the bus from here)
+# Sections 1-5 only record; section 6 checks and the script exits 1 when a check fails
+# ("FAIL: ..." lines in fidelity.txt). On the single-GPU H200 VM (no NVLink peer) NVML answers
+# NOT_SUPPORTED per link: no per-link series, one warning per row, NVLINK watch 0 (DCGM_FR_OK).
 set -uo pipefail
 B="${BUNDLE:-bundle}"
 RESULT="${OUT:-validation-out}"
@@ -96,6 +104,119 @@ echo "rc=$?" >>"$OUT/health_once.log"
   grep -i 'warn' "$OUT/health_once.log" | head -5
 } >>"$S"
 
+# 6. Per-link NVLink error counters (nvmlDeviceGetNvLinkErrorCounter) and the NVLINK health watch
+# (nvmlDeviceGetNvLinkState per link). Every per-link row must either be served or warned about
+# exactly once per GPU (also over several collections); the NVLINK watch must fail exactly when
+# NVML reports an active-capable link inactive, and pass when no link answers (no NVLink).
+fails=0
+check() { if eval "$2"; then echo "ok: $1" >>"$S"; else echo "FAIL: $1" >>"$S"; fails=$((fails + 1)); fi; }
+python3 - >"$OUT/nvlink_probe.txt" 2>&1 <<'PY'
+import ctypes
+nvml = ctypes.CDLL("libnvidia-ml.so.1")
+assert nvml.nvmlInit_v2() == 0
+n = ctypes.c_uint()
+nvml.nvmlDeviceGetCount_v2(ctypes.byref(n))
+for i in range(n.value):
+    d = ctypes.c_void_p()
+    nvml.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(d))
+    states, counters = [], []
+    for link in range(18):
+        a = ctypes.c_int(-1)
+        rc = nvml.nvmlDeviceGetNvLinkState(d, link, ctypes.byref(a))
+        states.append(f"{link}:{'rc%d' % rc if rc else ('up' if a.value == 1 else 'down')}")
+        v = ctypes.c_ulonglong()
+        rc = nvml.nvmlDeviceGetNvLinkErrorCounter(d, link, 2, ctypes.byref(v))  # CRC_FLIT
+        counters.append(f"{link}:{'rc%d' % rc if rc else v.value}")
+    print(f"gpu {i} state {' '.join(states)}")
+    print(f"gpu {i} crc_flit {' '.join(counters)}")
+nvml.nvmlShutdown()
+PY
+{
+  for f in CRC_FLIT CRC_DATA REPLAY RECOVERY; do
+    echo "DCGM_FI_DEV_NVLINK_${f}_ERROR_COUNT_TOTAL, counter, total"
+    for l in $(seq 0 17); do echo "DCGM_FI_DEV_NVLINK_${f}_ERROR_COUNT_L$l, counter, link $l"; done
+  done
+  echo "DCGM_EXP_GPU_HEALTH_STATUS, gauge, health"
+} >"$OUT/nvlink_errors.csv"
+"$X" -f "$OUT/nvlink_errors.csv" -c 500 -a 127.0.0.1:9402 --log-format json >/dev/null \
+  2>"$OUT/nvlink_errors.log" &
+n=$!
+sleep 4
+curl -sS http://127.0.0.1:9402/metrics >"$OUT/nvlink_errors.txt"
+kill -TERM $n; wait $n; rc=$?
+gpus=$(grep -c '^nvml_exporter_gpu_up{' "$OUT/nvlink_errors.txt")
+per_link=$(grep -Ec '^DCGM_FI_DEV_NVLINK_[A-Z_]+_ERROR_COUNT_L[0-9]+\{' "$OUT/nvlink_errors.txt")
+warned=$(python3 - "$OUT/nvlink_errors.log" <<'PY'
+import collections, json, sys
+rows = collections.Counter()
+for line in open(sys.argv[1]):
+    try:
+        l = json.loads(line)
+    except ValueError:
+        continue
+    f = l.get("field", "")
+    if "field read failed" in l.get("msg", "") and "_ERROR_COUNT_L" in f:
+        rows[(l.get("gpu"), f)] += 1
+twice = sum(1 for n in rows.values() if n > 1)
+print(len(rows), twice)
+PY
+)
+{
+  echo "## per-link NVLink error counters and NVLINK health (daemon, -c 500, 4 s): rc=$rc"
+  cat "$OUT/nvlink_probe.txt"
+  echo "GPUs: $gpus, per-link series: $per_link, per-link rows warned (GPU, row): ${warned% *}, warned more than once: ${warned#* }"
+  grep -E '^DCGM_FI_DEV_NVLINK_[A-Z_]+_ERROR_COUNT_(TOTAL|L0)\{' "$OUT/nvlink_errors.txt" | sed 's/{.*}/{…}/'
+  grep -m3 '_ERROR_COUNT_L' "$OUT/nvlink_errors.log"
+  grep '^DCGM_EXP_GPU_HEALTH_STATUS{.*health_watch="NVLINK"' "$OUT/nvlink_errors.txt" |
+    sed 's/UUID="[^"]*",pci_bus_id="[^"]*",device="[^"]*",modelName="[^"]*",//'
+} >>"$S"
+check "daemon exited 0 after SIGTERM" '[ "$rc" = 0 ]'
+check "every per-link row served or warned once per GPU ($per_link + ${warned% *} = 72 x $gpus)" \
+  '[ $((per_link + ${warned% *})) = $((72 * gpus)) ] && [ "${warned#* }" = 0 ]'
+# NVLINK reports DCGM_FR_NVLINK_DOWN (20) exactly on a GPU with a link NVML calls down (and no
+# MIG). Without NVLink it must pass (0, DCGM_FR_OK); with NVLink, error growth within the run may
+# raise DCGM_FR_NVLINK_ERROR_* on a live system, which is not a failure of this check.
+while read -r gpu states; do
+  want=DCGM_FR_OK
+  if grep -q ':down' <<<"$states" && ! nvidia-smi -i "$gpu" --query-gpu=mig.mode.current --format=csv,noheader 2>/dev/null | grep -q Enabled; then
+    want=DCGM_FR_NVLINK_DOWN
+  fi
+  line=$(grep -E "^DCGM_EXP_GPU_HEALTH_STATUS\{gpu=\"$gpu\",.*health_watch=\"NVLINK\"\}" "$OUT/nvlink_errors.txt")
+  got=$(sed -n 's/.*health_error_code="\([^"]*\)".*/\1/p' <<<"$line")
+  summary="link states: $(grep -o 'rc[0-9]*\|up\|down' <<<"$states" | sort | uniq -c | tr -s ' \n' ' ')"
+  if grep -q ':\(up\|down\)' <<<"$states" && [ "$want" = DCGM_FR_OK ]; then
+    check "GPU $gpu NVLINK watch is not DCGM_FR_NVLINK_DOWN (got $got; $summary)" '[ "$got" != DCGM_FR_NVLINK_DOWN ]'
+  else
+    check "GPU $gpu NVLINK watch is $want (got $got; $summary)" '[ "$got" = "$want" ]'
+  fi
+done < <(sed -n 's/^gpu \([0-9]*\) state \(.*\)$/\1 \2/p' "$OUT/nvlink_probe.txt")
+if grep -q ' state .*rc3' "$OUT/nvlink_probe.txt" && ! grep -q ' state .*\(up\|down\)' "$OUT/nvlink_probe.txt"; then
+  check "no NVLink (every link NOT_SUPPORTED): no per-link series" '[ "$per_link" = 0 ]'
+fi
+
+# 7. A lost GPU keeps its health series (ALL 20, DCGM_FR_FALLEN_OFF_BUS): simulated, from the
+# bundle's libnvidia-ml (GPU 1 goes GPU_IS_LOST after 1 s).
+cat >"$OUT/lost.yaml" <<'YAML'
+gpus: [{name: "NVIDIA H200"}, {name: "NVIDIA H200"}]
+faults: [{gpu: 1, lost_after_s: 1}]
+YAML
+"$X" --fake-gpus-scenario "$OUT/lost.yaml" -f "$OUT/nvlink_errors.csv" -c 300 -a 127.0.0.1:9403 \
+  >/dev/null 2>"$OUT/lost_sim.log" &
+n=$!
+sleep 3
+curl -sS http://127.0.0.1:9403/metrics >"$OUT/lost_sim.txt"
+kill -TERM $n; wait $n
+{
+  echo "## lost GPU (simulated): its series"
+  grep 'gpu="1"' "$OUT/lost_sim.txt" | sed 's/UUID="[^"]*",pci_bus_id="[^"]*",device="[^"]*",modelName="[^"]*",//'
+} >>"$S"
+check "simulated lost GPU: 11 health series, ALL 20 DCGM_FR_FALLEN_OFF_BUS, nothing else" \
+  '[ "$(grep -c "^DCGM_EXP_GPU_HEALTH_STATUS{gpu=\"1\"" "$OUT/lost_sim.txt")" = 11 ] &&
+   grep -q "^DCGM_EXP_GPU_HEALTH_STATUS{gpu=\"1\",.*DCGM_FR_FALLEN_OFF_BUS\",health_watch=\"ALL\"} 20$" "$OUT/lost_sim.txt" &&
+   ! grep -q "^DCGM_FI_[A-Z_]*{gpu=\"1\"" "$OUT/lost_sim.txt"'
+echo "fidelity checks: $fails failed" >>"$S"
+
 cp "$S" "$RESULT/"
 tar czf "$RESULT/fidelity.tgz" -C "$OUT" .
 cat "$S"
+[ "$fails" = 0 ]

@@ -20,7 +20,48 @@ set -e
 [ "$rc" = 2 ] || fail "unknown field: exit $rc, want 2"
 grep -q "bad.csv:2: unknown field \"DCGM_FI_DEV_GPU_UTL\" (did you mean DCGM_FI_DEV_GPU_UTIL?)" "$WORK/bad.err" \
   || { cat "$WORK/bad.err"; fail "unknown field message"; }
-pass "unknown field -> exit 2 with file:line"
+[ "$(grep -c . "$WORK/bad.err")" = 1 ] || { cat "$WORK/bad.err"; fail "unknown field: printed more than once"; }
+pass "unknown field -> exit 2 with file:line, said once"
+
+# A NUL byte: exit 2, file:line:character and the byte escaped, not a message cut at the NUL
+# (hardening issue, defect 6).
+printf 'DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\nDCGM_FI_DEV\000_GPU_UTIL, gauge, util\n' >"$WORK/nul.csv"
+set +e
+"$EXPORTER" --fake-gpus -f "$WORK/nul.csv" --once >/dev/null 2>"$WORK/nul.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "NUL byte: exit $rc, want 2"
+grep -qF 'nul.csv:2: NUL byte (\x00) at character 12; a collectors file is text' "$WORK/nul.err" \
+  || { cat -A "$WORK/nul.err"; fail "NUL byte: message"; }
+[ "$(grep -c . "$WORK/nul.err")" = 1 ] || { cat "$WORK/nul.err"; fail "NUL byte: want one line"; }
+pass "NUL byte in the collectors file -> exit 2, escaped, one line"
+
+# An empty or comment-only collectors file starts, as in dcgm-exporter, with one warning naming
+# the file (hardening issue, defect 6).
+: >"$WORK/empty.csv"
+printf '# only a comment\n\n' >"$WORK/comments.csv"
+for f in empty comments; do
+  "$EXPORTER" --fake-gpus -f "$WORK/$f.csv" --once >"$WORK/$f.out" 2>"$WORK/$f.err" \
+    || { cat "$WORK/$f.err"; fail "$f collectors file must start"; }
+  [ "$(grep -c "$f.csv: no collector rows" "$WORK/$f.err")" = 1 ] \
+    || { cat "$WORK/$f.err"; fail "$f collectors file: want one warning naming the file"; }
+  grep -q '^DCGM_FI_' "$WORK/$f.out" && fail "$f collectors file: no DCGM series expected"
+done
+pass "empty or comment-only collectors file -> starts with one warning naming it"
+
+# An invalid -a fails as a bad flag (exit 2) before NVML is touched: with a library that does not
+# exist, reaching NVML would exit 1 naming it (hardening issue, defect 6).
+for addr in nonsense :99999 '[::1' '::1:9400'; do
+  set +e
+  "$EXPORTER" --nvml-library /nonexistent/libnvidia-ml.so.1 -a "$addr" \
+    -f "$SOURCE_DIR/etc/default-counters.csv" >/dev/null 2>"$WORK/addr.err"; rc=$?
+  set -e
+  [ "$rc" = 2 ] || { cat "$WORK/addr.err"; fail "-a $addr: exit $rc, want 2"; }
+  grep -qF "nvml-exporter: -a/--address: invalid listen address \"$addr\"" "$WORK/addr.err" \
+    || { cat "$WORK/addr.err"; fail "-a $addr: message"; }
+  grep -q 'libnvidia-ml' "$WORK/addr.err" && fail "-a $addr: NVML was loaded before the check"
+  [ "$(grep -c . "$WORK/addr.err")" = 1 ] || { cat "$WORK/addr.err"; fail "-a $addr: want one line"; }
+done
+pass "invalid -a -> exit 2 before NVML"
 
 # No NVML: exit 1 and one line naming the library.
 set +e
@@ -32,21 +73,34 @@ grep -q '/nonexistent/libnvidia-ml.so.1' "$WORK/nonvml.err" || fail "missing NVM
 [ "$(grep -c . "$WORK/nonvml.err")" = 1 ] || { cat "$WORK/nonvml.err"; fail "missing NVML: want exactly one line"; }
 pass "missing NVML -> exit 1, one line"
 
-# A dcgm-exporter flag without effect here starts with one warning naming it; --web-config-file
-# (no TLS yet) and a flag of no dcgm-exporter release are refused (exit 2).
+# A dcgm-exporter flag without effect here starts with one warning naming it; a web config file
+# that cannot be read and a flag of no dcgm-exporter release are refused (exit 2).
 "$EXPORTER" --fake-gpus -s g -f "$SOURCE_DIR/etc/default-counters.csv" --once >/dev/null 2>"$WORK/s.err" \
   || { cat "$WORK/s.err"; fail "-s g must start"; }
 [ "$(grep -c 'ignored: ' "$WORK/s.err")" = 1 ] || { cat "$WORK/s.err"; fail "-s: want one warning"; }
 grep -q 'option=switch-devices' "$WORK/s.err" || fail "-s: the warning must name the option"
-for bad in "--web-config-file /w.yml" "--max-concurrent-scrapes 4"; do
+for bad in "--web-config-file /nonexistent/w.yml" "--max-concurrent-scrapes 4"; do
   set +e
   # shellcheck disable=SC2086
-  "$EXPORTER" --fake-gpus $bad --once >/dev/null 2>"$WORK/k.err"; rc=$?
+  timeout 20 "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" -a 127.0.0.1:0 $bad >/dev/null 2>"$WORK/k.err"; rc=$?
   set -e
   [ "$rc" = 2 ] || fail "$bad: exit $rc, want 2"
+  case "$bad" in --web-config-file*)
+    grep -q '/nonexistent/w.yml' "$WORK/k.err" || { cat "$WORK/k.err"; fail "web config: name the file"; } ;;
+  esac
 done
 grep -q 'unknown flag --max-concurrent-scrapes' "$WORK/k.err" || fail "unknown flag: message"
-pass "dcgm-only flag -> one warning; --web-config-file and unknown flags -> exit 2"
+# A web config that does not parse: exit 2 before NVML is touched, naming file, line and what
+# was expected.
+printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: Maybe\n' >"$WORK/web.yml"
+set +e
+timeout 20 "$EXPORTER" --nvml-library /nonexistent/libnvidia-ml.so.1 -f "$SOURCE_DIR/etc/default-counters.csv" \
+  -a 127.0.0.1:0 --web-config-file "$WORK/web.yml" >/dev/null 2>"$WORK/w.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || { cat "$WORK/w.err"; fail "bad web config: exit $rc, want 2"; }
+grep -q "web.yml:4: client_auth_type: unknown \"Maybe\" (expected NoClientCert" "$WORK/w.err" \
+  || { cat "$WORK/w.err"; fail "bad web config: want file:line and what was expected"; }
+pass "dcgm-only flag -> one warning; unreadable web config and unknown flags -> exit 2"
 
 # --web-systemd-socket: serves on the listening socket passed as fd 3 with LISTEN_PID/LISTEN_FDS
 # (as systemd's socket activation does); without one it exits 1 naming what is missing.

@@ -9,14 +9,17 @@ with the expected refusal.
 
 usage: compat_test.py EXPORTER KUBELET_FIXTURE SOURCE_DIR
 """
+import base64
 import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 import yaml
@@ -48,9 +51,32 @@ def mapped(value):
     return value
 
 
-def get(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
+def get(url, context=None, headers=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(req, timeout=5, context=context) as r:
         return r.status, r.read().decode()
+
+
+def status_of(url, context=None, headers=None):
+    try:
+        return get(url, context, headers)[0]
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return 0
+
+
+# The chart's web config cases: a test CA and a server certificate for 127.0.0.1, made here.
+tls_dir = os.path.join(work, "tls")
+os.makedirs(tls_dir)
+subprocess.run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=compat-ca "
+               "-keyout ca.key -out ca.crt && openssl req -newkey rsa:2048 -nodes "
+               "-subj /CN=dcgm-exporter -keyout tls.key -out tls.csr && "
+               "printf 'subjectAltName=IP:127.0.0.1\\n' > ext && openssl x509 -req -in tls.csr "
+               "-CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out tls.crt",
+               shell=True, cwd=tls_dir, check=True, capture_output=True)
+tls_context = ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.crt"))
+mounts["/etc/dcgm-exporter/tls"] = tls_dir
 
 
 # The simulated GPUs' UUIDs, for a pod the fake kubelet reports as holding GPU 0.
@@ -85,6 +111,17 @@ try:
         if kubernetes:
             env["DCGM_POD_RESOURCES_KUBELET_SOCKET"] = sock
         args = [mapped(a) for a in case["args"]]
+        scheme, context, headers = "http", None, {}
+        if "web_config" in case:
+            web = os.path.join(work, f"{name}-web-config.yaml")
+            open(web, "w").write(mapped(case["web_config"]))
+            assert env["DCGM_EXPORTER_WEB_CONFIG_FILE"] == "/etc/dcgm-exporter/web-config.yaml"
+            env["DCGM_EXPORTER_WEB_CONFIG_FILE"] = web
+            if "tls_server_config" in case["web_config"]:
+                scheme, context = "https", tls_context
+            if "basic_auth_users" in case["web_config"]:
+                headers = {"Authorization": "Basic " +
+                           base64.b64encode(b"alice:password").decode()}
         log_path = os.path.join(work, f"{name}.log")
         with open(log_path, "w") as log:
             proc = subprocess.Popen([exporter] + args, env=env, stdout=subprocess.DEVNULL, stderr=log)
@@ -107,7 +144,7 @@ try:
             body, deadline = "", time.time() + 20
             while time.time() < deadline and proc.poll() is None:
                 try:
-                    status, body = get(f"http://127.0.0.1:{port}/metrics")
+                    status, body = get(f"{scheme}://127.0.0.1:{port}/metrics", context, headers)
                     # With -k, wait for the first kubelet refresh to label GPU 0.
                     if status == 200 and "DCGM_FI_DEV_GPU_UTIL{" in body and (
                             not kubernetes or 'pod="trainer"' in body):
@@ -120,6 +157,10 @@ try:
                 continue
             if 'Hostname="compat-node"' not in body:
                 fail(name, "no Hostname=\"compat-node\" on the series")
+            if headers and status_of(f"{scheme}://127.0.0.1:{port}/metrics", context) != 401:
+                fail(name, "a scrape without the password must get 401")
+            if scheme == "https" and status_of(f"http://127.0.0.1:{port}/metrics") != 0:
+                fail(name, "plain HTTP on the TLS port must get no HTTP answer")
             warned = []
             for line in open(log_path):
                 if "level=warn" in line and " ignored: " in line:

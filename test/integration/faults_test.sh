@@ -4,10 +4,16 @@
 # always fails is omitted and logged once per (GPU, field), not once per collection.
 source "$(dirname "$0")/lib.sh"
 port=$(free_port)
-start_exporter "$port" -c 500 --log-format json -f "$SOURCE_DIR/etc/default-counters.csv" \
+# The default collectors plus the health watch and P2P status: a lost GPU keeps its health
+# series (ALL fails); its peers' P2P queries to it fail without taking them down.
+{ cat "$SOURCE_DIR/etc/default-counters.csv"; echo "DCGM_EXP_GPU_HEALTH_STATUS, counter, health"
+  echo "DCGM_EXP_P2P_STATUS, counter, p2p"; } >"$WORK/with_health.csv"
+start_exporter "$port" -c 500 --log-format json -f "$WORK/with_health.csv" \
   --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/gpu_lost.yaml"
 curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/before.txt"
 grep -q '^nvml_exporter_gpu_up{gpu="1",[^}]*} 1$' "$WORK/before.txt" || fail "GPU 1 should be up at first"
+grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",.*health_error_code="DCGM_FR_OK",health_watch="ALL"} 0$' \
+  "$WORK/before.txt" || fail "GPU 1's ALL health watch should pass at first"
 sleep 4.5
 curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/after.txt"
 grep -q '^nvml_exporter_gpu_up{gpu="1",[^}]*} 0$' "$WORK/after.txt" || fail "gpu_up for the lost GPU must be 0"
@@ -15,6 +21,15 @@ grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/after.txt" && fail "series of the
 grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",.*} 10$' "$WORK/after.txt" || fail "GPU 0 must still be collected"
 grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="2",.*} 30$' "$WORK/after.txt" || fail "GPU 2 must still be collected"
 grep -q '^DCGM_FI_DEV_POWER_USAGE' "$WORK/after.txt" && fail "a failing field must be omitted"
+[ "$(grep -c '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",' "$WORK/after.txt")" = 11 ] ||
+  fail "the lost GPU must keep its 11 health series"
+grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",.*health_error_code="DCGM_FR_FALLEN_OFF_BUS",health_watch="ALL"} 20$' \
+  "$WORK/after.txt" || fail "the lost GPU's ALL health watch must fail (fallen off the bus)"
+grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="0",.*health_watch="ALL"} 0$' "$WORK/after.txt" ||
+  fail "GPU 0's health must still pass"
+grep -q '^DCGM_EXP_P2P_STATUS{gpu="0",.*peer_gpu="2"} 0$' "$WORK/after.txt" ||
+  fail "P2P between the GPUs still up must go on"
+grep -q '^DCGM_EXP_P2P_STATUS{.*peer_gpu="1"}' "$WORK/after.txt" && fail "no P2P series to the lost GPU"
 body=$(curl -sS "http://127.0.0.1:$port/health")
 [ "$body" = "OK: 1 of 3 GPU(s) lost" ] || fail "health body: $body"
 pass "lost GPU isolated, health reports it"

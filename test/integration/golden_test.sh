@@ -73,4 +73,63 @@ else
   fi
   pass "health: $(grep -c '^DCGM_EXP_' "$got") health and P2P series match the golden file"
 fi
+# Per-link NVLink error counters and the NVLINK health watch (testdata/scenarios/nvlink.yaml):
+# GPU 0 serves all 72 per-link counters, GPU 1 the 16 of its 4 links (NVLINK fails: link 2 is
+# inactive), GPU 2 (no NVLink, as the H200 VM) none and passes. Unreadable rows: no series and one
+# warning per GPU and row.
+got="$WORK/nvlink.txt"
+NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" --log-format json \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/nvlink.yaml" \
+  -f "$SOURCE_DIR/testdata/golden/nvlink_counters.csv" --once 2>"$WORK/nvlink.log" \
+  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
+want="$SOURCE_DIR/testdata/golden/once_nvlink.txt"
+if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
+  cp "$got" "$want"; echo "updated $want"
+else
+  diff -u "$want" "$got" || fail "nvlink: exposition differs from $want"
+  for g in 0:72 1:16 2:0; do
+    n=$(grep -Ec "^DCGM_FI_DEV_NVLINK_[A-Z_]+_ERROR_COUNT_L[0-9]+\{gpu=\"${g%:*}\"" "$got" || true)
+    [ "$n" = "${g#*:}" ] || fail "nvlink: GPU ${g%:*} has $n per-link series, want ${g#*:}"
+  done
+  grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",.*health_error_code="DCGM_FR_NVLINK_DOWN",health_watch="NVLINK"} 20$' "$got" ||
+    fail "nvlink: GPU 1's NVLINK watch must fail (link 2 inactive)"
+  grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="2",.*health_error_code="DCGM_FR_OK",health_watch="NVLINK"} 0$' "$got" ||
+    fail "nvlink: GPU 2 (no NVLink) must pass its NVLINK watch"
+  # One warning per (GPU, unreadable row): GPU 1 56 per-link rows, GPU 2 72 + 4 totals.
+  python3 - "$WORK/nvlink.log" <<'PY' || fail "nvlink: warnings are not one per GPU and unreadable row"
+import collections, json, sys
+rows = collections.Counter()
+for line in open(sys.argv[1]):
+    l = json.loads(line)
+    if "field read failed" in l.get("msg", "") and "NVLINK" in l.get("field", ""):
+        rows[(l["gpu"], l["field"])] += 1
+assert all(n == 1 for n in rows.values()), rows
+per_gpu = collections.Counter(g for g, _ in rows)
+assert per_gpu == {"1": 56, "2": 76}, per_gpu
+PY
+  if command -v promtool >/dev/null; then
+    rc=0; promtool check metrics <"$got" >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "nvlink: promtool could not parse it (exit $rc)"
+  fi
+  pass "nvlink: $(grep -c '^DCGM_' "$got") per-link NVLink and health series match the golden file"
+fi
+# A lost GPU (testdata/scenarios/health_lost.yaml: GPU 1 answers GPU_IS_LOST in the first
+# collection) keeps its 11 health series, ALL failing with DCGM_FR_FALLEN_OFF_BUS; GPU 0 passes.
+got="$WORK/health_lost.txt"
+NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_lost.yaml" \
+  -f "$SOURCE_DIR/testdata/golden/health_counters.csv" --once 2>/dev/null \
+  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
+want="$SOURCE_DIR/testdata/golden/once_health_lost.txt"
+if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
+  cp "$got" "$want"; echo "updated $want"
+else
+  diff -u "$want" "$got" || fail "health_lost: exposition differs from $want"
+  [ "$(grep -c '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",' "$got")" = 11 ] || fail "health_lost: not 11 watches for the lost GPU"
+  grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",.*health_error_code="DCGM_FR_FALLEN_OFF_BUS",health_watch="ALL"} 20$' "$got" ||
+    fail "health_lost: the lost GPU's ALL watch must fail (fallen off the bus)"
+  grep -q '^DCGM_FI_DEV_GPU_TEMP{gpu="1"' "$got" && fail "health_lost: the lost GPU must have no other series"
+  grep -q '^nvml_exporter_gpu_up{gpu="1",[^}]*} 0$' "$got" || fail "health_lost: gpu_up must be 0"
+  pass "health_lost: the lost GPU keeps its health series, ALL failing"
+fi
 echo "golden_test: all passed"

@@ -8,6 +8,10 @@
 #    per-GPU process families. Compared line by line with testdata/golden/vgpu_alone.txt.
 # 2. The same plus --kubernetes-process-metrics: the same DCGM lines, plus our families
 #    (testdata/golden/vgpu_process_metrics.txt).
+# 3. MIG (testdata/scenarios/processes_mig.yaml): the kubelet lists the MIG instances' pods;
+#    DCGM_FI_DEV_FB_USED of each instance gets one series per sharing pod container with its
+#    processes' memory on that instance (NVML lists processes per MIG handle; no per-process
+#    utilization under MIG, as upstream reads only memory there): testdata/golden/vgpu_mig.txt.
 # UPDATE_GOLDEN=1 rewrites the golden files.
 source "$(dirname "$0")/lib.sh"
 FIXTURE="$BUILD_DIR/test/fixtures/kubelet_fixture"
@@ -85,4 +89,35 @@ grep '^DCGM_' "$SOURCE_DIR/testdata/golden/vgpu_process_metrics.txt" |
   diff -u <(grep '^DCGM_' "$SOURCE_DIR/testdata/golden/vgpu_alone.txt") - ||
   fail "--kubernetes-process-metrics changed the DCGM series"
 pass "with --kubernetes-process-metrics: the same DCGM series plus our families"
+
+# 3. MIG: a second kubelet answer naming the MIG instances (time-sliced 3g.71gb, exclusive 1g.18gb).
+SCENARIO="$SOURCE_DIR/testdata/scenarios/processes_mig.yaml"
+"$EXPORTER" --fake-gpus-scenario "$SCENARIO" --once -f "$SOURCE_DIR/etc/default-counters.csv" \
+  >"$WORK/mig_plain.txt" 2>"$WORK/mig_plain.log" || fail "--once (MIG) failed"
+uuid0=$(sed -n 's/^DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="\([^"]*\)".*GPU_I_ID="1".*/\1/p' "$WORK/mig_plain.txt")
+mig1=MIG-00000000-0000-0000-0000-000100000000
+mig7=MIG-00000000-0000-0000-0000-000700000002
+[ -n "$uuid0" ] || fail "MIG scenario: no GPU 0 instance series"
+sock="$WORK/kubelet_mig.sock"
+cat >"$WORK/kubelet_mig.json" <<JSON
+{"answers": [{"pods": [
+  {"namespace": "ml", "name": "trainer-a", "containers": [{"name": "main", "devices": [
+    {"resource_name": "nvidia.com/mig-3g.71gb", "device_ids": ["$mig1::0"]}]}]},
+  {"namespace": "research", "name": "notebook-b", "containers": [{"name": "notebook", "devices": [
+    {"resource_name": "nvidia.com/mig-3g.71gb", "device_ids": ["$mig1::1"]}]}]},
+  {"namespace": "ml", "name": "idle-d", "containers": [{"name": "worker", "devices": [
+    {"resource_name": "nvidia.com/mig-3g.71gb", "device_ids": ["$mig1::2"]}]}]},
+  {"namespace": "serving", "name": "inference-c", "containers": [{"name": "server", "devices": [
+    {"resource_name": "nvidia.com/mig-1g.18gb", "device_ids": ["$mig7"]}]}]}]}]}
+JSON
+"$FIXTURE" --socket "$sock" --script "$WORK/kubelet_mig.json" >"$WORK/fixture_mig.out" 2>>"$WORK/fixture.log" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q ready "$WORK/fixture_mig.out" 2>/dev/null && break; sleep 0.05; done
+grep -q ready "$WORK/fixture_mig.out" || fail "MIG fixture did not start"
+run_case mig vgpu_mig.txt
+grep -q 'per-process read failed' "$WORK/exporter.log" && fail "MIG: the memory-only reads must not warn"
+# The exclusive 1g.18gb instance: inference-c's 16384 MiB next to the device's value.
+grep -Eq '^DCGM_FI_DEV_FB_USED\{gpu="0",[^}]*GPU_I_ID="7"[^}]*,container="server",namespace="serving",pod="inference-c",pod_uid="99999999-8888-7777-6666-555555555555"\} 16384$' \
+  "$WORK/mig.txt" || fail "MIG 1g.18gb pod share missing: $(grep '^DCGM_FI_DEV_FB_USED{gpu="0"' "$WORK/mig.txt")"
+pass "--kubernetes-virtual-gpus on MIG: each instance's FB_USED per sharing pod from its processes"
 echo "vgpu_test: all passed"

@@ -74,6 +74,13 @@ void FillFieldValue(const Ctx& ctx, nvmlFieldValue_t* value);
 // energy_mj_at_start + ∫ power_w dt, in mJ: the energy counter of FI 83 and the dedicated call.
 double EnergyMj(const Ctx& ctx);
 
+// The GPU's NVLink links: the nvlink_links key, at most NVMLX_NVLINK_MAX_LINKS (0: no NVLink).
+unsigned NvlinkLinks(const Ctx& ctx);
+// Link k's share of an all-links counter spread evenly over `links` links:
+// floor(total·(k+1)/links) − floor(total·k/links), so the shares add up to `total` and each stays
+// monotonic while `total` grows. nvlink.cc.
+unsigned long long LinkShare(unsigned long long total, unsigned k, unsigned links);
+
 }  // namespace nvmlx::simgpu
 
 #endif  // NVML_EXPORTER_TOOLS_SIMGPU_CALL_H_

@@ -15,14 +15,6 @@ constexpr unsigned kFiPowerAverage = 185;
 constexpr unsigned kFiPowerCurrentLimit = 190;
 constexpr unsigned kFiEnergy = 191;
 
-// NVLink links of an H200 (nvmlDeviceGetFieldValues NVML_FI_DEV_NVLINK_LINK_COUNT answers 18).
-constexpr unsigned kNvlinkLinks = 18;
-
-// floor(total * k / kNvlinkLinks) without overflow: the first k links' share of `total`.
-unsigned long long PartOf(unsigned long long total, unsigned k) {
-  return (total / kNvlinkLinks) * k + (total % kNvlinkLinks) * k / kNvlinkLinks;
-}
-
 void SetUint(nvmlFieldValue_t* v, unsigned x) {
   v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
   v->value.ullVal = 0;  // clear the upper bytes of the union
@@ -141,7 +133,20 @@ void FillFieldValue(const Ctx& c, nvmlFieldValue_t* v) {
     v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
     return;
   }
+  const unsigned links = NvlinkLinks(c);
+  const bool nvlink_error_total = fi == NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL ||
+                                  fi == NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL ||
+                                  fi == NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL ||
+                                  fi == NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL;
+  if (nvlink_error_total && links == 0) {
+    v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;  // no NVLink (nvlink_links: 0)
+    return;
+  }
   if (fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX || fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX) {
+    if (links == 0) {
+      v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+      return;
+    }
     const unsigned long long total =
         c.U64(fi == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? ValueKey::kNvlinkTxKib
                                                           : ValueKey::kNvlinkRxKib);
@@ -149,14 +154,13 @@ void FillFieldValue(const Ctx& c, nvmlFieldValue_t* v) {
       SetUll(v, total);
       return;
     }
-    // scopeId = one link of the H200's 18: the scenario's all-links counter split evenly, the
-    // remainder spread so that the links add up to the total exactly (and each stays monotonic).
-    if (v->scopeId >= kNvlinkLinks) {
+    // scopeId = one link: the scenario's all-links counter split evenly over the GPU's links
+    // (nvlink_links), so that the links add up to the total exactly (and each stays monotonic).
+    if (v->scopeId >= links) {
       v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
       return;
     }
-    const unsigned k = v->scopeId;
-    SetUll(v, PartOf(total, k + 1) - PartOf(total, k));
+    SetUll(v, LinkShare(total, v->scopeId, links));
     return;
   }
   if (std::optional<unsigned> u = UintField(c, fi)) {

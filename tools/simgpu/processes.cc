@@ -49,14 +49,19 @@ nvmlReturn_t ListProcesses(const Ctx& c, unsigned* count, void* infos, size_t st
     std::memcpy(e, &pid, sizeof(pid));
     std::memcpy(e + 8, &mem, sizeof(mem));
     if (stride >= 24) {
-      const unsigned no_mig = 0xFFFFFFFF;
-      std::memcpy(e + 16, &no_mig, sizeof(no_mig));
-      std::memcpy(e + 20, &no_mig, sizeof(no_mig));
+      // A MIG handle's processes carry its GPU and compute instance ids; 0xFFFFFFFF without MIG.
+      const unsigned gi = c.dev->mig != nullptr ? c.dev->mig->gpu_instance_id : 0xFFFFFFFF;
+      const unsigned ci = c.dev->mig != nullptr ? c.dev->mig->compute_instance_id : 0xFFFFFFFF;
+      std::memcpy(e + 16, &gi, sizeof(gi));
+      std::memcpy(e + 20, &ci, sizeof(ci));
     }
   }
   *count = static_cast<unsigned>(running.size());
   return NVML_SUCCESS;
 }
+
+// Per-process utilization is off on a MIG-enabled GPU and its MIG handles (docs/nvml.md §5).
+bool UnderMig(const Ctx& c) { return c.spec().mig_enabled || c.dev->mig != nullptr; }
 
 struct Window {
   unsigned pid;
@@ -122,6 +127,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              unsigned long long lastSeenTimeStamp) {
   return OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
     if (processSamplesCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (UnderMig(c)) return NVML_ERROR_NOT_SUPPORTED;
     const std::vector<Window> w = SamplesSince(c, lastSeenTimeStamp);
     if (w.empty()) {
       *processSamplesCount = 0;
@@ -146,6 +152,7 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
     if (info->version != nvmlProcessesUtilizationInfo_v1) {
       return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     }
+    if (UnderMig(c)) return NVML_ERROR_NOT_SUPPORTED;
     const std::vector<Window> w = SamplesSince(c, info->lastSeenTimeStamp);
     if (w.empty()) {
       info->processSamplesCount = 0;

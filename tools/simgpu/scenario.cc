@@ -84,6 +84,8 @@ const std::array<ValueKeyInfo, kNumValueKeys> kValueKeys = {{
     {ValueKey::kVgpuLicense, "vgpu_license", 0},
     {ValueKey::kP2pStatus, "p2p_status", 0},
     {ValueKey::kRecoveryAction, "recovery_action", 0},
+    {ValueKey::kNvlinkLinks, "nvlink_links", 18},
+    {ValueKey::kNvlinkInactiveMask, "nvlink_inactive_mask", 0},
     {ValueKey::kGpmGraphicsUtil, "gpm_graphics_util", 0},
     {ValueKey::kGpmSmUtil, "gpm_sm_util", 0},
     {ValueKey::kGpmSmOccupancy, "gpm_sm_occupancy", 0},
@@ -320,6 +322,8 @@ void ParseValues(const YAML::Node& values, const std::string& at, GpuSpec* gpu) 
 }
 
 // `mig:` of GPU `index`: its profile table and its MIG devices (appended to *devices).
+void ParseProcesses(const YAML::Node& procs, const std::string& at, GpuSpec* spec);
+
 void ParseMig(const YAML::Node& n, const std::string& where, unsigned index, GpuSpec* gpu,
               std::vector<MigDeviceSpec>* devices) {
   RequireMap(n, where);
@@ -357,7 +361,7 @@ void ParseMig(const YAML::Node& n, const std::string& where, unsigned index, Gpu
     RequireMap(m, at);
     CheckKeys(m, at,
               {"profile", "gpu_instance_id", "compute_instance_id", "slot", "uuid", "memory_mib",
-               "values"});
+               "values", "processes"});
     MigDeviceSpec d;
     d.gpu = index;
     d.profile = static_cast<unsigned>(Unsigned(Required(m, "profile", at), at + ".profile", 63));
@@ -413,6 +417,9 @@ void ParseMig(const YAML::Node& n, const std::string& where, unsigned index, Gpu
                   static_cast<unsigned long long>((d.memory_mib + 1023) / 1024));
     d.spec.name = gpu->name + buf;
     if (auto v = m["values"]) ParseValues(v, at + ".values", &d.spec);
+    // Its own compute processes (the parent's list is not the instance's).
+    d.spec.processes.clear();
+    if (auto v = m["processes"]) ParseProcesses(v, at + ".processes", &d.spec);
     devices->push_back(std::move(d));
     ++i;
   }
@@ -436,6 +443,20 @@ ProcessSpec ParseProcess(const YAML::Node& n, const std::string& where) {
     if (*p.end_s <= p.start_s) Fail(v, where + ".end_s: expected a time after start_s");
   }
   return p;
+}
+
+// A `processes:` list (of a GPU or of a MIG instance), ascending pid, pids unique.
+void ParseProcesses(const YAML::Node& procs, const std::string& at, GpuSpec* spec) {
+  if (!procs.IsSequence()) Fail(procs, at + ": expected a list");
+  std::set<unsigned> pids;
+  unsigned i = 0;
+  for (const auto& p : procs) {
+    ProcessSpec one = ParseProcess(p, at + "[" + std::to_string(i++) + "]");
+    if (!pids.insert(one.pid).second) Fail(p, at + ": duplicate pid " + std::to_string(one.pid));
+    spec->processes.push_back(std::move(one));
+  }
+  std::sort(spec->processes.begin(), spec->processes.end(),
+            [](const ProcessSpec& a, const ProcessSpec& b) { return a.pid < b.pid; });
 }
 
 GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
@@ -504,21 +525,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
       Fail(v, where + ".process_info_stride: expected 24 or 32");
     }
   }
-  if (auto procs = n["processes"]) {
-    const std::string at = where + ".processes";
-    if (!procs.IsSequence()) Fail(procs, at + ": expected a list");
-    std::set<unsigned> pids;
-    unsigned i = 0;
-    for (const auto& p : procs) {
-      ProcessSpec spec = ParseProcess(p, at + "[" + std::to_string(i++) + "]");
-      if (!pids.insert(spec.pid).second) {
-        Fail(p, at + ": duplicate pid " + std::to_string(spec.pid));
-      }
-      gpu.processes.push_back(std::move(spec));
-    }
-    std::sort(gpu.processes.begin(), gpu.processes.end(),
-              [](const ProcessSpec& a, const ProcessSpec& b) { return a.pid < b.pid; });
-  }
+  if (auto procs = n["processes"]) ParseProcesses(procs, where + ".processes", &gpu);
   return gpu;
 }
 

@@ -86,6 +86,8 @@ enum class ValueKey : int {
   kVgpuLicense,
   kP2pStatus,
   kRecoveryAction,
+  kNvlinkLinks,
+  kNvlinkInactiveMask,
   // GPM metrics in the header's units (percent 0-100, MiB/s); nvmlGpmMetricsGet averages them
   // over the window between its two samples.
   kGpmGraphicsUtil,

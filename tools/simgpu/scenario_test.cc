@@ -290,6 +290,32 @@ TEST(FaultSetTest, WindowsGpusAndFields) {
   EXPECT_FALSE(f.IsLost(1, 100));
 }
 
+// A MIG instance has its own processes (not the parent's), checked like a GPU's.
+TEST(ScenarioMigTest, InstanceProcesses) {
+  Scenario s = MustParse(
+      "gpus:\n  - processes: [{pid: 9}]\n"
+      "    mig: {instances: [{profile: 0, gpu_instance_id: 1,\n"
+      "                       processes: [{pid: 7, memory_mib: 64}, {pid: 3}]},\n"
+      "                      {profile: 0, gpu_instance_id: 2}]}\n");
+  ASSERT_EQ(s.mig_devices.size(), 2u);
+  ASSERT_EQ(s.mig_devices[0].spec.processes.size(), 2u);
+  EXPECT_EQ(s.mig_devices[0].spec.processes[0].pid, 3u);  // ascending pid
+  EXPECT_EQ(s.mig_devices[0].spec.processes[1].memory_mib.At(0), 64);
+  EXPECT_TRUE(s.mig_devices[1].spec.processes.empty());
+  EXPECT_THAT(MustFail("gpus:\n  - mig: {instances: [{profile: 0, gpu_instance_id: 1,\n"
+                       "                       processes: [{pid: 7}, {pid: 7}]}]}\n"),
+              HasSubstr("gpus[0].mig.instances[0].processes: duplicate pid 7"));
+}
+
+// The NVLink keys: link count (18 by default, as an H200) and the inactive-link mask.
+TEST(ScenarioTest, NvlinkKeys) {
+  Scenario s = MustParse("gpus:\n  - {}\n  - values: {nvlink_links: 0, nvlink_inactive_mask: 5}\n");
+  EXPECT_EQ(s.gpus[0].value(ValueKey::kNvlinkLinks).At(0), 18);
+  EXPECT_EQ(s.gpus[0].value(ValueKey::kNvlinkInactiveMask).At(0), 0);
+  EXPECT_EQ(s.gpus[1].value(ValueKey::kNvlinkLinks).At(0), 0);
+  EXPECT_EQ(s.gpus[1].value(ValueKey::kNvlinkInactiveMask).At(0), 5);
+}
+
 }  // namespace
 }  // namespace nvmlx::simgpu
 

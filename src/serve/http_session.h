@@ -1,0 +1,175 @@
+// Internal to serve/: the state the HTTP sessions share with the listener (Core), what the
+// listener knows of a session (SessionBase), the session factory, and the request checks the
+// sessions apply (exposed so that the fuzz target drives the same parser set-up and checks).
+//
+// Thread-safety: Core's options and providers are read-only while the server runs; its other
+// members are atomics or guarded by Core::mu. A session's handlers run on its strand.
+#ifndef NVML_EXPORTER_SERVE_HTTP_SESSION_H_
+#define NVML_EXPORTER_SERVE_HTTP_SESSION_H_
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "serve/basic_auth.h"
+#include "serve/http_server.h"
+#include "serve/web_tls.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
+
+namespace nvmlx::serve {
+
+inline std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+inline bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
+           return lower(x) == lower(y);
+         });
+}
+
+// q-value of one Accept-Encoding element's parameters ("q=0.5"); 1 when absent. A malformed
+
+// What the registry knows of a session, whatever its stream (plain or TLS).
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  // From any thread; runs on the session's strand. stopping: Stop() is draining (close unless
+  // a response is in flight, which then ends the connection); else an eviction (close only if
+  // still waiting for a request).
+  virtual void Interrupt(bool stopping) = 0;
+  // Steady-clock nanoseconds since when the session waits for a request; 0 while busy.
+  std::atomic<int64_t> idle_since{0};
+};
+
+// Everything the sessions share. The options and providers are read-only while the server
+// runs; the rest is atomics or guarded by mu.
+struct Core {
+  ServerOptions options;
+  HttpServer::PageProvider metrics;
+  HttpServer::HealthProvider health;
+  ServerStats stats;
+  int max_connections = 0;
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<BasicAuth> auth;  // with a web config; its worker outlives every session
+
+  util::Mutex mu;
+  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions NVMLX_GUARDED_BY(mu);
+  uint64_t next_id NVMLX_GUARDED_BY(mu) = 1;
+  std::shared_ptr<const WebState> web NVMLX_GUARDED_BY(mu);
+  // rate_limit of the web config (token bucket over every request).
+  double rate_tokens NVMLX_GUARDED_BY(mu) = 0;
+  std::chrono::steady_clock::time_point rate_at NVMLX_GUARDED_BY(mu);
+
+  uint64_t Register(std::weak_ptr<SessionBase> s) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    const uint64_t id = next_id++;
+    sessions.emplace(id, std::move(s));
+    return id;
+  }
+  void Unregister(uint64_t id) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    sessions.erase(id);
+  }
+  std::shared_ptr<const WebState> Web() NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    return web;
+  }
+  void SetWeb(std::shared_ptr<const WebState> w) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    if (!web || web->config.rate_limit_burst != w->config.rate_limit_burst) {
+      rate_tokens = w->config.rate_limit_burst;
+      rate_at = std::chrono::steady_clock::now();
+    }
+    web = std::move(w);
+  }
+  std::vector<std::shared_ptr<SessionBase>> All() NVMLX_EXCLUDES(mu) {
+    std::vector<std::shared_ptr<SessionBase>> out;
+    util::MutexLock l(&mu);
+    for (auto& [id, w] : sessions) {
+      if (auto s = w.lock()) out.push_back(std::move(s));
+    }
+    return out;
+  }
+  // Asks the session idle the longest to close; false when none waits for a request.
+  bool EvictOldestIdle() NVMLX_EXCLUDES(mu) {
+    std::shared_ptr<SessionBase> victim;
+    {
+      util::MutexLock l(&mu);
+      int64_t oldest = std::numeric_limits<int64_t>::max();
+      for (auto& [id, w] : sessions) {
+        auto s = w.lock();
+        if (!s) continue;
+        const int64_t since = s->idle_since.load(std::memory_order_relaxed);
+        if (since != 0 && since < oldest) {
+          oldest = since;
+          victim = std::move(s);
+        }
+      }
+      // Not twice: it no longer counts as idle while its close is on the way.
+      if (victim) victim->idle_since.store(0, std::memory_order_relaxed);
+    }
+    if (!victim) return false;
+    victim->Interrupt(false);
+    return true;
+  }
+  // The web config's rate_limit: false when the request must get 429.
+  bool AllowRate(const WebState& w) NVMLX_EXCLUDES(mu) {
+    if (w.config.rate_limit_interval.count() <= 0) return true;
+    util::MutexLock l(&mu);
+    const auto now = std::chrono::steady_clock::now();
+    const double per = std::chrono::duration<double>(w.config.rate_limit_interval).count();
+    rate_tokens =
+        std::min<double>(std::max(1, w.config.rate_limit_burst),
+                         rate_tokens + std::chrono::duration<double>(now - rate_at).count() / per);
+    rate_at = now;
+    if (rate_tokens < 1) return false;
+    rate_tokens -= 1;
+    return true;
+  }
+};
+
+// One connection: reads requests one after another (keep-alive), answers each from the core's
+// providers, and closes on error, timeout, a limit, or "Connection: close". Stream is
+// beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>.
+//
+// Thread-safety: every handler runs on the connection's strand, so the members need no lock
+// (idle_since, read by the registry, is atomic). The session keeps itself alive through
+// shared_from_this in its pending handlers.
+
+// Applies the server's limits to a request parser (header block, body).
+void ConfigureParser(const ServerOptions& o,
+                     boost::beast::http::request_parser<boost::beast::http::empty_body>* parser);
+
+// What a request whose header block parsed must be answered instead of being served, if
+// anything: 400 for a Transfer-Encoding other than a single "chunked" or one combined with
+// Content-Length (RFC 9112 §6.1), 414 past max_url_bytes, 413 for a body. Each closes the
+// connection.
+struct Refusal {
+  boost::beast::http::status status;
+  std::string_view text;
+};
+std::optional<Refusal> CheckRequestHead(
+    const ServerOptions& o,
+    const boost::beast::http::request_parser<boost::beast::http::empty_body>& parser);
+
+// Starts serving an accepted connection (plain, or TLS when `web` has a TLS context).
+void StartSession(Core& core, boost::asio::ip::tcp::socket socket,
+                  std::shared_ptr<const WebState> web);
+
+}  // namespace nvmlx::serve
+
+#endif  // NVML_EXPORTER_SERVE_HTTP_SESSION_H_

@@ -1,0 +1,25 @@
+// Making untrusted text safe to show in a message: control bytes escaped as \n, \r, \t or \xNN.
+// Configuration parsers echo what they read (an unknown key, a bad value) in their errors; a NUL
+// byte there would cut the message short wherever it is printed as a C string, and a newline or
+// a terminal escape sequence would forge or garble the operator's log and terminal lines.
+//
+// Thread-safety: pure functions.
+#ifndef NVML_EXPORTER_UTIL_ESCAPE_H_
+#define NVML_EXPORTER_UTIL_ESCAPE_H_
+
+#include <string>
+#include <string_view>
+
+namespace nvmlx::util {
+
+// `s` with every byte below 0x20 and 0x7f escaped (\n, \r, \t, else \xNN, lower-case hex); other
+// bytes, UTF-8 included, unchanged. A backslash is not escaped: the result is for reading, not
+// for parsing back.
+std::string EscapeControlBytes(std::string_view s);
+
+// EscapeControlBytes(s) in double quotes, for "unknown field \"...\"" style messages.
+std::string QuoteForMessage(std::string_view s);
+
+}  // namespace nvmlx::util
+
+#endif  // NVML_EXPORTER_UTIL_ESCAPE_H_

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The daemon out of file descriptors (a low `ulimit -n`): it refuses cleanly, logs once per
+streak, does not spin, and recovers.
+
+  1. 150 connections that each send half a request (busy: never evicted) exhaust the daemon's
+     96 descriptors. A new client gets a 503 or a close promptly (the reserve descriptor drains
+     the backlog), never a hang; the daemon's CPU stays low (backoff, no busy loop); the log has
+     one "out of file descriptors" line.
+  2. The busy connections close: the next scrape succeeds, and the log says once that accepting
+     works again.
+  3. 150 connections that each make one request and stay idle (keep-alive): scrapes keep
+     succeeding meanwhile, because idle connections make room (evicted, counted).
+  4. The issue's reproduction: `ulimit -n 1024`, the default connection limit, 1100 connections
+     that each make one request and go idle: every scrape meanwhile succeeds (it locked
+     scrapers out for 120 s, logging "accept failed" every 100 ms, before the limit existed).
+
+usage: fd_exhaustion_test.py EXPORTER SOURCE_DIR
+"""
+import os
+import re
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+exporter, source_dir = sys.argv[1:3]
+work = tempfile.mkdtemp()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    print(open(log_path).read()[-3000:], file=sys.stderr)
+    sys.exit(1)
+
+
+def scrape(port, timeout=2.0):
+    """(status, seconds); status 0 when no HTTP answer."""
+    start = time.time()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout) as r:
+            r.read()
+            return r.status, time.time() - start
+    except urllib.error.HTTPError as e:
+        return e.code, time.time() - start
+    except OSError:
+        return 0, time.time() - start
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+port = free_port()
+log_path = os.path.join(work, "exporter.log")
+cmd = (f"ulimit -n 96 && exec {exporter} --fake-gpus -f {source_dir}/etc/default-counters.csv "
+       f"-a 127.0.0.1:{port} -c 1000 --web-max-connections 1000 --web-read-timeout 60s")
+with open(log_path, "w") as log:
+    proc = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=log)
+try:
+    for _ in range(100):
+        if scrape(port)[0] == 200:
+            break
+        time.sleep(0.1)
+    else:
+        fail("daemon did not serve")
+
+    # 1. Exhaustion by busy connections.
+    busy = []
+    for _ in range(150):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET /metrics HTTP/1.1\r\n")
+        busy.append(s)
+    time.sleep(1.0)
+    status, took = scrape(port, timeout=3)
+    if status not in (0, 503) or took > 2.5:
+        fail(f"exhausted: a new client got {status} after {took:.2f}s (want 503 or a close, fast)")
+    cpu0 = cpu_seconds(proc.pid)
+    time.sleep(2.0)
+    spent = cpu_seconds(proc.pid) - cpu0
+    if spent > 0.5:
+        fail(f"exhausted: {spent:.2f}s of CPU in 2s (spinning on accept?)")
+    logs = open(log_path).read()
+    n = len(re.findall(r"out of file descriptors", logs))
+    if n != 1:
+        fail(f"{n} 'out of file descriptors' lines, want 1 per streak")
+    print(f"ok: exhausted -> new client got {status or 'a close'} in {took:.2f}s, "
+          f"{spent:.2f}s CPU in 2s, one log line")
+
+    # 2. Recovery.
+    for s in busy:
+        s.close()
+    deadline = time.time() + 5
+    while time.time() < deadline and scrape(port)[0] != 200:
+        time.sleep(0.1)
+    if scrape(port)[0] != 200:
+        fail("did not recover after the busy connections closed")
+    time.sleep(0.5)
+    logs = open(log_path).read()
+    if len(re.findall(r"accepting connections again", logs)) != 1:
+        fail("want one 'accepting connections again' line")
+    print("ok: recovers, one recovery line")
+
+    # 3. Idle keep-alive flood: scrapes succeed meanwhile (idle connections are evicted).
+    idle = []
+    for _ in range(150):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            s.recv(4096)
+            idle.append(s)
+        except OSError:
+            pass
+    worst = 0.0
+    for _ in range(10):
+        status, took = scrape(port)
+        worst = max(worst, took)
+        if status != 200:
+            fail(f"idle flood: scrape got {status}")
+        time.sleep(0.1)
+    for s in idle:
+        s.close()
+    time.sleep(1.5)  # the next page carries the counters
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        page = r.read().decode()
+    m = re.search(r'^nvml_exporter_http_connections_total\{outcome="evicted"\} (\d+)', page, re.M)
+    if not m or int(m.group(1)) == 0:
+        fail("idle flood: no evicted connections counted on /metrics")
+    print(f"ok: 150 idle connections: 10 scrapes all 200 (worst {worst * 1000:.0f} ms), "
+          f"{m.group(1)} evicted")
+finally:
+    proc.terminate()
+    proc.wait(timeout=10)
+
+# 4. 1100 idle keep-alive connections against ulimit -n 1024 and the default limit.
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if hard != resource.RLIM_INFINITY and hard < 1300:
+    print(f"skip: 1100 connections need RLIMIT_NOFILE >= 1300 here (hard limit {hard})")
+else:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    port = free_port()
+    log_path = os.path.join(work, "exporter2.log")
+    cmd = (f"ulimit -n 1024 && exec {exporter} --fake-gpus -f {source_dir}/etc/default-counters.csv "
+           f"-a 127.0.0.1:{port} -c 1000")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        for _ in range(100):
+            if scrape(port)[0] == 200:
+                break
+            time.sleep(0.1)
+        else:
+            fail("daemon did not serve")
+        idle = []
+        for _ in range(1100):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+                s.recv(4096)
+                idle.append(s)
+            except OSError:
+                pass
+        worst, bad = 0.0, 0
+        for _ in range(20):
+            status, took = scrape(port)
+            worst = max(worst, took)
+            bad += status != 200
+            time.sleep(0.1)
+        for s in idle:
+            s.close()
+        if bad:
+            fail(f"1100 idle connections: {bad} of 20 scrapes failed")
+        accept_lines = len(re.findall(r"accept failed", open(log_path).read()))
+        if accept_lines > 1:
+            fail(f"{accept_lines} 'accept failed' lines, want at most one per streak")
+        print(f"ok: ulimit -n 1024, 1100 idle connections: 20 of 20 scrapes 200 "
+              f"(worst {worst * 1000:.0f} ms)")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+print("fd_exhaustion_test: pass")

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The daemon never changes a GPU's settings (docs/security.md): a check of the source.
+
+nvml/ is the only code that touches NVML (scripts/check_layering.py), and it reaches the library
+only through dlsym() of the names in the NVMLX_FOR_EACH_*FUNCTION lists of src/nvml/nvml_api.h.
+This check fails when
+  - a name in those lists is not a read-only call (a getter, GPM sampling, the Xid event set,
+    init/shutdown/error strings): nvmlDeviceSet*, *Reset*, *Clear*, nvmlDeviceModify*, ... would
+    have to be reviewed against docs/security.md first;
+  - a file of src/ outside nvml/ calls dlopen/dlsym, or a CMakeLists links libnvidia-ml directly
+    (either would bypass that list).
+
+Usage: nvml_readonly_check.py [--root DIR]; --selftest checks the checker on made-up trees.
+"""
+import argparse
+import pathlib
+import re
+import sys
+import tempfile
+
+READ_ONLY = re.compile(
+    r"^nvml(?:"
+    r"(?:Device|System)Get\w+"  # getters, of any version suffix
+    r"|Gpm(?:QueryDeviceSupport|SampleAlloc|SampleFree|SampleGet|MigSampleGet|MetricsGet)"
+    r"|EventSet(?:Create|Wait_v2|Wait|Free)|DeviceRegisterEvents"  # Xid events: a subscription
+    r"|Init_v2|Init|Shutdown|ErrorString"
+    r")$")
+LIST = re.compile(r"#define\s+NVMLX_FOR_EACH_\w*FUNCTION\(X\)((?:[^\n]*\\\n)*[^\n]*)")
+
+
+def check(root: pathlib.Path) -> list:
+    errors = []
+    api = root / "src/nvml/nvml_api.h"
+    text = api.read_text()
+    names = []
+    for m in LIST.finditer(text):
+        names += re.findall(r"\bX\((nvml\w+)\)", m.group(1))
+    if not names:
+        errors.append(f"{api}: no NVMLX_FOR_EACH_*FUNCTION list found")
+    for n in names:
+        if not READ_ONLY.match(n):
+            errors.append(f"{api}: {n} is not a read-only NVML call (docs/security.md)")
+    for f in sorted((root / "src").rglob("*")):
+        if f.suffix not in (".cc", ".h") or f.is_relative_to(root / "src/nvml"):
+            continue
+        for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if re.search(r"\bdl(?:open|sym|vsym)\s*\(", line):
+                errors.append(f"{f}:{i}: dlopen/dlsym outside src/nvml/")
+    for f in sorted((root / "src").rglob("CMakeLists.txt")):
+        code = "\n".join(line.split("#", 1)[0] for line in f.read_text().splitlines())
+        if re.search(r"nvidia-ml", code):
+            errors.append(f"{f}: links libnvidia-ml directly")
+    return errors
+
+
+def selftest() -> int:
+    good = "#define NVMLX_FOR_EACH_FUNCTION(X) \\\n  X(nvmlInit_v2) X(nvmlDeviceGetUUID) \\\n  X(nvmlGpmSampleGet)\n"
+    cases = [
+        (good, "", []),
+        (good.replace("X(nvmlGpmSampleGet)", "X(nvmlDeviceSetPowerManagementLimit)"), "",
+         ["nvmlDeviceSetPowerManagementLimit is not a read-only"]),
+        (good.replace("X(nvmlGpmSampleGet)", "X(nvmlDeviceResetGpuLockedClocks)"), "",
+         ["nvmlDeviceResetGpuLockedClocks is not a read-only"]),
+        (good, "void* h = dlopen(\"libnvidia-ml.so.1\", 0);", ["dlopen/dlsym outside src/nvml/"]),
+        ("// nothing\n", "", ["no NVMLX_FOR_EACH_*FUNCTION list"]),
+    ]
+    failures = 0
+    for api, other, want in cases:
+        with tempfile.TemporaryDirectory() as d:
+            root = pathlib.Path(d)
+            (root / "src/nvml").mkdir(parents=True)
+            (root / "src/app").mkdir(parents=True)
+            (root / "src/nvml/nvml_api.h").write_text(api)
+            (root / "src/app/x.cc").write_text(other)
+            got = check(root)
+            if len(got) != len(want) or any(w not in g for w, g in zip(want, got)):
+                print(f"selftest: want {want}, got {got}")
+                failures += 1
+    print("selftest:", "ok" if failures == 0 else f"{failures} failed")
+    return 1 if failures else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parents[2]))
+    ap.add_argument("--selftest", action="store_true")
+    args = ap.parse_args()
+    if args.selftest:
+        return selftest()
+    errors = check(pathlib.Path(args.root))
+    for e in errors:
+        print(e)
+    if errors:
+        return 1
+    print("nvml_readonly_check: ok, every NVML call the daemon resolves is read-only")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
