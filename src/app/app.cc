@@ -2,17 +2,24 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "app/daemon.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "config/options.h"
+#include "nvml/call_site.h"
 #include "serve/http_server.h"
 #include "util/log.h"
 
@@ -50,6 +57,67 @@ std::string NvmlLibrary(const config::Options& opts, const char* argv0) {
   return FindSimulator(argv0);
 }
 
+// Leaves the process now, without destructors or atexit handlers: threads stuck inside NVML
+// still use the objects a normal exit would destroy, and the driver's own exit path may wait for
+// them. Only taken when something is stuck (a clean stop returns from Run instead, so the
+// sanitizers' leak check runs there).
+[[noreturn]] void ExitLeavingStuckThreads(int code) {
+  spdlog::default_logger()->flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);
+}
+
+const char* SignalName(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal";
+  }
+}
+
+// The start-up (collectors file, NVML, GPU enumeration, first collection, listen), on its own
+// thread, so that the main thread answers SIGINT/SIGTERM from the first moment whatever it blocks
+// on (a FIFO as the collectors file, a driver call that never returns). The main thread reads the
+// results after join().
+struct Startup {
+  nvml::CallSite site;  // where in NVML the start-up thread is
+  std::atomic<bool> done{false};
+  // Written by the start-up thread before `done`; read by the main thread after join().
+  std::unique_ptr<Daemon> daemon;
+  int exit_code = 0;
+  std::string once_body;
+};
+
+void RunStartup(const config::Options& opts, const Daemon::Environment& env, Startup* out) {
+  nvml::TrackCallsOnThisThread(&out->site);
+  Result<std::unique_ptr<Daemon>> daemon = Daemon::Create(opts, env);
+  if (!daemon.ok()) {
+    // The Daemon reports its own failures (stderr line, log entry); we only map them.
+    out->exit_code = config::ToInt(config::ExitCodeFor(daemon.status()));
+  } else if (opts.once) {
+    out->once_body = (*daemon)->RenderOnce();
+    out->daemon = std::move(*daemon);
+  } else if (Status st = (*daemon)->Start(); !st.ok()) {
+    out->exit_code = config::ToInt(config::ExitCodeFor(st));
+  } else {
+    out->daemon = std::move(*daemon);
+  }
+  nvml::TrackCallsOnThisThread(nullptr);
+  out->done.store(true);
+}
+
+// How long a stop may wait for the parts (the server, reads in progress): Kubernetes gives 30 s,
+// our promise is 2 s in all; a read still running after this is stuck, not about to finish.
+constexpr std::chrono::milliseconds kStopBudget{1000};
+// How long a stop signal during start-up waits for the start-up to finish on its own.
+constexpr std::chrono::milliseconds kStartupGrace{500};
+
 }  // namespace
 
 int Run(int argc, char** argv) {
@@ -79,33 +147,90 @@ int Run(int argc, char** argv) {
     }
   }
 
-  // Only our sigwait() below sees SIGINT/SIGTERM: every thread started later (the Daemon's, from
-  // Create on) inherits the mask.
+  // Only our sigtimedwait() below sees SIGINT/SIGTERM/SIGHUP: every thread started later (the
+  // start-up thread, the Daemon's) inherits the mask. SIGHUP reloads, as with dcgm-exporter.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  // The Daemon reports its own failures (stderr line, log entry); we only map them.
-  Result<std::unique_ptr<Daemon>> daemon =
-      Daemon::Create(opts, {NvmlLibrary(opts, argv[0]), GetEnv});
-  if (!daemon.ok()) return config::ToInt(config::ExitCodeFor(daemon.status()));
+  const Daemon::Environment env{NvmlLibrary(opts, argv[0]), GetEnv};
+  Startup startup;
+  std::thread starter([&opts, &env, &startup] { RunStartup(opts, env, &startup); });
+  // Waits for a signal, at most `timeout`; 0 when none came.
+  auto wait_signal = [&signals](std::chrono::milliseconds timeout) {
+    timespec ts{static_cast<time_t>(timeout.count() / 1000),
+                static_cast<long>((timeout.count() % 1000) * 1000000)};
+    const int sig = sigtimedwait(&signals, nullptr, &ts);
+    return sig > 0 ? sig : 0;
+  };
+
+  // Start-up: a stop signal ends it even while NVML or the collectors file blocks it.
+  while (!startup.done.load()) {
+    const int sig = wait_signal(std::chrono::milliseconds(100));
+    if (sig == 0) continue;
+    if (sig == SIGHUP) {
+      log::Info("SIGHUP during start-up: nothing to reload yet");
+      continue;
+    }
+    log::Info("shutting down during start-up", {{"signal", SignalName(sig)}});
+    const auto grace = std::chrono::steady_clock::now() + kStartupGrace;
+    while (!startup.done.load() && std::chrono::steady_clock::now() < grace) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!startup.done.load()) {
+      const char* call = startup.site.current();
+      log::Error("start-up is stuck; exiting without waiting for it",
+                 {{"call", call != nullptr ? call : "(not inside NVML)"}});
+      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+    }
+    starter.join();
+    if (startup.daemon == nullptr) return startup.exit_code;
+    if (!startup.daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
+      for (const std::string& s : startup.daemon->StuckCalls()) {
+        log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
+      }
+      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+    }
+    return config::ToInt(config::ExitCode::kOk);
+  }
+  starter.join();
+  if (startup.daemon == nullptr) return startup.exit_code;
+  std::unique_ptr<Daemon>& daemon = startup.daemon;
 
   if (opts.once) {
-    const std::string body = (*daemon)->RenderOnce();
-    std::fwrite(body.data(), 1, body.size(), stdout);
+    std::fwrite(startup.once_body.data(), 1, startup.once_body.size(), stdout);
     // Flush before the teardown (the Xid watcher's thread may take up to its wait timeout to
     // stop): a reader such as `| grep -q` must get the whole page before it goes away.
     std::fflush(stdout);
+    // A GPU whose read is stuck was printed as stale; its reader must not hold up the exit.
+    if (!daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
+      for (const std::string& s : daemon->StuckCalls()) {
+        log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
+      }
+      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+    }
     return config::ToInt(config::ExitCode::kOk);
   }
 
-  if (Status st = (*daemon)->Start(); !st.ok()) return config::ToInt(config::ExitCodeFor(st));
-  int sig = 0;
-  sigwait(&signals, &sig);
-  log::Info("shutting down", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
-  (*daemon)->Stop();
+  for (;;) {
+    const int sig = wait_signal(std::chrono::seconds(1));
+    if (sig == 0) continue;
+    if (sig == SIGHUP) {
+      daemon->Reload("SIGHUP");
+      continue;
+    }
+    log::Info("shutting down", {{"signal", SignalName(sig)}});
+    break;
+  }
+  if (!daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
+    for (const std::string& s : daemon->StuckCalls()) {
+      log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
+    }
+    ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+  }
   return config::ToInt(config::ExitCode::kOk);
 }
 

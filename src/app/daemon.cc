@@ -1,12 +1,14 @@
 #include "app/daemon.h"
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "app/collectors_source.h"
@@ -88,16 +90,56 @@ std::vector<config::CollectorEntry> DropUncollected(std::vector<config::Collecto
 }
 
 // GPUs only: a MIG instance is up exactly when its GPU is, and /health speaks of GPUs.
-int CountGpus(const model::Snapshot& s) {
-  int n = 0;
-  for (const auto& d : s.devices) n += (d.identity != nullptr && !d.identity->mig) ? 1 : 0;
+PageStore::GpuCounts CountGpus(const model::Snapshot& s) {
+  PageStore::GpuCounts n;
+  for (const auto& d : s.devices) {
+    if (d.identity == nullptr || d.identity->mig) continue;
+    ++n.total;
+    if (d.up) continue;
+    if (d.lost) {
+      ++n.lost;
+    } else if (d.stale) {
+      ++n.stale;
+    } else {
+      ++n.unreadable;
+    }
+  }
   return n;
 }
 
-int CountUp(const model::Snapshot& s) {
-  int up = 0;
-  for (const auto& d : s.devices) up += (d.up && d.identity != nullptr && !d.identity->mig) ? 1 : 0;
-  return up;
+// nvmlInit failing with a transient error (driver not loaded yet, not ready, a driver/library
+// version mismatch during an upgrade) is retried with backoff, 1 s doubling to 8 s, for
+// kNvmlInitRetryBudget; then the daemon exits 1 so that Kubernetes' restart backoff shows the
+// problem (docs/faults.md). A library that is missing or not NVML is not retried: no wait fixes
+// a wrong path. The start-up thread runs this; SIGTERM ends the process meanwhile (app.cc).
+constexpr std::chrono::seconds kNvmlInitRetryBudget{60};
+
+Result<std::unique_ptr<nvml::Library>> LoadNvml(const std::string& path) {
+  const auto give_up = std::chrono::steady_clock::now() + kNvmlInitRetryBudget;
+  std::chrono::milliseconds backoff(1000);
+  for (int attempt = 1;; ++attempt) {
+    Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(path);
+    if (lib.ok()) {
+      if (attempt > 1) log::Info("NVML initialised", {{"attempts", std::to_string(attempt)}});
+      return lib;
+    }
+    if (lib.status().code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() + backoff > give_up) {
+      return lib.status();
+    }
+    // Once per streak at warn; every further attempt at debug.
+    (attempt == 1 ? log::Warn : log::Debug)(
+        "NVML initialisation failed; retrying (logged once, then at debug level)",
+        {{"err", lib.status().ToString()},
+         {"attempt", std::to_string(attempt)},
+         {"retry_in_ms", std::to_string(backoff.count())}});
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(8000));
+  }
+}
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -124,7 +166,14 @@ Status Daemon::Build(const Environment& env) {
       return Fail(config::ExitCode::kUsage, "--web-config-file: " + web.status().message());
     }
   }
-  Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(env.nvml_library);
+  getenv_ = env.getenv;
+  collectors_name_ = rows->name;
+  {
+    util::MutexLock lock(&reload_mu_);
+    seen_ = Identify(opts.collectors);
+    last_reload_success_s_ = UnixNow();
+  }
+  Result<std::unique_ptr<nvml::Library>> lib = LoadNvml(env.nvml_library);
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
@@ -191,6 +240,7 @@ Status Daemon::BuildCollector() {
 
 void Daemon::BuildRenderOptions(const std::string& driver) {
   const config::Options& opts = options_;
+  util::MutexLock lock(&render_mu_);  // no other thread yet; keeps the analysis simple
   ropts_.entries = entries_;
   ropts_.hostname = Hostname(opts);
   ropts_.hostname_label = opts.hostname_label;
@@ -244,13 +294,121 @@ Status Daemon::BuildOutputs(const Environment& env) {
   return Status::Ok();
 }
 
-Daemon::~Daemon() { Stop(); }
+Daemon::FileId Daemon::Identify(const std::string& path) {
+  FileId id;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return id;
+  id.size = static_cast<int64_t>(st.st_size);
+  id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  id.inode = static_cast<uint64_t>(st.st_ino);
+  id.regular = S_ISREG(st.st_mode);
+  return id;
+}
+
+void Daemon::Reload(std::string_view why) {
+  if (reloader_ == nullptr) {
+    log::Warn(
+        "reload requested, but the collectors come from a ConfigMap (-m), read at start "
+        "only; restart to reload",
+        {{"trigger", std::string(why)}});
+    return;
+  }
+  {
+    util::MutexLock lock(&reload_mu_);
+    forced_ = true;
+  }
+  reloader_->RunSoon();
+}
+
+void Daemon::ReloadNow(bool force, std::string_view why) {
+  util::MutexLock lock(&reload_mu_);
+  force = force || forced_;
+  forced_ = false;
+  const std::string& path = options_.collectors;
+  const FileId now = Identify(path);
+  if (!force && now == seen_) return;
+  seen_ = now;  // a broken file is reported once, not at every poll
+  if (!now.regular) {
+    RejectReload(why, path + ": not a regular file (or missing); not read");
+    return;
+  }
+  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(path);
+  if (!rows.ok()) {
+    RejectReload(why, rows.status().message());
+    return;
+  }
+  std::vector<config::CollectorEntry> entries = DropUncollected(std::move(rows).value(), path);
+  auto same = [](const std::vector<config::CollectorEntry>& a,
+                 const std::vector<config::CollectorEntry>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].field != b[i].field || a[i].name != b[i].name || a[i].type != b[i].type ||
+          a[i].help != b[i].help) {
+        return false;
+      }
+    }
+    return true;
+  };
+  last_reload_success_s_ = UnixNow();
+  {
+    util::MutexLock render_lock(&render_mu_);
+    if (same(entries, ropts_.entries)) {
+      log::Debug("collectors file unchanged", {{"file", path}, {"trigger", std::string(why)}});
+      return;
+    }
+    ropts_.entries = entries;
+  }
+  collector_->SetEntries(entries);
+  log::Info(
+      "collectors file reloaded",
+      {{"file", path}, {"trigger", std::string(why)}, {"fields", std::to_string(entries.size())}});
+}
+
+void Daemon::RejectReload(std::string_view why, const std::string& err) {
+  ++reload_failures_;
+  log::Error("collectors file rejected; the current fields stay in use",
+             {{"file", options_.collectors}, {"trigger", std::string(why)}, {"err", err}});
+}
+
+void Daemon::AppendReloadMetrics(std::string* out) {
+  uint64_t failures = 0;
+  double last = 0;
+  {
+    util::MutexLock lock(&reload_mu_);
+    failures = reload_failures_;
+    last = last_reload_success_s_;
+  }
+  char line[64];
+  *out +=
+      "# HELP nvml_exporter_config_reload_failures_total Reloads of the collectors file that were "
+      "rejected (the fields in use stay).\n"
+      "# TYPE nvml_exporter_config_reload_failures_total counter\n"
+      "nvml_exporter_config_reload_failures_total " +
+      std::to_string(failures) +
+      "\n"
+      "# HELP nvml_exporter_config_last_reload_success_timestamp_seconds Unix time the collectors "
+      "file was last loaded successfully (start-up included).\n"
+      "# TYPE nvml_exporter_config_last_reload_success_timestamp_seconds gauge\n";
+  std::snprintf(line, sizeof(line), "%.3f", last);
+  *out += "nvml_exporter_config_last_reload_success_timestamp_seconds " + std::string(line) + "\n";
+}
+
+Daemon::~Daemon() {
+  Stop();
+  // A collector left with stuck threads by StopUntil waits for them in its destructor.
+}
 
 Status Daemon::Start() {
   if (server_ == nullptr || state_ != State::kBuilt) {
     return Internal("Daemon::Start: only once, on a daemon built without --once");
   }
   state_ = State::kRunning;
+  if (options_.configmap_name.empty()) {
+    reloader_ = std::make_unique<util::PeriodicWorker>(
+        util::PeriodicWorker::Options{.name = "collectors reloader", .period = kCollectorsPoll},
+        [this] { ReloadNow(false, "change"); });
+    reloader_->Start();
+  }
   sources_->Start();
   collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
   if (Status st = server_->Start(); !st.ok()) {
@@ -264,19 +422,31 @@ Status Daemon::Start() {
   return Status::Ok();
 }
 
-void Daemon::Stop() {
-  if (state_ == State::kStopped) return;
+void Daemon::Stop() { (void)StopUntil(std::chrono::steady_clock::time_point::max()); }
+
+bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
+  if (state_ == State::kStopped) return collector_stopped_;
   state_ = State::kStopped;
+  if (reloader_) reloader_->Stop();  // never blocks long: it reads regular files only
   if (server_) server_->Stop();
-  if (collector_) collector_->Stop();
+  // Whatever the server's drain took, a read in progress and the Xid watcher's event wait (at
+  // most 500 ms) get a moment to end: only a call still running after that is stuck.
+  const auto floor = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  collector_stopped_ = collector_ == nullptr || collector_->Stop(std::max(deadline, floor));
   if (emf_) emf_->Stop();
   if (sources_) sources_->Stop();
+  return collector_stopped_;
+}
+
+std::vector<std::string> Daemon::StuckCalls() const {
+  return collector_ != nullptr ? collector_->StuckCalls() : std::vector<std::string>{};
 }
 
 std::string Daemon::RenderOnce() {
   std::shared_ptr<const model::Snapshot> snap = collector_->CollectOnce();
   snap = sources_->ResolveForOnce(std::move(snap), std::chrono::seconds(5));
   std::string body;
+  util::MutexLock lock(&render_mu_);
   render::RenderPrometheus(*snap, ropts_, &body);
   return body;
 }
@@ -286,16 +456,20 @@ uint16_t Daemon::port() const { return state_ == State::kRunning && server_ ? se
 void Daemon::Publish(const model::Snapshot& snap) {
   sources_->Observe(snap);  // the PIDs to resolve next
   // One series model per collection feeds both outputs (it points into snap).
-  render::BuildSeries(snap, ropts_, &series_);
   auto page = std::make_shared<serve::Page>();
-  render::RenderPrometheus(series_, &page->body);
+  {
+    util::MutexLock lock(&render_mu_);  // a reload may swap the entries
+    render::BuildSeries(snap, ropts_, &series_);
+    render::RenderPrometheus(series_, &page->body);
+  }
+  AppendReloadMetrics(&page->body);
   if (emf_) {  // render here, send on the sinks' threads; then its counters for /metrics
     emf_->OnSeries(series_, snap.time);
     emf_->AppendMetrics(&page->body);
   }
   AppendServerMetrics(server_->stats(), !options_.web_config_file.empty(), &page->body);
   page->gzip_body = render::GzipCompress(page->body);
-  store_->Publish(std::move(page), CountGpus(snap), CountUp(snap));
+  store_->Publish(std::move(page), CountGpus(snap));
 }
 
 }  // namespace nvmlx::app

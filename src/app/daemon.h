@@ -35,9 +35,11 @@
 #ifndef NVML_EXPORTER_APP_DAEMON_H_
 #define NVML_EXPORTER_APP_DAEMON_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/attribution_sources.h"
@@ -50,7 +52,10 @@
 #include "nvml/nvml.h"
 #include "render/prometheus.h"
 #include "serve/http_server.h"
+#include "util/mutex.h"
+#include "util/periodic_worker.h"
 #include "util/status.h"
+#include "util/thread_annotations.h"
 
 namespace nvmlx::app {
 
@@ -82,6 +87,27 @@ class Daemon {
   // Stops the server, the collector, the EMF pipeline and the sources, in that order. Returns
   // when their threads have ended; idempotent.
   void Stop();
+  // As Stop, but the collector waits for NVML calls in progress only until `deadline`. True when
+  // every thread has ended; false when some are stuck inside NVML (StuckCalls() says where): the
+  // Daemon must then not be destroyed (its destructor would wait for them); app::Run leaves the
+  // process with _exit instead (docs/faults.md).
+  bool StopUntil(std::chrono::steady_clock::time_point deadline);
+  // Asks for a reload of the collectors file (SIGHUP): done on the reloader thread, so the
+  // caller (the signal-waiting main thread) never blocks on the file or NVML. Running only.
+  void Reload(std::string_view why);
+  // Reloads the collectors file now, on the calling thread, when `force` or when the file
+  // changed since the last look (size, mtime, inode): a file that parses replaces the field
+  // list (Collector::SetEntries) and the rendered rows; one that does not is rejected with its
+  // `file:line` error, logged and counted, and the current list stays. Not a regular file
+  // (a FIFO, a directory): rejected without opening it. The reloader thread calls it every
+  // kCollectorsPoll and on Reload(); a test may call it directly. Not with a ConfigMap source
+  // (-m): that is read at start only.
+  void ReloadNow(bool force, std::string_view why) NVMLX_EXCLUDES(reload_mu_);
+
+  // How often the reloader looks at the collectors file.
+  static constexpr std::chrono::seconds kCollectorsPoll{2};
+  // What StopUntil left stuck (Collector::StuckCalls), one line each.
+  std::vector<std::string> StuckCalls() const;
 
   // --once: one full collection on the calling thread, with its attribution resolved, rendered
   // as the Prometheus page. Not after Start().
@@ -100,19 +126,43 @@ class Daemon {
   void BuildRenderOptions(const std::string& driver);
   // The collector's publish callback (collector thread): render once, feed the EMF pipeline, swap
   // the page in for the server.
-  void Publish(const model::Snapshot& snap);
+  void Publish(const model::Snapshot& snap) NVMLX_EXCLUDES(render_mu_, reload_mu_);
+  // Counts and logs a rejected reload (`err` names file and line).
+  void RejectReload(std::string_view why, const std::string& err) NVMLX_REQUIRES(reload_mu_);
+  // The reload counters as exposition text, appended to each page.
+  void AppendReloadMetrics(std::string* out) NVMLX_EXCLUDES(reload_mu_);
 
   const config::Options options_;
   std::vector<config::CollectorEntry> entries_;
   std::unique_ptr<nvml::Library> nvml_;
   std::unique_ptr<AttributionSources> sources_;
   std::unique_ptr<collect::Collector> collector_;
-  render::PrometheusOptions ropts_;   // set in Create, read-only after
+  config::GetEnvFn getenv_;
+  std::string collectors_name_;  // the collectors source, for messages
+  // Rendering options; `entries` is replaced by a reload (the publish callback reads them).
+  util::Mutex render_mu_;
+  render::PrometheusOptions ropts_ NVMLX_GUARDED_BY(render_mu_);
   render::SeriesModel series_;        // the collector thread's (Publish), reused across collections
   std::unique_ptr<EmfPipeline> emf_;  // null without --emf-output
   std::unique_ptr<PageStore> store_;  // null with --once
   std::unique_ptr<serve::HttpServer> server_;  // null with --once
   State state_ = State::kBuilt;
+  bool collector_stopped_ = true;  // what the first StopUntil found
+
+  // Reload state (ReloadNow: the reloader thread, or a test).
+  util::Mutex reload_mu_;
+  struct FileId {
+    int64_t size = -1, mtime_ns = -1;
+    uint64_t inode = 0;
+    bool regular = false;
+    bool operator==(const FileId&) const = default;
+  };
+  static FileId Identify(const std::string& path);
+  bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;  // Reload() asked: reload even if unchanged
+  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);          // the file as last looked at
+  uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;
+  double last_reload_success_s_ NVMLX_GUARDED_BY(reload_mu_) = 0;  // Unix time; start-up too
+  std::unique_ptr<util::PeriodicWorker> reloader_;                 // null with -m or --once
 };
 
 }  // namespace nvmlx::app

@@ -16,13 +16,12 @@ std::chrono::milliseconds PageStore::DefaultMaxAge(std::chrono::milliseconds int
   return std::max(3 * interval, std::chrono::milliseconds(30000));
 }
 
-void PageStore::Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
+void PageStore::Publish(std::shared_ptr<const serve::Page> page, GpuCounts gpus,
                         Clock::time_point at) {
   util::MutexLock lock(&mu_);
   page_ = std::move(page);
   published_at_ = at;
-  gpus_total_ = gpus_total;
-  gpus_up_ = gpus_up;
+  gpus_ = gpus;
 }
 
 std::shared_ptr<const serve::Page> PageStore::Latest() const {
@@ -44,12 +43,18 @@ serve::Health PageStore::Health(serve::Probe probe, Clock::time_point now) const
     return {false, "last collection was " + Ms(now - published_at_) + " ago" + limit};
   }
   // GPU state is reported, never a failure: see the class comment.
-  if (gpus_total_ == 0) return {true, "OK: no GPU is being collected"};
-  if (gpus_up_ < gpus_total_) {
-    return {true, "OK: " + std::to_string(gpus_total_ - gpus_up_) + " of " +
-                      std::to_string(gpus_total_) + " GPU(s) lost"};
+  if (gpus_.total == 0) return {true, "OK: no GPU is being collected"};
+  std::string body = "OK";
+  const std::string of = " of " + std::to_string(gpus_.total) + " GPU(s) ";
+  const char* sep = ": ";
+  for (const auto& [n, what] : {std::pair<int, const char*>{gpus_.lost, "lost"},
+                                {gpus_.stale, "stale (a driver call is stuck)"},
+                                {gpus_.unreadable, "unreadable (every read failed)"}}) {
+    if (n == 0) continue;
+    body += sep + std::to_string(n) + of + what;
+    sep = ", ";
   }
-  return {true, "OK"};
+  return {true, body};
 }
 
 }  // namespace nvmlx::app

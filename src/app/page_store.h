@@ -37,8 +37,14 @@ class PageStore {
   explicit PageStore(std::chrono::milliseconds max_age, Clock::time_point start = Clock::now())
       : max_age_(max_age), started_at_(start) {}
 
-  // gpus_total: devices collected; gpus_up: of those, not lost.
-  void Publish(std::shared_ptr<const serve::Page> page, int gpus_total, int gpus_up,
+  // The GPUs of one collection, for the probes' body (never their status).
+  struct GpuCounts {
+    int total = 0;       // GPUs collected
+    int lost = 0;        // fallen off the bus (GPU_IS_LOST, Xid 79)
+    int stale = 0;       // a read stuck in the driver (docs/faults.md)
+    int unreadable = 0;  // every read failed this round
+  };
+  void Publish(std::shared_ptr<const serve::Page> page, GpuCounts gpus,
                Clock::time_point at = Clock::now()) NVMLX_EXCLUDES(mu_);
   std::shared_ptr<const serve::Page> Latest() const NVMLX_EXCLUDES(mu_);
   serve::Health Health(serve::Probe probe, Clock::time_point now = Clock::now()) const
@@ -50,8 +56,7 @@ class PageStore {
   mutable util::Mutex mu_;
   std::shared_ptr<const serve::Page> page_ NVMLX_GUARDED_BY(mu_);
   Clock::time_point published_at_ NVMLX_GUARDED_BY(mu_) = Clock::time_point();
-  int gpus_total_ NVMLX_GUARDED_BY(mu_) = 0;
-  int gpus_up_ NVMLX_GUARDED_BY(mu_) = 0;
+  GpuCounts gpus_ NVMLX_GUARDED_BY(mu_);
 };
 
 }  // namespace nvmlx::app

@@ -30,7 +30,7 @@ TEST(PageStoreTest, HealthyWithinMaxAgeThenStale) {
   PageStore store(milliseconds(3000), kT0);
   auto page = std::make_shared<serve::Page>();
   page->body = "x 1\n";
-  store.Publish(page, 2, 2, kT0);
+  store.Publish(page, {.total = 2}, kT0);
   EXPECT_EQ(store.Latest()->body, "x 1\n");
   for (Probe p : {Probe::kLive, Probe::kReady}) {
     EXPECT_TRUE(store.Health(p, kT0 + milliseconds(3000)).ok);
@@ -43,17 +43,25 @@ TEST(PageStoreTest, HealthyWithinMaxAgeThenStale) {
 // GPU state goes in the body, never in the status: a restart fixes no lost or absent GPU.
 TEST(PageStoreTest, LostOrNoGpusAreReportedButHealthy) {
   PageStore store(milliseconds(30000), kT0);
-  store.Publish(std::make_shared<serve::Page>(), 8, 7, kT0);
+  store.Publish(std::make_shared<serve::Page>(), {.total = 8, .lost = 1}, kT0);
   serve::Health h = store.Health(Probe::kLive, kT0);
   EXPECT_TRUE(h.ok);
   EXPECT_EQ(h.reason, "OK: 1 of 8 GPU(s) lost");
-  store.Publish(std::make_shared<serve::Page>(), 2, 0, kT0);
+  store.Publish(std::make_shared<serve::Page>(), {.total = 2, .lost = 2}, kT0);
   EXPECT_TRUE(store.Health(Probe::kLive, kT0).ok);
   EXPECT_EQ(store.Health(Probe::kReady, kT0).reason, "OK: 2 of 2 GPU(s) lost");
-  store.Publish(std::make_shared<serve::Page>(), 0, 0, kT0);
+  store.Publish(std::make_shared<serve::Page>(), {}, kT0);
   serve::Health none = store.Health(Probe::kReady, kT0);
   EXPECT_TRUE(none.ok);
   EXPECT_EQ(none.reason, "OK: no GPU is being collected");
+  // A stuck driver call or a GPU whose reads all fail is said as such, not as "lost".
+  store.Publish(std::make_shared<serve::Page>(),
+                {.total = 4, .lost = 1, .stale = 1, .unreadable = 1}, kT0);
+  serve::Health mixed = store.Health(Probe::kLive, kT0);
+  EXPECT_TRUE(mixed.ok);
+  EXPECT_EQ(mixed.reason,
+            "OK: 1 of 4 GPU(s) lost, 1 of 4 GPU(s) stale (a driver call is stuck), 1 of 4 GPU(s) "
+            "unreadable (every read failed)");
 }
 
 TEST(PageStoreTest, DefaultMaxAgeIsThreeIntervalsAtLeast30s) {

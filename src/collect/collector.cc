@@ -1,6 +1,7 @@
 #include "collect/collector.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
 #include <type_traits>
@@ -14,7 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kXidErrorsField = fields::ids::kXidErrors;
-constexpr int kXidCountField = fields::ids::kXidErrorsCount;
 constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
 
 // dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
@@ -33,41 +33,6 @@ std::string ReplaceBlanks(const std::string& name) {
   return out;
 }
 
-// Fields of the given cost among the enabled metric rows (label rows are read at start-up).
-std::vector<const fields::FieldDef*> MetricFields(const std::vector<config::CollectorEntry>& rows,
-                                                  fields::Cost cost) {
-  std::vector<const fields::FieldDef*> out;
-  for (const auto& row : rows) {
-    if (row.type == config::MetricType::kLabel) continue;
-    const fields::FieldDef* f = row.field;
-    if (f->source != fields::Source::kDevice || f->cost != cost) continue;
-    if (f->read == nullptr && f->nvml_field_id == 0) continue;
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  }
-  return out;
-}
-
-// The enabled metric rows that GPM computes (DCGM_FI_PROF_* with a GPM metric id).
-std::vector<const fields::FieldDef*> GpmFields(const std::vector<config::CollectorEntry>& rows) {
-  std::vector<const fields::FieldDef*> out;
-  for (const auto& row : rows) {
-    if (row.type == config::MetricType::kLabel) continue;
-    const fields::FieldDef* f = row.field;
-    if (f->source != fields::Source::kProfiling || f->gpm_metric_id == 0) continue;
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  }
-  return out;
-}
-
-std::vector<const fields::FieldDef*> OfScope(const std::vector<const fields::FieldDef*>& all,
-                                             FieldScope scope) {
-  std::vector<const fields::FieldDef*> out;
-  for (const fields::FieldDef* f : all) {
-    if (ScopeOf(*f) == scope) out.push_back(f);
-  }
-  return out;
-}
-
 void MergeSorted(std::vector<model::Sample>* into, const std::vector<model::Sample>& more) {
   into->insert(into->end(), more.begin(), more.end());
   std::stable_sort(into->begin(), into->end(), [](const model::Sample& a, const model::Sample& b) {
@@ -82,10 +47,28 @@ model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle
                                    const std::vector<const fields::FieldDef*>& label_fields) {
   model::DeviceIdentity id;
   id.index = index;
-  if (auto r = lib.Uuid(handle); r.ok()) id.uuid = *r;
-  if (auto r = lib.Name(handle); r.ok()) id.model_name = *r;
+  // A failing identity read leaves its label out of every series of the GPU (never `UUID=""`);
+  // said once here, as it is read once.
+  auto unreadable = [index](const char* label, const Status& st) {
+    log::Error("GPU identity read failed; the label is left out of its series",
+               {{"gpu", std::to_string(index)}, {"label", label}, {"err", st.ToString()}});
+  };
+  if (auto r = lib.Uuid(handle); r.ok()) {
+    id.uuid = *r;
+  } else {
+    unreadable("UUID", r.status());
+  }
+  if (auto r = lib.Name(handle); r.ok()) {
+    id.model_name = *r;
+  } else {
+    unreadable("modelName", r.status());
+  }
   if (replace_blanks) id.model_name = ReplaceBlanks(id.model_name);
-  if (auto r = lib.Pci(handle); r.ok()) id.pci_bus_id = r->bus_id;
+  if (auto r = lib.Pci(handle); r.ok()) {
+    id.pci_bus_id = r->bus_id;
+  } else {
+    unreadable("pci_bus_id", r.status());
+  }
   if (auto r = lib.MinorNumber(handle); r.ok()) id.minor_number = *r;
   fields::ReadContext ctx{lib, handle, {}, {}, {}};
   for (const fields::FieldDef* f : label_fields) {
@@ -116,11 +99,18 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
     : lib_(lib),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : util::Clock::Real()),
+      read_deadline_(options_.read_deadline.count() > 0
+                         ? options_.read_deadline
+                         : std::clamp<std::chrono::milliseconds>(options_.interval / 2,
+                                                                 std::chrono::milliseconds(1),
+                                                                 std::chrono::milliseconds(5000))),
       fast_loop_({.name = "fast collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
                   .clock = clock_},
-                 [this] { publish_(Collect(false)); }),
+                 [this] {
+                   if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
+                 }),
       slow_loop_({.name = "slow collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
@@ -129,7 +119,7 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
 
 Collector::~Collector() {
   Stop();
-  if (xids_ != nullptr) xids_->Stop();
+  // The workers' destructors (groups_) join their threads; Stop(max) has already waited.
 }
 
 Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
@@ -146,29 +136,20 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       }
     }
   }
-  const auto fast_fields = MetricFields(c->options_.entries, fields::Cost::kFast);
-  const auto slow_fields = MetricFields(c->options_.entries, fields::Cost::kSlow);
-  const auto gpm_fields = GpmFields(c->options_.entries);
-  const EntityFields all_fields{fast_fields, slow_fields, gpm_fields};
-  const EntityFields gpu_fields{OfScope(fast_fields, FieldScope::kGpu),
-                                OfScope(slow_fields, FieldScope::kGpu),
-                                OfScope(gpm_fields, FieldScope::kGpu)};
-  const EntityFields instance_fields{OfScope(fast_fields, FieldScope::kInstance),
-                                     OfScope(slow_fields, FieldScope::kInstance),
-                                     OfScope(gpm_fields, FieldScope::kInstance)};
-  std::vector<const fields::FieldDef*> label_fields;
-  bool clock_events_enabled = false;
-  for (const auto& row : c->options_.entries) {
-    if (row.type == config::MetricType::kLabel) {
-      label_fields.push_back(row.field);
-      continue;
-    }
-    if (row.field->id == kXidErrorsField) c->xid_last_enabled_ = true;
-    if (row.field->id == kXidCountField) c->xid_counts_enabled_ = true;
-    if (row.field->id == kClockEventsCountField) clock_events_enabled = true;
-    if (row.field->id == fields::ids::kGpuHealthStatus) c->health_enabled_ = true;
-    if (row.field->id == fields::ids::kP2pStatus) c->p2p_enabled_ = true;
+  const std::shared_ptr<const Plan> plan = MakePlan(c->options_.entries, 1);
+  {
+    util::MutexLock lock(&c->plan_mu_);
+    c->plan_ = plan;
   }
+  const EntityFields& all_fields = plan->whole;
+  const EntityFields& gpu_fields = plan->mig_gpu;
+  const EntityFields& instance_fields = plan->instance;
+  const std::vector<const fields::FieldDef*>& label_fields = plan->labels;
+  const bool clock_events_enabled = plan->clock_events;
+  c->xid_last_enabled_ = plan->xid_last;
+  c->xid_counts_enabled_ = plan->xid_counts;
+  c->health_enabled_ = plan->health;
+  c->p2p_enabled_ = plan->p2p;
 
   auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
   unsigned instance_count = 0;  // MIG instances seen so far on the host
@@ -245,9 +226,10 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->slow_latest_.resize(c->devices_.size());
   }
   if (c->health_enabled_) {
-    c->nvlink_health_ = std::make_unique<NvlinkHealthReader>(lib);
     for (auto& d : c->devices_) {
-      if (!d->parent) d->pcie_replays = std::make_unique<PcieReplayWindow>();
+      if (d->parent) continue;
+      d->pcie_replays = std::make_unique<PcieReplayWindow>();
+      d->nvlink_health = std::make_unique<NvlinkHealthReader>(lib);
     }
   }
   if (c->xid_last_enabled_ || c->xid_counts_enabled_ || c->health_enabled_) {
@@ -260,7 +242,31 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window, c->clock_);
     c->xids_->Start();
   }
+  c->MakeGroups();
   return c;
+}
+
+void Collector::MakeGroups() {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i]->parent) {
+      // A MIG instance follows its GPU (AddEntity order): it joins the GPU's group.
+      groups_.back().devices.push_back(i);
+      continue;
+    }
+    Group g;
+    g.devices.push_back(i);
+    const std::string gpu = std::to_string((*identities_)[i].index);
+    g.fast = std::make_unique<DeviceWorker>("gpu " + gpu + " fast reads", clock_);
+    g.slow = std::make_unique<DeviceWorker>("gpu " + gpu + " slow reads", clock_);
+    groups_.push_back(std::move(g));
+  }
+  util::MutexLock lock(&round_mu_);
+  fast_results_.resize(groups_.size());
+  slow_done_.resize(groups_.size());
+}
+
+std::string Collector::GpuOf(size_t g) const {
+  return std::to_string((*identities_)[groups_[g].devices.front()].index);
 }
 
 void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>& errors) {
@@ -296,6 +302,12 @@ void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
   auto dev = std::make_unique<Device>();
   dev->handle = handle;
   dev->parent = parent;
+  dev->scope = parent                          ? Device::Scope::kInstance
+               : &f == &CurrentPlan()->mig_gpu ? Device::Scope::kMigGpu
+                                               : Device::Scope::kWhole;
+  dev->index = identity.index;
+  dev->gpm_device = gpm_device;
+  dev->gpm_gi = gpm_gpu_instance;
   dev->fast = std::make_unique<fields::DeviceReader>(lib, handle, f.fast);
   dev->slow = std::make_unique<fields::DeviceReader>(lib, handle, f.slow);
   // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
@@ -407,7 +419,7 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
     r.pcie_replays_last_minute = d.pcie_replays->Replays();
   }
   r.power_readable = lib_.PowerUsageMw(h).ok();
-  nvlink_health_->Read(h, clock_->Now(), &r);
+  d.nvlink_health->Read(h, clock_->Now(), &r);
   r.xids = xids;
   out->health = EvaluateHealth(r);
 }
@@ -452,9 +464,11 @@ void Collector::NoteProcessFailure(size_t device, const Status& status) {
   }
 }
 
-void Collector::ReadSlow() {
-  for (size_t i = 0; i < devices_.size(); ++i) {
+void Collector::ReadSlowGroup(size_t g) {
+  const std::shared_ptr<const Plan> plan = CurrentPlan();
+  for (size_t i : groups_[g].devices) {
     if (Lost(i)) continue;
+    ApplySlowPlan(i, *plan);
     std::vector<model::Sample> samples;
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
@@ -464,70 +478,218 @@ void Collector::ReadSlow() {
   }
 }
 
-std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline) {
+bool Collector::PostSlow(size_t g, uint64_t round) {
+  return groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
+                               [this, g, round] {
+                                 util::MutexLock lock(&round_mu_);
+                                 if (round != 0) slow_done_[g] = round;
+                                 round_cv_.SignalAll();
+                               });
+}
+
+void Collector::ReadSlow() {
+  // A GPU whose previous slow read still runs is skipped: the fast loop reports it stale.
+  for (size_t g = 0; g < groups_.size(); ++g) (void)PostSlow(g, 0);
+}
+
+void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds,
+                           bool* all_failed) {
+  // Xid-backed fields need the watcher, which runs only when the start-up list had them.
+  const bool xid_last = plan.xid_last && xids_ != nullptr;
+  const bool xid_counts = plan.xid_counts && xids_ != nullptr;
+  const bool health = plan.health && xids_ != nullptr;
+  ds->identity = &(*identities_)[i];
+  const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
+  if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
+    MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
+  }
+  if (Lost(i)) {
+    ds->up = false;
+    ds->lost = true;
+    return;
+  }
+  // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0. A field
+  // the GPU does not support is an answer, not a failure (an H200 without fan, a GPU without
+  // NVLink asked only NVLink fields stays up).
+  size_t good = 0, bad = 0;
+  auto failures = [](const std::vector<fields::FieldError>& errors) {
+    size_t n = 0;
+    for (const auto& e : errors) n += e.status.code() != StatusCode::kNotSupported ? 1 : 0;
+    return n;
+  };
+  std::vector<fields::FieldError> errors;
+  devices_[i]->fast->Read(&ds->samples, &errors);
+  good += ds->samples.size() + (errors.size() - failures(errors));
+  bad += failures(errors);
+  NoteErrors(i, errors);
+  if (devices_[i]->gpm != nullptr && !Lost(i)) {
+    std::vector<model::Sample> prof;
+    std::vector<fields::FieldError> prof_errors;
+    Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
+    NoteErrors(i, prof_errors);
+    if (!st.ok()) NoteGpmFailure(i, st);
+    good += prof.size() + (prof_errors.size() - failures(prof_errors));
+    bad += failures(prof_errors) + (st.ok() || st.code() == StatusCode::kNotSupported ? 0 : 1);
+    MergeSorted(&ds->samples, prof);
+  }
+  *all_failed = good == 0 && bad > 0;
+  if (devices_[i]->clock_events != nullptr && !Lost(i)) {
+    ReadClockEvents(i, ds);
+  }
+  if (devices_[i]->processes != nullptr && !Lost(i)) {
+    if (Status st = devices_[i]->processes->Read(&ds->processes); !st.ok()) {
+      NoteProcessFailure(i, st);
+    }
+  }
+  if (Lost(i)) {
+    ds->up = false;
+    ds->lost = true;
+    ds->samples.clear();
+    ds->processes.clear();
+    ds->clock_events_watched = false;
+    ds->clock_event_counts.clear();
+    return;
+  }
+  if (xids_ != nullptr && xid_slot) {
+    int64_t last = 0;
+    std::vector<model::XidCount> counts;
+    if (xids_->Read(*xid_slot, &last, &counts)) {
+      if (xid_last) MergeSorted(&ds->samples, {model::Sample{kXidErrorsField, last}});
+      if (health) ReadHealth(i, counts, ds);
+      if (xid_counts) {
+        ds->xid_watched = true;
+        ds->xid_counts = std::move(counts);
+      }
+    } else if (health) {
+      ReadHealth(i, {}, ds);
+    }
+  } else if (health && !devices_[i]->parent) {
+    ReadHealth(i, {}, ds);
+  }
+  if (plan.p2p && !devices_[i]->parent) ReadP2p(i, ds);
+}
+
+void Collector::ReadGroup(size_t g, GroupResult* out) {
+  const Group& group = groups_[g];
+  const std::shared_ptr<const Plan> plan = CurrentPlan();
+  out->devices.resize(group.devices.size());
+  out->all_failed.assign(group.devices.size(), false);
+  for (size_t k = 0; k < group.devices.size(); ++k) {
+    bool all_failed = false;
+    if (!Lost(group.devices[k])) ApplyFastPlan(group.devices[k], *plan);
+    ReadDevice(group.devices[k], *plan, &out->devices[k], &all_failed);
+    out->all_failed[k] = all_failed;
+  }
+}
+
+std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
+                                                          util::Clock::Duration wait) {
   auto snap = std::make_shared<model::Snapshot>();
   snap->time = std::chrono::system_clock::now();
   const auto start = Clock::now();
-  if (read_slow_inline) ReadSlow();
+  const util::Clock::TimePoint deadline = clock_->Now() + wait;
+  uint64_t round = 0;
+  {
+    util::MutexLock lock(&round_mu_);
+    if (stopping_) return nullptr;
+    round = ++round_;
+  }
+  // Post every GPU's reads. A GPU whose previous read is still running gets none (stale).
+  std::vector<bool> fast_posted(groups_.size(), false);
+  std::vector<bool> slow_posted(groups_.size(), false);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (read_slow_inline) slow_posted[g] = PostSlow(g, round);
+    auto result = std::make_shared<GroupResult>();
+    fast_posted[g] = groups_[g].fast->Post([this, g, result] { ReadGroup(g, result.get()); },
+                                           [this, g, round, result] {
+                                             util::MutexLock lock(&round_mu_);
+                                             result->round = round;
+                                             fast_results_[g] = std::move(*result);
+                                             round_cv_.SignalAll();
+                                           });
+  }
+  // Wait for the answers until the read deadline (or Stop).
+  std::vector<GroupResult> results(groups_.size());
+  {
+    util::MutexLock lock(&round_mu_);
+    for (;;) {
+      bool all = true;
+      for (size_t g = 0; g < groups_.size() && all; ++g) {
+        all = (!fast_posted[g] || fast_results_[g].round == round) &&
+              (!slow_posted[g] || slow_done_[g] == round);
+      }
+      if (all || stopping_) break;
+      if (clock_->WaitUntil(&round_cv_, &round_mu_, deadline)) break;
+    }
+    if (stopping_) return nullptr;
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (fast_results_[g].round == round) results[g] = std::move(fast_results_[g]);
+    }
+  }
+  const util::Clock::TimePoint now = clock_->Now();
   snap->identities = identities_;
   snap->devices.resize(devices_.size());
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    model::DeviceSnapshot& ds = snap->devices[i];
-    ds.identity = &(*identities_)[i];
-    const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
-    if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
-      MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
-    }
-    if (Lost(i)) {
-      ds.up = false;
-      continue;
-    }
-    std::vector<fields::FieldError> errors;
-    devices_[i]->fast->Read(&ds.samples, &errors);
-    NoteErrors(i, errors);
-    if (devices_[i]->gpm != nullptr && !Lost(i)) {
-      std::vector<model::Sample> prof;
-      std::vector<fields::FieldError> prof_errors;
-      Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
-      NoteErrors(i, prof_errors);
-      if (!st.ok()) NoteGpmFailure(i, st);
-      MergeSorted(&ds.samples, prof);
-    }
-    if (devices_[i]->clock_events != nullptr && !Lost(i)) {
-      ReadClockEvents(i, &ds);
-    }
-    if (devices_[i]->processes != nullptr && !Lost(i)) {
-      if (Status st = devices_[i]->processes->Read(&ds.processes); !st.ok()) {
-        NoteProcessFailure(i, st);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    Group& group = groups_[g];
+    const bool answered = results[g].round == round;
+    if (answered) {
+      for (size_t k = 0; k < group.devices.size(); ++k) {
+        snap->devices[group.devices[k]] = std::move(results[g].devices[k]);
+      }
+      if (group.fast_stale) {
+        group.fast_stale = false;
+        log::Info("GPU reads answer again; its series are back", {{"gpu", GpuOf(g)}});
+      }
+    } else {
+      for (size_t i : group.devices) {
+        model::DeviceSnapshot& ds = snap->devices[i];
+        ds.identity = &(*identities_)[i];
+        ds.up = false;
+        ds.lost = Lost(i);
+        ds.stale = !ds.lost;
+      }
+      if (!group.fast_stale && !Lost(group.devices.front())) {
+        group.fast_stale = true;
+        const std::optional<util::Clock::TimePoint> since = group.fast->BusySince();
+        const char* call = group.fast->CurrentCall();
+        log::Error(
+            "GPU read did not finish within the read deadline; GPU marked stale, its series left "
+            "out until it answers, other GPUs go on (logged once per streak)",
+            {{"gpu", GpuOf(g)},
+             {"call", call != nullptr ? call : "(between NVML calls)"},
+             {"running_ms",
+              std::to_string(
+                  since
+                      ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count()
+                      : 0)},
+             {"read_deadline_ms", std::to_string(read_deadline_.count())}});
       }
     }
-    if (Lost(i)) {
-      ds.up = false;
-      ds.samples.clear();
-      ds.processes.clear();
-      ds.clock_events_watched = false;
-      ds.clock_event_counts.clear();
-      continue;
+    // The slow cache: stale while a slow read has been running for longer than the deadline.
+    const std::optional<util::Clock::TimePoint> slow_since = group.slow->BusySince();
+    const bool slow_stale = slow_since && now - *slow_since >= read_deadline_;
+    if (slow_stale && !group.slow_stale && !Lost(group.devices.front())) {
+      const char* call = group.slow->CurrentCall();
+      log::Error(
+          "GPU slow read did not finish within the read deadline; its slow fields (energy, PCIe "
+          "throughput, violations) are left out until it answers (logged once per streak)",
+          {{"gpu", GpuOf(g)}, {"call", call != nullptr ? call : "(between NVML calls)"}});
+    } else if (!slow_stale && group.slow_stale) {
+      log::Info("GPU slow reads answer again", {{"gpu", GpuOf(g)}});
     }
-    if (xids_ != nullptr && xid_slot) {
-      int64_t last = 0;
-      std::vector<model::XidCount> counts;
-      if (xids_->Read(*xid_slot, &last, &counts)) {
-        if (xid_last_enabled_) MergeSorted(&ds.samples, {model::Sample{kXidErrorsField, last}});
-        if (health_enabled_) ReadHealth(i, counts, &ds);
-        if (xid_counts_enabled_) {
-          ds.xid_watched = true;
-          ds.xid_counts = std::move(counts);
-        }
-      } else if (health_enabled_) {
-        ReadHealth(i, {}, &ds);
+    group.slow_stale = slow_stale;
+    for (size_t k = 0; k < group.devices.size(); ++k) {
+      const size_t i = group.devices[k];
+      model::DeviceSnapshot& ds = snap->devices[i];
+      if (slow_stale && !Lost(i)) ds.slow_stale = true;
+      if (!answered || !ds.up) continue;
+      if (!slow_stale) {
+        util::MutexLock lock(&slow_mu_);
+        MergeSorted(&ds.samples, slow_latest_[i]);
       }
-    } else if (health_enabled_ && !devices_[i]->parent) {
-      ReadHealth(i, {}, &ds);
+      // Every read made failed (and no slow value either): the GPU cannot be read.
+      if (results[g].all_failed[k] && ds.samples.empty()) ds.up = false;
     }
-    if (p2p_enabled_ && !devices_[i]->parent) ReadP2p(i, &ds);
-    util::MutexLock lock(&slow_mu_);
-    MergeSorted(&ds.samples, slow_latest_[i]);
   }
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
   // sibling read before) must not claim to be up in this very snapshot. A lost GPU keeps only
@@ -535,11 +697,12 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline)
   for (size_t i = 0; i < devices_.size(); ++i) {
     model::DeviceSnapshot& ds = snap->devices[i];
     if (!Lost(i)) continue;
-    if (ds.up) {
+    if (ds.up || ds.stale) {
       ds = model::DeviceSnapshot{};
       ds.identity = &(*identities_)[i];
       ds.up = false;
     }
+    ds.lost = true;
     ReadLostHealth(i, &ds);
   }
   snap->xid_window_ms = options_.xid_window.count();
@@ -558,20 +721,69 @@ std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
     }
   }
   std::this_thread::sleep_until(ready);
-  return Collect(true);
+  return Collect(true, std::max<util::Clock::Duration>(read_deadline_, kOnceReadDeadline));
 }
 
 void Collector::Start(PublishFn publish) {
   publish_ = std::move(publish);
   // The first snapshot carries slow fields too, so the first scrape is complete.
-  publish_(Collect(true));
+  if (auto snap = Collect(true, read_deadline_)) publish_(std::move(snap));
   fast_loop_.Start();
   slow_loop_.Start();
 }
 
-void Collector::Stop() {
+bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
+  {
+    util::MutexLock lock(&round_mu_);
+    stopping_ = true;
+  }
+  round_cv_.SignalAll();
+  // Neither loop calls NVML itself: both return promptly once stopping_ is set.
   fast_loop_.Stop();
   slow_loop_.Stop();
+  bool ended = true;
+  for (Group& g : groups_) {
+    ended = g.fast->StopUntil(deadline) && ended;
+    ended = g.slow->StopUntil(deadline) && ended;
+  }
+  if (xids_ != nullptr && !xids_->StopUntil(deadline)) {
+    xid_stuck_.store(true);
+    ended = false;
+  }
+  return ended;
+}
+
+size_t Collector::ReadsInProgress() const {
+  size_t n = 0;
+  for (const Group& g : groups_) {
+    n += g.fast->BusySince().has_value() ? 1 : 0;
+    n += g.slow->BusySince().has_value() ? 1 : 0;
+  }
+  return n;
+}
+
+std::vector<std::string> Collector::StuckCalls() const {
+  std::vector<std::string> out;
+  const util::Clock::TimePoint now = clock_->Now();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (const DeviceWorker* w : {groups_[g].fast.get(), groups_[g].slow.get()}) {
+      const std::optional<util::Clock::TimePoint> since = w->BusySince();
+      if (!since || now - *since < read_deadline_) continue;
+      const char* call = w->CurrentCall();
+      char running[32];
+      std::snprintf(running, sizeof(running), "%.1f",
+                    std::chrono::duration<double>(now - *since).count());
+      out.push_back("gpu=" + GpuOf(g) + " loop=" + (w == groups_[g].fast.get() ? "fast" : "slow") +
+                    " call=" + (call != nullptr ? call : "(between NVML calls)") +
+                    " running_s=" + running);
+    }
+  }
+  if (xids_ != nullptr && xid_stuck_.load()) {
+    if (const char* call = xids_->StuckCall(); call != nullptr) {
+      out.push_back(std::string("xid watcher call=") + call);
+    }
+  }
+  return out;
 }
 
 }  // namespace nvmlx::collect

@@ -2,13 +2,25 @@
 // interval into an immutable Snapshot and hands it to a publish callback (which renders it once
 // and swaps it in for the HTTP server).
 //
-// Two threads:
-//  - the fast loop reads the cheap fields (µs per call) of all GPUs every interval;
-//  - the slow loop reads the expensive ones (energy ~4 ms, PCIe throughput ~21 ms, violation
-//    counters, PCIe replay on an H200; docs/nvml.md §9) and leaves its latest values in a cache
-//    that the fast loop merges in. A slow or blocked slow call therefore never delays the
-//    gauges; its values are at most one slow round old.
-// DCGM_FI_PROF_* fields come from NVML GPM (GpmReader, one per GPU, on the fast loop): each
+// Threads:
+//  - the fast loop ticks every interval: it posts one read job per GPU to that GPU's fast
+//    DeviceWorker (the cheap fields, µs per call), waits for the answers until the read deadline,
+//    and publishes a snapshot of the GPUs that answered;
+//  - the slow loop posts, every interval, one job per GPU to that GPU's slow DeviceWorker for the
+//    expensive fields (energy ~4 ms, PCIe throughput ~21 ms, violation counters, PCIe replay on
+//    an H200; docs/nvml.md §9), which leave their latest values in a cache that the fast loop
+//    merges in. A slow call therefore never delays the gauges; its values are at most one slow
+//    round old;
+//  - one fast and one slow DeviceWorker per physical GPU (it reads the GPU and its MIG
+//    instances), so that a call stuck in the driver on one GPU holds that GPU's worker only.
+// A stuck call (docs/faults.md): a GPU whose fast read has not answered by the read deadline
+// (CollectorOptions::read_deadline) is published as stale (DeviceSnapshot::stale: no series,
+// up = false) and logged once per streak with the NVML function it is stuck in; the next rounds
+// skip it while its read is still running (at most one outstanding read per GPU and loop: no
+// thread or work piles up). A slow read running for longer than the read deadline makes the
+// GPU's slow values stale (DeviceSnapshot::slow_stale: left out, not served as fresh). The fast
+// loop is thereby the watchdog of every read. When the call returns, the next round is fresh.
+// DCGM_FI_PROF_* fields come from NVML GPM (GpmReader, one per GPU, on the fast worker): each
 // value is the average over the window since the previous collection. GPUs without GPM get one
 // "metric not enabled" warning per such field at start-up and no such series.
 // Xid fields come from an XidWatcher (its own thread, NVML events). DCGM_EXP_CLOCK_EVENTS_COUNT
@@ -20,21 +32,27 @@
 // never changed; a reconfiguration needs a restart (as with dcgm-exporter).
 //
 // A field that fails is left out of the snapshot (as dcgm-exporter drops DCGM's blank values)
-// and logged once per (GPU, field). A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off
-// the bus) through the XidWatcher, is marked down, logged once, and no longer polled; the other
-// GPUs go on. With DCGM_EXP_GPU_HEALTH_STATUS enabled it keeps its health series (ALL fails:
-// fallen off the bus), as DCGM reports such a GPU. The NVLINK health watch reads the link states
-// and error totals through an NvlinkHealthReader (collect/nvlink_health.h).
+// and logged once per (GPU, field); a GPU whose every read fails is published with up = false.
+// A GPU answering GPU_IS_LOST, or reporting Xid 79 (fallen off the bus) through the XidWatcher,
+// is marked down, logged once, and no longer polled; the other GPUs go on. With
+// DCGM_EXP_GPU_HEALTH_STATUS enabled it keeps its health series (ALL fails: fallen off the bus),
+// as DCGM reports such a GPU. The NVLINK health watch reads the link states and error totals
+// through an NvlinkHealthReader (collect/nvlink_health.h), one per GPU, on its fast worker.
 //
 // Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
 // not drift with the time the reads take; an overrun skips the ticks it missed) and on an
 // injectable util::Clock (CollectorOptions::clock), so tests drive the ticks with a FakeClock.
-// The schedule and the Xid and clock-event windows run on that clock; the GPM window of
-// CollectOnce and collect_seconds are real time (NVML's GPM samples are).
+// The schedule, the read deadline and the Xid and clock-event windows run on that clock; the GPM
+// window of CollectOnce and collect_seconds are real time (NVML's GPM samples are).
 //
-// Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread. The publish callback
-// runs on the fast loop's thread. Internally the slow cache and the logged-once set are guarded
-// by mutexes; the lost flags are atomic.
+// Stop is bounded (Stop(deadline)): a worker stuck in the driver is left behind and reported
+// (StuckCalls); the caller then must not destroy the Collector before the call returns (the
+// destructor waits for it) — the daemon leaves the process instead (app/app.cc).
+//
+// Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread; StuckCalls from any.
+// The publish callback runs on the fast loop's thread. Each Device's readers are used by its
+// GPU's workers only, one job at a time; the slow cache, the round results and the logged-once
+// set are guarded by mutexes; the lost flags are atomic.
 #ifndef NVML_EXPORTER_COLLECT_COLLECTOR_H_
 #define NVML_EXPORTER_COLLECT_COLLECTOR_H_
 
@@ -44,10 +62,12 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "collect/clock_events.h"
+#include "collect/device_worker.h"
 #include "collect/gpm_reader.h"
 #include "collect/health.h"
 #include "collect/mig.h"
@@ -82,9 +102,13 @@ struct CollectorOptions {
   // fast loop, for process attribution. A failure degrades only the processes (logged once per
   // GPU).
   bool process_metrics = false;
-  // Ticks both loops and times the Xid and clock-event windows (null: the real clock). Must
-  // outlive the Collector.
+  // Ticks both loops and times the read deadline and the Xid and clock-event windows (null: the
+  // real clock). Must outlive the Collector.
   util::Clock* clock = nullptr;
+  // How long the fast loop waits for a GPU's reads before publishing without it (stale); also
+  // how long a slow read may run before the GPU's slow values count as stale. 0: the default,
+  // half the interval, at most 5 s.
+  std::chrono::milliseconds read_deadline{0};
 };
 
 class Collector {
@@ -95,6 +119,9 @@ class Collector {
   // (its per-device readers keep a reference). Fails when a GPU named by the
   // selector does not exist (as dcgm-exporter's verifyDevicePresence does).
   static constexpr std::chrono::milliseconds kOnceGpmWindow{150};
+  // CollectOnce waits this long (or the read deadline, if longer) for every GPU's reads, slow
+  // ones included: --once prints one complete page, and SIGTERM still ends it (app/app.cc).
+  static constexpr std::chrono::seconds kOnceReadDeadline{10};
 
   static Result<std::unique_ptr<Collector>> Create(const nvml::Library& lib,
                                                    CollectorOptions options);
@@ -102,14 +129,31 @@ class Collector {
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
 
-  // One full collection on the calling thread, slow fields included (for --once and the first
-  // publish). Must not be called while the loops run. With GPM fields it first waits until
-  // kOnceGpmWindow has passed since the priming sample, so that --once prints them.
+  // One full collection, slow fields included (for --once), waiting up to kOnceReadDeadline. Must
+  // not be called while the loops run. With GPM fields it first waits until kOnceGpmWindow has
+  // passed since the priming sample, so that --once prints them.
   std::shared_ptr<const model::Snapshot> CollectOnce();
 
-  // Starts both loops; `publish` receives every snapshot (first one immediately).
+  // Starts both loops; `publish` receives every snapshot (first one immediately, after at most
+  // one read deadline).
   void Start(PublishFn publish);
-  void Stop();
+  // Stops both loops and every thread, waiting for a read in progress until `deadline` (steady
+  // clock). True when every thread has ended; false when some are stuck inside NVML
+  // (StuckCalls() says where): the Collector must then not be destroyed before they return.
+  bool Stop(std::chrono::steady_clock::time_point deadline =
+                std::chrono::steady_clock::time_point::max());
+  // Every read in progress for longer than the read deadline, and a stuck Xid watcher: one line
+  // each, e.g. "gpu=0 loop=fast call=nvmlDeviceGetTemperature running_s=12.0".
+  std::vector<std::string> StuckCalls() const;
+  // Replaces the field list (a reload of the collectors file; docs/faults.md): each GPU's
+  // workers rebuild that GPU's readers before their next read, so a GPU whose read is stuck
+  // picks the new list up when it returns. Never blocks on NVML. Label rows and the MIG layout
+  // stay as read at start; Xid and health fields need the Xid watcher, which runs only when the
+  // start-up list had them (a reload adding them says so: restart). Thread-safe.
+  void SetEntries(const std::vector<config::CollectorEntry>& entries) NVMLX_EXCLUDES(plan_mu_);
+  // Reads posted and not yet finished, fast and slow, over all GPUs (tests wait on it).
+  size_t ReadsInProgress() const;
+  std::chrono::milliseconds read_deadline() const { return read_deadline_; }
 
   // Every collected entity: GPUs, and MIG instances (identity.mig set) after their GPU.
   const std::vector<model::DeviceIdentity>& identities() const { return *identities_; }
@@ -124,22 +168,84 @@ class Collector {
     std::unique_ptr<ProcessReader> processes;  // null unless options.process_metrics
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
-    // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast loop only.
+    // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast worker only.
     std::unique_ptr<PcieReplayWindow> pcie_replays;
+    // The NVLINK health watch's readings (link states, error totals), one reader per GPU (it is
+    // not thread-safe and the GPUs are read on their own workers); as pcie_replays.
+    std::unique_ptr<NvlinkHealthReader> nvlink_health;
     std::atomic<bool> lost{false};
+    // Which fields of a Plan it reads: a GPU as a whole, a MIG-enabled GPU's GPU-wide part, or
+    // a MIG instance.
+    enum class Scope { kWhole, kMigGpu, kInstance } scope = Scope::kWhole;
+    unsigned index = 0;                 // NVML index of the GPU, for GPM's messages
+    nvml::Device gpm_device = nullptr;  // GPM samples come from the GPU
+    std::optional<unsigned> gpm_gi;     // and, on a MIG instance, its GPU instance
+    uint64_t fast_version = 1;          // the Plan the fast readers were built from
+    uint64_t slow_version = 1;          // the Plan the slow reader was built from
     // A MIG instance: the position of its GPU in devices_ (lost together with it).
     std::optional<size_t> parent;
     // A GPU watched by the XidWatcher: its position there.
     std::optional<size_t> xid_slot;
   };
+  // One physical GPU and its MIG instances: what one pair of workers reads.
+  struct Group {
+    std::vector<size_t> devices;  // positions in devices_, the GPU first
+    std::unique_ptr<DeviceWorker> fast;
+    std::unique_ptr<DeviceWorker> slow;
+    // The fast loop's own: inside a stale streak (logged once at its start and end).
+    bool fast_stale = false;
+    bool slow_stale = false;
+  };
+  // What one fast job produced for its group, tagged with the round that posted it.
+  struct GroupResult {
+    uint64_t round = 0;
+    std::vector<model::DeviceSnapshot> devices;  // in Group::devices order
+    std::vector<bool> all_failed;                // per device: reads were made and all failed
+  };
   // What one entity reads (mig.h decides the split on MIG-enabled GPUs).
   struct EntityFields {
     std::vector<const fields::FieldDef*> fast, slow, gpm;
   };
+  // What the field list asks of every entity; replaced whole by SetEntries.
+  struct Plan {
+    uint64_t version = 1;
+    EntityFields whole, mig_gpu, instance;  // per Device::Scope
+    std::vector<const fields::FieldDef*> labels;
+    bool xid_last = false;      // field 230
+    bool xid_counts = false;    // field 9001
+    bool clock_events = false;  // DCGM_EXP_CLOCK_EVENTS_COUNT
+    bool health = false;        // field 9003 (needs the Xids too)
+    bool p2p = false;           // field 9004
+    const EntityFields& For(Device::Scope scope) const {
+      return scope == Device::Scope::kWhole    ? whole
+             : scope == Device::Scope::kMigGpu ? mig_gpu
+                                               : instance;
+    }
+  };
+  static std::shared_ptr<const Plan> MakePlan(const std::vector<config::CollectorEntry>& entries,
+                                              uint64_t version);
+  std::shared_ptr<const Plan> CurrentPlan() const NVMLX_EXCLUDES(plan_mu_);
+  // On device i's fast (slow) worker: rebuilds its readers for `plan` if they are older.
+  void ApplyFastPlan(size_t i, const Plan& plan);
+  void ApplySlowPlan(size_t i, const Plan& plan);
 
   Collector(const nvml::Library& lib, CollectorOptions options);
-  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline) NVMLX_EXCLUDES(slow_mu_);
-  void ReadSlow() NVMLX_EXCLUDES(slow_mu_);
+  // One round: posts the reads, waits for them at most `wait`, builds the snapshot. Null when
+  // the collector is stopping.
+  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline, util::Clock::Duration wait)
+      NVMLX_EXCLUDES(slow_mu_, round_mu_);
+  // Posts group g's slow read unless one is running; `round` (0: none) is reported as done.
+  bool PostSlow(size_t g, uint64_t round) NVMLX_EXCLUDES(round_mu_);
+  void ReadSlowGroup(size_t g) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
+  // The slow loop's tick: a slow read for every GPU whose previous one has finished.
+  void ReadSlow() NVMLX_EXCLUDES(round_mu_);
+  // Group g's fast reads (on its worker): everything but the slow cache.
+  void ReadGroup(size_t g, GroupResult* out) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
+  void ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds, bool* all_failed);
+  // Sets up groups_ and their workers (end of Create).
+  void MakeGroups();
+  // "gpu=N" for log lines and StuckCalls.
+  std::string GpuOf(size_t g) const;
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
   void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors)
       NVMLX_EXCLUDES(log_mu_);
@@ -177,16 +283,27 @@ class Collector {
   // Null unless DCGM_FI_DEV_XID_ERRORS or DCGM_EXP_XID_ERRORS_COUNT is enabled. Runs from Create
   // to destruction, so that --once sees the Xids already delivered too.
   std::unique_ptr<XidWatcher> xids_;
-  bool xid_last_enabled_ = false;    // field 230
-  bool xid_counts_enabled_ = false;  // field 9001
-  bool health_enabled_ = false;      // field 9003 (needs the Xids too)
-  bool p2p_enabled_ = false;         // field 9004
-  // The NVLINK health watch's readings (link states, error totals); null unless health_enabled_.
-  // Fast loop only.
-  std::unique_ptr<NvlinkHealthReader> nvlink_health_;
+  bool xid_last_enabled_ = false;       // field 230
+  bool xid_counts_enabled_ = false;     // field 9001
+  bool health_enabled_ = false;         // field 9003 (needs the Xids too)
+  bool p2p_enabled_ = false;            // field 9004
+  std::atomic<bool> xid_stuck_{false};  // Stop found the Xid watcher inside NVML
+
+  std::chrono::milliseconds read_deadline_;  // options_.read_deadline or its default
+  std::vector<Group> groups_;                // fixed after Create
 
   util::Mutex slow_mu_;
   std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
+
+  mutable util::Mutex plan_mu_;
+  std::shared_ptr<const Plan> plan_ NVMLX_GUARDED_BY(plan_mu_);
+
+  util::Mutex round_mu_;
+  util::CondVar round_cv_;  // a job of this round reported, or Stop
+  uint64_t round_ NVMLX_GUARDED_BY(round_mu_) = 0;
+  std::vector<GroupResult> fast_results_ NVMLX_GUARDED_BY(round_mu_);  // per group
+  std::vector<uint64_t> slow_done_ NVMLX_GUARDED_BY(round_mu_);  // per group: last round's slow
+  bool stopping_ NVMLX_GUARDED_BY(round_mu_) = false;
 
   util::Mutex log_mu_;
   // (device, field id); field id 0 stands for the device's GPM calls as a whole, -1 for its

@@ -73,7 +73,8 @@ TEST_F(CollectorTest, OnceReadsSlowFieldsAndOmitsFailures) {
   EXPECT_EQ(std::get<int64_t>(Find(d0, 203)->value), 77);
   EXPECT_EQ(Find(d0, 191), nullptr) << "NOT_SUPPORTED fan speed must be omitted";
   EXPECT_NE(Find(d0, 156), nullptr) << "--once includes slow fields";
-  EXPECT_GE(snap->collect_seconds, 0.6 * 3) << "slow energy read inline for 3 GPUs";
+  EXPECT_GE(snap->collect_seconds, 0.6) << "slow energy read inline (GPUs in parallel)";
+  EXPECT_LT(snap->collect_seconds, 0.6 * 3 * 2) << "each GPU on its own worker";
   for (size_t i = 1; i < d0.samples.size(); ++i) {
     EXPECT_LT(d0.samples[i - 1].field_id, d0.samples[i].field_id);
   }
@@ -86,6 +87,8 @@ TEST_F(CollectorTest, OnceReadsSlowFieldsAndOmitsFailures) {
 TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   util::FakeClock clock;
   options_.clock = &clock;
+  // The simulated slow reads take 1.2 s of real time; the fake clock moves 0.5 s: never stale.
+  options_.read_deadline = std::chrono::seconds(10);
   auto c = Collector::Create(*lib_, options_);
   ASSERT_TRUE(c.ok());
   util::Mutex mu;
@@ -122,7 +125,7 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   }
   const model::Snapshot& last = *got.back();
   EXPECT_TRUE(last.devices[0].up);
-  EXPECT_FALSE(last.devices[1].up) << "GPU 1 is lost after 0.8 s";
+  EXPECT_FALSE(last.devices[1].up) << "GPU 1 is lost after 0.5 s";
   EXPECT_TRUE(last.devices[1].samples.empty());
   EXPECT_TRUE(last.devices[2].up);
   ASSERT_NE(Find(last.devices[2], 203), nullptr);

@@ -47,20 +47,43 @@ std::unique_ptr<XidWatcher> XidWatcher::Create(const nvml::Library& lib, std::ve
 void XidWatcher::Start() {
   if (thread_.joinable() || !set_) return;
   if (std::find(watched_.begin(), watched_.end(), true) == watched_.end()) return;
-  stopping_.store(false);
+  {
+    util::MutexLock lock(&mu_);
+    stopping_.store(false);
+    ended_ = false;
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
-void XidWatcher::Stop() {
+void XidWatcher::Stop() { StopUntil(std::chrono::steady_clock::time_point::max()); }
+
+bool XidWatcher::StopUntil(std::chrono::steady_clock::time_point deadline) {
+  if (!thread_.joinable()) return true;
   {
     util::MutexLock lock(&mu_);
     stopping_.store(true);
+    stop_cv_.SignalAll();
+    while (!ended_) {
+      if (stop_cv_.WaitUntil(&mu_, deadline)) break;
+    }
+    if (!ended_) return false;  // stuck in nvmlEventSetWait_v2
   }
-  stop_cv_.SignalAll();
-  if (thread_.joinable()) thread_.join();
+  thread_.join();
+  return true;
 }
 
+const char* XidWatcher::StuckCall() const { return site_.current(); }
+
 void XidWatcher::Loop() {
+  nvml::TrackCallsOnThisThread(&site_);
+  Run();
+  nvml::TrackCallsOnThisThread(nullptr);
+  util::MutexLock lock(&mu_);
+  ended_ = true;
+  stop_cv_.SignalAll();
+}
+
+void XidWatcher::Run() {
   bool logged_failure = false;
   while (!stopping_.load()) {
     Result<std::optional<nvml::Event>> ev =

@@ -57,8 +57,13 @@ class XidWatcher {
   XidWatcher(const XidWatcher&) = delete;
   XidWatcher& operator=(const XidWatcher&) = delete;
 
-  void Start();
+  void Start() NVMLX_EXCLUDES(mu_);
   void Stop() NVMLX_EXCLUDES(mu_);
+  // As Stop, waiting at most until `deadline`: false when the thread is still inside
+  // nvmlEventSetWait_v2 (a stuck driver); Stop() or the destructor then waits for it.
+  bool StopUntil(std::chrono::steady_clock::time_point deadline) NVMLX_EXCLUDES(mu_);
+  // The NVML function the watcher thread is in right now (null between calls).
+  const char* StuckCall() const;
 
   bool Watched(size_t device) const { return device < watched_.size() && watched_[device]; }
   std::chrono::milliseconds window() const { return window_; }
@@ -83,6 +88,7 @@ class XidWatcher {
   XidWatcher(const nvml::Library& lib, std::vector<Gpu> gpus, std::chrono::milliseconds window,
              util::Clock* clock);
   void Loop() NVMLX_EXCLUDES(mu_);
+  void Run() NVMLX_EXCLUDES(mu_);
   void Record(nvml::Device device, int64_t xid) NVMLX_EXCLUDES(mu_);
 
   const nvml::Library& lib_;
@@ -94,9 +100,11 @@ class XidWatcher {
   // Read without the lock between waits; set under mu_ so that the backoff wait cannot miss it.
   std::atomic<bool> stopping_{false};
   std::thread thread_;
+  nvml::CallSite site_;  // the watcher thread's NVML calls
 
   mutable util::Mutex mu_;
-  util::CondVar stop_cv_;  // wakes the backoff after a failing wait on Stop()
+  util::CondVar stop_cv_;  // wakes the backoff after a failing wait on Stop(); thread ended
+  bool ended_ NVMLX_GUARDED_BY(mu_) = false;
   mutable std::vector<State> state_ NVMLX_GUARDED_BY(mu_);  // per device; Read prunes
 };
 

@@ -86,8 +86,14 @@ struct ProcessSample {
 
 struct DeviceSnapshot {
   const DeviceIdentity* identity = nullptr;  // points into Snapshot::identities
-  bool up = true;                            // false: GPU lost / every read failed
-  std::vector<Sample> samples;               // ascending field id; failed fields are absent
+  bool up = true;                            // false: GPU lost, stale, or every read failed
+  bool lost = false;                         // fallen off the bus (GPU_IS_LOST, Xid 79): for good
+  // Its reads did not answer within the collector's read deadline (a call stuck in the driver):
+  // no samples this round. docs/faults.md.
+  bool stale = false;
+  // Its slow reads (energy, PCIe throughput, violations) are stuck: their samples are left out.
+  bool slow_stale = false;
+  std::vector<Sample> samples;  // ascending field id; failed fields are absent
   // DCGM_FI_DEV_XID_ERRORS (the last Xid) is a sample of `samples` like any field. The windowed
   // counts are not a single value: xid_watched says whether they are known at all (false: Xid
   // events could not be registered on this GPU, or the field is not enabled).

@@ -348,7 +348,11 @@ Result<unsigned> Library::RetiredPageCount(Device d, nvmlPageRetirementCause_t c
     return NotSupported("nvmlDeviceGetRetiredPages: symbol not present in " + path_);
   }
   unsigned count = 0;
-  nvmlReturn_t rc = api_.nvmlDeviceGetRetiredPages(d, cause, &count, nullptr);
+  nvmlReturn_t rc;
+  {
+    CallScope scope("nvmlDeviceGetRetiredPages");
+    rc = api_.nvmlDeviceGetRetiredPages(d, cause, &count, nullptr);
+  }
   // Asking with a zero-sized buffer answers INSUFFICIENT_SIZE together with the count.
   if (rc == NVML_ERROR_INSUFFICIENT_SIZE) rc = NVML_SUCCESS;
   Status st = FromNvmlReturn(rc, "nvmlDeviceGetRetiredPages", api_.nvmlErrorString);
@@ -443,7 +447,11 @@ Result<std::optional<Device>> Library::MigDeviceByIndex(Device parent, unsigned 
     return NotSupported("nvmlDeviceGetMigDeviceHandleByIndex: symbol not present in " + path_);
   }
   Device mig = nullptr;
-  const nvmlReturn_t rc = api_.nvmlDeviceGetMigDeviceHandleByIndex(parent, index, &mig);
+  nvmlReturn_t rc;
+  {
+    CallScope scope("nvmlDeviceGetMigDeviceHandleByIndex");
+    rc = api_.nvmlDeviceGetMigDeviceHandleByIndex(parent, index, &mig);
+  }
   if (rc == NVML_ERROR_NOT_FOUND) return std::optional<Device>();  // empty slot
   Status st = FromNvmlReturn(rc, "nvmlDeviceGetMigDeviceHandleByIndex", api_.nvmlErrorString);
   if (!st.ok()) return st;
@@ -516,7 +524,11 @@ Result<std::optional<Event>> Library::WaitEvent(const EventSet& set, unsigned ti
     return NotSupported("nvmlEventSetWait_v2: symbol not present in " + path_);
   }
   nvmlEventData_t data{};
-  const nvmlReturn_t rc = api_.nvmlEventSetWait_v2(set.get(), &data, timeout_ms);
+  nvmlReturn_t rc;
+  {
+    CallScope scope("nvmlEventSetWait_v2");
+    rc = api_.nvmlEventSetWait_v2(set.get(), &data, timeout_ms);
+  }
   if (rc == NVML_ERROR_TIMEOUT) return std::optional<Event>();
   Status st = FromNvmlReturn(rc, "nvmlEventSetWait_v2", api_.nvmlErrorString);
   if (!st.ok()) return st;

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nvml/call_site.h"
 #include "nvml/nvml_api.h"
 #include "util/status.h"
 
@@ -164,7 +165,12 @@ class Library {
     if (fn == nullptr) {
       return NotSupported(std::string(name) + ": symbol not present in " + path_);
     }
-    return FromNvmlReturn(fn(args...), name, api_.nvmlErrorString);
+    nvmlReturn_t rc;
+    {
+      CallScope scope(name.data());  // every caller passes a string literal
+      rc = fn(args...);
+    }
+    return FromNvmlReturn(rc, name, api_.nvmlErrorString);
   }
 
   // --- System ----------------------------------------------------------------------------

@@ -47,6 +47,7 @@ void SortByPid(std::vector<ProcessInfo>* out) {
 }  // namespace
 
 Result<std::vector<ProcessInfo>> Library::ComputeProcesses(Device d) const {
+  CallScope scope("nvmlDeviceGetComputeRunningProcesses");  // whichever version it uses
   // The versioned calls share one signature; prefer _v3.
   const char* name = "nvmlDeviceGetComputeRunningProcesses_v3";
   auto* fn = api_.nvmlDeviceGetComputeRunningProcesses_v3;
@@ -116,6 +117,7 @@ Result<std::vector<ProcessInfo>> Library::ComputeProcesses(Device d) const {
 
 Result<std::vector<ProcessUtilization>> Library::ProcessUtilizations(Device d,
                                                                      uint64_t last_seen_us) const {
+  CallScope scope("nvmlDeviceGetProcessesUtilizationInfo");  // or its older form
   std::vector<ProcessUtilization> out;
   if (auto* fn = api_.nvmlDeviceGetProcessesUtilizationInfo; fn != nullptr) {
     const char* name = "nvmlDeviceGetProcessesUtilizationInfo";

@@ -213,11 +213,14 @@ void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamili
     const model::DeviceIdentity* id = devices[i].dev->identity;
     labels.clear();
     labels.emplace_back("gpu", model->InternInt(id != nullptr ? id->index : 0));
-    labels.emplace_back(options.use_old_namespace ? "uuid" : "UUID",
-                        id != nullptr ? std::string_view(id->uuid) : std::string_view());
+    // A UUID that could not be read is left out, never UUID="" (as on nvml_exporter_gpu_up).
+    if (id != nullptr && !id->uuid.empty()) {
+      labels.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id->uuid);
+    }
+    const size_t device_labels = labels.size();
     gpu_sets.push_back(model->AddLabelSet(labels));
     for (const PodUsage& p : devices[i].usage->pods) {
-      labels.resize(2);
+      labels.resize(device_labels);
       AddPodLabels(p, options, &labels);
       pod_sets[i].push_back(model->AddLabelSet(labels));
     }

@@ -268,6 +268,7 @@ TEST(RenderPrometheusTest, OneGpuLayout) {
 TEST(RenderPrometheusTest, SelfMetrics) {
   Fixture f = DefaultFixture(2);
   f.snapshot.devices[1].up = false;
+  f.snapshot.devices[1].stale = true;  // a read stuck in the driver
   const std::string out = f.Render();
   const std::string tail =
       "# HELP nvml_exporter_collect_duration_seconds Time the last collection of all devices "
@@ -278,11 +279,23 @@ TEST(RenderPrometheusTest, SelfMetrics) {
       "started, in seconds.\n"
       "# TYPE nvml_exporter_last_collect_timestamp_seconds gauge\n"
       "nvml_exporter_last_collect_timestamp_seconds 1700000000.123\n"
-      "# HELP nvml_exporter_gpu_up 1 if the last collection could read the GPU, 0 if it is lost "
-      "or every read failed.\n"
+      "# HELP nvml_exporter_gpu_up 1 if the last collection could read the GPU, 0 if it is lost, "
+      "stale (a read stuck in the driver) or every read failed.\n"
       "# TYPE nvml_exporter_gpu_up gauge\n"
       "nvml_exporter_gpu_up{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\"} 1\n"
       "nvml_exporter_gpu_up{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-7c8d9e0f0001\"} 0\n"
+      "# HELP nvml_exporter_gpu_stale 1 if the GPU's reads (fast: gauges, slow: energy, PCIe, "
+      "violations) did not finish within the read deadline (a call stuck in the driver); their "
+      "series are left out meanwhile.\n"
+      "# TYPE nvml_exporter_gpu_stale gauge\n"
+      "nvml_exporter_gpu_stale{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\","
+      "reads=\"fast\"} 0\n"
+      "nvml_exporter_gpu_stale{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\","
+      "reads=\"slow\"} 0\n"
+      "nvml_exporter_gpu_stale{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-7c8d9e0f0001\","
+      "reads=\"fast\"} 1\n"
+      "nvml_exporter_gpu_stale{gpu=\"1\",UUID=\"GPU-a1b2c3d5-1c2d-3e4f-5a6b-7c8d9e0f0001\","
+      "reads=\"slow\"} 0\n"
       "# HELP nvml_exporter_build_info Build and runtime information of nvml-exporter; the value "
       "is always 1.\n"
       "# TYPE nvml_exporter_build_info gauge\n"
@@ -291,6 +304,19 @@ TEST(RenderPrometheusTest, SelfMetrics) {
       " 1\n";
   ASSERT_GE(out.size(), tail.size());
   EXPECT_EQ(out.substr(out.size() - tail.size()), tail);
+}
+
+// Defect 4 of the hardening issue: a UUID that could not be read was rendered as UUID="".
+TEST(RenderPrometheusTest, UnreadableUuidLeavesTheLabelOut) {
+  Fixture f = DefaultFixture(1);
+  auto ids = std::make_shared<std::vector<model::DeviceIdentity>>(*f.snapshot.identities);
+  (*ids)[0].uuid.clear();
+  f.snapshot.identities = ids;
+  f.snapshot.devices[0].identity = &(*ids)[0];
+  const std::string out = f.Render();
+  EXPECT_EQ(out.find("UUID=\"\""), std::string::npos) << out;
+  EXPECT_NE(out.find("nvml_exporter_gpu_up{gpu=\"0\"} 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("{gpu=\"0\",pci_bus_id="), std::string::npos) << out;
 }
 
 TEST(RenderPrometheusTest, TimestampMillisecondsPadded) {

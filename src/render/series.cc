@@ -258,15 +258,34 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
 
   SeriesFamily& up =
       family("nvml_exporter_gpu_up",
-             "1 if the last collection could read the GPU, 0 if it is lost or every read failed.");
+             "1 if the last collection could read the GPU, 0 if it is lost, stale (a read stuck in "
+             "the driver) or every read failed.");
   const std::string_view uuid_label = options.use_old_namespace ? "uuid" : "UUID";
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     // One per physical GPU: a MIG instance is up exactly when its GPU is.
     if (dev.identity == nullptr || dev.identity->mig) continue;
     const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
                                 {uuid_label, dev.identity->uuid}};
-    up.points.push_back(
-        SeriesPoint::Int(model->AddLabelSet(labels), dev.up ? 1 : 0, kToPrometheus));
+    // No UUID label when the UUID could not be read (never UUID="").
+    const std::span<const LabelView> set(labels, dev.identity->uuid.empty() ? 1 : 2);
+    up.points.push_back(SeriesPoint::Int(model->AddLabelSet(set), dev.up ? 1 : 0, kToPrometheus));
+  }
+  // A read stuck in the driver (docs/faults.md): the GPU's series of those reads are left out.
+  SeriesFamily& stale = family(
+      "nvml_exporter_gpu_stale",
+      "1 if the GPU's reads (fast: gauges, slow: energy, PCIe, violations) did not finish within "
+      "the read deadline (a call stuck in the driver); their series are left out meanwhile.");
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
+    if (dev.identity == nullptr || dev.identity->mig) continue;
+    const std::string_view gpu = model->InternInt(dev.identity->index);
+    for (const bool slow : {false, true}) {
+      std::vector<LabelView> set = {{"gpu", gpu}};
+      if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
+      set.emplace_back("reads", slow ? "slow" : "fast");
+      const bool is_stale = slow ? dev.slow_stale : dev.stale;
+      stale.points.push_back(
+          SeriesPoint::Int(model->AddLabelSet(set), is_stale ? 1 : 0, kToPrometheus));
+    }
   }
 
   const LabelView build[] = {{"version", options.build.version},
@@ -399,7 +418,9 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
     base.clear();
     const std::string_view index = out->InternInt(id.index);
     base.emplace_back("gpu", index);
-    base.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id.uuid);
+    // A UUID that could not be read at start (logged then) leaves the label out rather than
+    // rendering `UUID=""` (docs/faults.md).
+    if (!id.uuid.empty()) base.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id.uuid);
     base.emplace_back("pci_bus_id", id.pci_bus_id);
     base.emplace_back("device", out->Intern("nvidia" + std::string(index)));
     base.emplace_back("modelName", id.model_name);

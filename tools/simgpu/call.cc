@@ -22,6 +22,7 @@ unsigned Ctx::U32(ValueKey k) const { return ToU32(V(k)); }
 unsigned long long Ctx::U64(ValueKey k) const { return ToU64(V(k)); }
 
 nvmlReturn_t Apply(const FaultAction& action) {
+  if (action.hang) HangGate::Get().Wait();  // no lock held: see below
   if (action.block_ms > 0) {
     // No lock is held here, so a blocked call stalls only its own thread, as a slow driver
     // call would.

@@ -237,6 +237,13 @@ nvmlReturn_t nvmlxSimSetFrozenTime(double seconds) {
   }
 }
 
+// Not NVML: ends every `hang: true` call in progress and makes hang rules answer at once until
+// the next init (SCENARIO.md "Faults"). Tests call it through tools/simgpu/sim_control.h.
+nvmlReturn_t nvmlxSimReleaseHangs() {
+  nvmlx::simgpu::HangGate::Get().Release();
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   return OnSystem(__func__,
                   [&](const Ctx&) -> nvmlReturn_t { return Simulator::Get().FreeEventSet(set); });

@@ -1,6 +1,9 @@
 #include "faults.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <utility>
 
 namespace nvmlx::simgpu {
@@ -17,9 +20,50 @@ bool GpuMatches(const Fault& f, std::optional<unsigned> gpu) {
 void Merge(const Fault& f, FaultAction* out) {
   if (!out->error && f.error) out->error = f.error;
   out->block_ms = std::max(out->block_ms, f.block_ms);
+  out->hang = out->hang || f.hang;
+}
+
+bool ReleaseFileExists() {
+  const char* path = std::getenv("NVMLX_SIMGPU_RELEASE_FILE");
+  std::error_code ec;
+  return path != nullptr && *path != '\0' && std::filesystem::exists(path, ec);
 }
 
 }  // namespace
+
+HangGate& HangGate::Get() {
+  static HangGate* gate = new HangGate();  // never destroyed: a hung thread may outlive main
+  return *gate;
+}
+
+void HangGate::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!released_) {
+    // The release file is polled: a test process outside this one cannot signal the condvar.
+    if (ReleaseFileExists()) {
+      released_ = true;
+      cv_.notify_all();
+      break;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+}
+
+void HangGate::Release() {
+  std::lock_guard<std::mutex> lock(mu_);
+  released_ = true;
+  cv_.notify_all();
+}
+
+void HangGate::Reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  released_ = false;
+}
+
+bool HangGate::released() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return released_;
+}
 
 FaultSet::FaultSet(std::vector<Fault> faults) : faults_(std::move(faults)) {}
 

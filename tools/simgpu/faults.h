@@ -6,6 +6,8 @@
 #ifndef NVML_EXPORTER_TOOLS_SIMGPU_FAULTS_H_
 #define NVML_EXPORTER_TOOLS_SIMGPU_FAULTS_H_
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,29 @@ namespace nvmlx::simgpu {
 struct FaultAction {
   std::optional<int> error;  // nvmlReturn_t to answer instead of the real value
   double block_ms = 0;       // sleep this long before answering (longest active rule wins)
+  bool hang = false;         // block until released (HangGate), then answer
+};
+
+// The gate every `hang: true` call waits at: closed from init until released, for good, by
+// nvmlxSimReleaseHangs() or by the file named in NVMLX_SIMGPU_RELEASE_FILE appearing (a test
+// that runs the exporter as a real process releases it that way). Once released, hang rules no
+// longer block, so "the stuck call returned" can be tested; the next init (0 -> 1) closes it.
+//
+// Thread-safety: every function may be called from any thread.
+class HangGate {
+ public:
+  static HangGate& Get();  // process-wide, never destroyed
+  // Blocks until released (returns at once when it is).
+  void Wait();
+  void Release();
+  void Reset();  // closed again (nvmlInit_v2 from 0)
+  bool released();
+
+ private:
+  HangGate() = default;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
 };
 
 class FaultSet {

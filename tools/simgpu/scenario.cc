@@ -532,7 +532,8 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
 Fault ParseFault(const YAML::Node& n, unsigned index, size_t gpu_count) {
   const std::string where = "faults[" + std::to_string(index) + "]";
   RequireMap(n, where);
-  CheckKeys(n, where, {"gpu", "call", "error", "block_ms", "after_s", "until_s", "lost_after_s"});
+  CheckKeys(n, where,
+            {"gpu", "call", "error", "block_ms", "hang", "after_s", "until_s", "lost_after_s"});
   Fault f;
   f.line = LineOf(n);
   if (YAML::Node g = n["gpu"]; g && !(g.IsScalar() && g.Scalar() == "*")) {
@@ -550,7 +551,7 @@ Fault ParseFault(const YAML::Node& n, unsigned index, size_t gpu_count) {
   }
   if (auto v = n["lost_after_s"]) {
     f.lost_after_s = NonNegative(v, where + ".lost_after_s");
-    if (n["call"] || n["error"] || n["block_ms"] || n["after_s"] || n["until_s"]) {
+    if (n["call"] || n["error"] || n["block_ms"] || n["hang"] || n["after_s"] || n["until_s"]) {
       Fail(n, where + ": a lost_after_s rule takes only 'gpu'");
     }
     return f;
@@ -583,7 +584,15 @@ Fault ParseFault(const YAML::Node& n, unsigned index, size_t gpu_count) {
     }
   }
   if (auto v = n["block_ms"]) f.block_ms = NonNegative(v, where + ".block_ms");
-  if (!f.error && !n["block_ms"]) Fail(n, where + ": expected 'error' and/or 'block_ms'");
+  if (auto v = n["hang"]) {
+    if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
+      Fail(v, where + ".hang: expected true or false");
+    }
+    f.hang = v.Scalar() == "true";
+  }
+  if (!f.error && !n["block_ms"] && !f.hang) {
+    Fail(n, where + ": expected 'error', 'block_ms' and/or 'hang: true'");
+  }
   if (auto v = n["after_s"]) f.after_s = NonNegative(v, where + ".after_s");
   if (auto v = n["until_s"]) {
     f.until_s = Number(v, where + ".until_s");

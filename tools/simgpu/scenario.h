@@ -172,6 +172,8 @@ struct Fault {
   std::optional<unsigned> field_id;  // "nvmlDeviceGetFieldValues:<fi>"
   std::optional<int> error;          // nvmlReturn_t to answer
   double block_ms = 0;
+  // Blocks with no end until released (nvmlxSimReleaseHangs or NVMLX_SIMGPU_RELEASE_FILE).
+  bool hang = false;
   double after_s = 0;
   std::optional<double> until_s;
   std::optional<double> lost_after_s;

@@ -186,7 +186,9 @@ TEST(ScenarioTest, BadInlineInput) {
   EXPECT_EQ(MustFail("gpus:\n  - {uuid: GPU-a}\n  - {uuid: GPU-a}\n"),
             "test.yaml:3: gpus[1].uuid: duplicate GPU-a");
   EXPECT_EQ(MustFail("gpus: [{}]\nfaults:\n  - {gpu: 0, call: nvmlDeviceGetFanSpeed}\n"),
-            "test.yaml:3: faults[0]: expected 'error' and/or 'block_ms'");
+            "test.yaml:3: faults[0]: expected 'error', 'block_ms' and/or 'hang: true'");
+  EXPECT_EQ(MustFail("gpus: [{}]\nfaults:\n  - {gpu: 0, call: nvmlDeviceGetFanSpeed, hang: 1}\n"),
+            "test.yaml:3: faults[0].hang: expected true or false");
   EXPECT_EQ(MustFail("gpus: [{}]\nfaults:\n  - {gpu: x, lost_after_s: 3}\n"),
             "test.yaml:3: faults[0].gpu: expected a GPU index or \"*\"");
   EXPECT_EQ(MustFail("gpus: [{}]\nfaults:\n  - {gpu: 0, lost_after_s: 3, error: UNKNOWN}\n"),
@@ -245,6 +247,18 @@ TEST(ScenarioTest, ErrorNamesWithOrWithoutPrefix) {
       "gpus: [{}]\nfaults:\n  - {call: nvmlDeviceGetName, error: NVML_ERROR_NO_PERMISSION}\n");
   ASSERT_EQ(s.faults.size(), 1u);
   EXPECT_EQ(s.faults[0].error, NVML_ERROR_NO_PERMISSION);
+}
+
+TEST(FaultSetTest, HangRules) {
+  ParseResult r = LoadScenarioFile(kDir + "hang.yaml");
+  ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << std::get<std::string>(r);
+  FaultSet f(std::get<Scenario>(r).faults);
+  EXPECT_FALSE(f.ForCall("nvmlDeviceGetTemperature", 0u, 4.9).hang);
+  EXPECT_TRUE(f.ForCall("nvmlDeviceGetTemperature", 0u, 5).hang);
+  EXPECT_FALSE(f.ForCall("nvmlDeviceGetTemperature", 0u, 5).error.has_value());
+  EXPECT_FALSE(f.ForCall("nvmlDeviceGetTemperature", 1u, 5).hang);
+  EXPECT_TRUE(f.ForField(0, 83, 6).hang);
+  EXPECT_FALSE(f.ForField(0, 82, 6).hang);
 }
 
 TEST(FaultSetTest, WindowsGpusAndFields) {

@@ -1,7 +1,7 @@
 // Test-side control of the simulated libnvidia-ml.so.1: steps its frozen clock through the
-// simulator's one exported non-NVML function (SCENARIO.md "nvmlxSimSetFrozenTime"). The library
-// must already be loaded (by nvml::Library::Load of the same path): RTLD_NOLOAD finds that very
-// handle, so the clock moved is the one the code under test reads.
+// simulator's exported non-NVML functions (SCENARIO.md "nvmlxSimSetFrozenTime", "Faults"). The
+// library must already be loaded (by nvml::Library::Load of the same path): RTLD_NOLOAD finds that
+// very handle, so the clock moved is the one the code under test reads.
 //
 // Thread-safety: may be called from any thread; the simulator serialises it.
 #ifndef NVML_EXPORTER_TOOLS_SIMGPU_SIM_CONTROL_H_
@@ -27,6 +27,19 @@ inline std::string SetFrozenTime(const char* library_path, double seconds) {
     error = "nvmlxSimSetFrozenTime returned " + std::to_string(rc);
   }
   dlclose(handle);  // drops only the reference RTLD_NOLOAD added
+  return error;
+}
+
+// Ends every `hang: true` call of the loaded simulator and disarms hang rules until its next
+// init (SCENARIO.md "Faults"). Returns "" on success, else what went wrong.
+inline std::string ReleaseHangs(const char* library_path) {
+  void* handle = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return std::string("not loaded: ") + library_path;
+  using ReleaseFn = int (*)();
+  auto release = reinterpret_cast<ReleaseFn>(dlsym(handle, "nvmlxSimReleaseHangs"));
+  std::string error = release == nullptr ? "nvmlxSimReleaseHangs not exported" : "";
+  if (release != nullptr) release();
+  dlclose(handle);
   return error;
 }
 

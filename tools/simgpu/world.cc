@@ -106,6 +106,15 @@ Simulator& Simulator::Get() {
 nvmlReturn_t Simulator::Init() {
   std::lock_guard<std::mutex> lock(mu_);
   if (refcount_ == 0) {
+    // NVMLX_SIMGPU_INIT_FAILURES=N: the process's first N inits answer DRIVER_NOT_LOADED, as
+    // while the driver container of the GPU Operator is still coming up (SCENARIO.md).
+    if (const char* n = std::getenv("NVMLX_SIMGPU_INIT_FAILURES"); n != nullptr) {
+      if (init_failures_ < std::strtol(n, nullptr, 10)) {
+        ++init_failures_;
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+      }
+    }
+    HangGate::Get().Reset();
     std::string error;
     std::shared_ptr<const World> w = World::Build(&error);
     if (!w) {

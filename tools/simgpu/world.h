@@ -99,7 +99,8 @@ class Simulator {
   Simulator() = default;
 
   mutable std::mutex mu_;
-  int refcount_ = 0;                                          // guarded by mu_
+  int refcount_ = 0;        // guarded by mu_
+  long init_failures_ = 0;  // inits failed by NVMLX_SIMGPU_INIT_FAILURES; guarded by mu_
   std::shared_ptr<const World> world_;                        // guarded by mu_
   std::map<nvmlEventSet_t, std::shared_ptr<EventSet>> sets_;  // guarded by mu_
 };
