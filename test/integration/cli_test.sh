@@ -151,14 +151,18 @@ set -e
 [ "$rc" != 0 ] || fail "-d g:7 must fail"
 pass "device selector"
 
-# -n drops Hostname; NODE_NAME sets it.
-NODE_NAME=node-a "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" --once 2>/dev/null \
-  | grep -q 'Hostname="node-a"' || fail "NODE_NAME must set Hostname"
-NODE_NAME=node-a "$EXPORTER" --fake-gpus -n -f "$SOURCE_DIR/etc/default-counters.csv" --once 2>/dev/null \
-  | grep -q 'Hostname=' && fail "-n must drop Hostname"
+# -n drops Hostname; NODE_NAME sets it. The pages go to files first: `--once | grep -q` let grep
+# quit at its first match, the daemon then died of SIGPIPE and pipefail failed the test.
+NODE_NAME=node-a "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" --once \
+  >"$WORK/host.txt" 2>/dev/null
+grep -q 'Hostname="node-a"' "$WORK/host.txt" || fail "NODE_NAME must set Hostname"
+NODE_NAME=node-a "$EXPORTER" --fake-gpus -n -f "$SOURCE_DIR/etc/default-counters.csv" --once \
+  >"$WORK/nohost.txt" 2>/dev/null
+grep -q 'Hostname=' "$WORK/nohost.txt" && fail "-n must drop Hostname"
 pass "hostname flags"
 
 # --version
-"$EXPORTER" --version | grep -q . || fail "--version prints nothing"
+"$EXPORTER" --version >"$WORK/version.txt"
+grep -q . "$WORK/version.txt" || fail "--version prints nothing"
 pass "--version"
 echo "cli_test: all passed"

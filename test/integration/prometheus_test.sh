@@ -49,7 +49,10 @@ PY
 # --- HTTP details -----------------------------------------------------------------------------
 ctype=$(curl -fsS -o /dev/null -w '%{content_type}' "http://127.0.0.1:$port/metrics")
 [ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "content type: $ctype"
-curl -fsS -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" | gzip -dc | grep -q '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge' \
+# Into a file first: grep -q quits at its first match, and gzip's SIGPIPE would fail pipefail.
+curl -fsS -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" | gzip -dc >"$WORK/gunzipped.txt" \
+  || fail "gzip body does not decompress"
+grep -q '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge' "$WORK/gunzipped.txt" \
   || fail "gzip body does not decompress to the exposition"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/metrics")
 [ "$code" = 405 ] || fail "POST /metrics: $code, want 405"
