@@ -245,4 +245,20 @@ grep -Eq '^DCGM_FI_DEV_GPU_UTIL\{gpu="1",' "$WORK/once.txt" || fail "--once: GPU
 grep -q 'exiting with an NVML call still in progress.*nvmlDeviceGetCurrentClocksEventReasons' "$WORK/once.log" ||
   fail "--once: the stuck call must be logged"
 pass "--once prints the page with the stuck GPU stale and exits (${took}s)"
+# 10. SIGTERM during a scrape storm (wrk, 64 connections, kept alive, gzip): in-flight responses
+#     are drained or cut at the server's grace, and the daemon exits 0 within the same limit.
+: >"$WORK/exporter.log"
+port=$(free_port)
+start_exporter "$port" -c 200 -f "$CSV"
+pid=${PIDS[-1]}
+until_grep "$port" '^DCGM_FI_DEV_GPU_UTIL\{' 10
+wrk -t2 -c64 -d20s -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" >"$WORK/storm.wrk" 2>&1 &
+storm=$!
+sleep 2
+kill -0 "$storm" || fail "wrk ended before the SIGTERM"
+stop_within "$pid" "$STOP_LIMIT"
+wait "$storm" || true
+served=$(awk '/requests in/ {print $1}' "$WORK/storm.wrk")
+[ "${served:-0}" -gt 0 ] || { cat "$WORK/storm.wrk"; fail "the storm got no answer before the SIGTERM"; }
+pass "SIGTERM during a wrk storm ($served scrapes answered): exit 0 within $STOP_LIMIT s"
 echo "lifecycle_test: all passed"
