@@ -705,6 +705,20 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
     ds.lost = true;
     ReadLostHealth(i, &ds);
   }
+  // P2P entries toward a GPU lost in this snapshot go too: the peer's reads run on their own
+  // thread, so whether a GPU's P2P query came before or after its peer was found lost is a race,
+  // and a lost GPU has no series but its health (as ReadP2p skips peers already known lost).
+  std::vector<unsigned> lost_gpus;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (Lost(i) && !devices_[i]->parent) lost_gpus.push_back((*identities_)[i].index);
+  }
+  if (!lost_gpus.empty()) {
+    for (model::DeviceSnapshot& ds : snap->devices) {
+      std::erase_if(ds.p2p, [&](const model::P2pStatus& p) {
+        return std::find(lost_gpus.begin(), lost_gpus.end(), p.peer_index) != lost_gpus.end();
+      });
+    }
+  }
   snap->xid_window_ms = options_.xid_window.count();
   snap->clock_events_window_ms = options_.clock_events_window.count();
   if (options_.attribution) snap->attribution = options_.attribution();
