@@ -70,7 +70,10 @@ elapsed=$(( $(date +%s) - start ))
 sleep 2  # let the last reload's collection publish
 read -r rss1 fd1 thr1 <<<"$(measure)"
 alive=yes; kill -0 "$pid" 2>/dev/null || alive=no
-reload_lines=$(grep -c -i 'reload' "$work/exporter.log" || true)
+# Reloads are counted on the page, not logged: the last success's age, and the failures.
+page=$(curl -fsS "$url")
+reload_age=$(awk -v now="$(date +%s)" '/^nvml_exporter_config_last_reload_success_timestamp_seconds/ {printf "%.1f", now - $2}' <<<"$page")
+reload_failures=$(awk '/^nvml_exporter_config_reload_failures_total/ {print $2}' <<<"$page")
 
 cat <<EOF
 ## Soak (\`bench/soak.sh\`)
@@ -78,8 +81,8 @@ cat <<EOF
 One daemon, 8 simulated GPUs, \`etc/dcp-metrics-included.csv\`, \`-c 1000\`; $keep kept-alive and
 $fresh new-connection scrapes (wrk, 8 connections, gzip), and $reloads SIGHUP reloads meanwhile
 (every tenth swaps the collectors file), in ${elapsed} s. Failed requests (non-2xx or socket
-errors): $keep_err kept-alive, $fresh_err new-connection. Daemon alive at the end: $alive; log
-lines naming a reload: $reload_lines.
+errors): $keep_err kept-alive, $fresh_err new-connection. Daemon alive at the end: $alive; last
+successful reload ${reload_age} s before the end, reload failures: ${reload_failures}.
 
 | | after warm-up | at the end | ratio |
 |---|---|---|---|
