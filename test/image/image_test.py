@@ -24,7 +24,6 @@ import re
 import shlex
 import shutil
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,9 @@ import urllib.error
 import urllib.request
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from test_ca import make_test_ca  # noqa: E402
 
 src, build, fixture = map(os.path.abspath, sys.argv[1:4])
 SKIP = 77
@@ -144,15 +146,7 @@ def get(url, context=None, headers=None):
 # The Helm chart's TLS and basic-auth cases mount a web config and a certificate: a test CA and
 # a server certificate for 127.0.0.1, made here, at the paths the deployments' web configs name.
 tls_dir = os.path.join(work, "tls")
-os.makedirs(tls_dir)
-subprocess.run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=image-ca "
-               "-keyout ca.key -out ca.crt && openssl req -newkey rsa:2048 -nodes "
-               "-subj /CN=dcgm-exporter -keyout tls.key -out tls.csr && "
-               "printf 'subjectAltName=IP:127.0.0.1\\n' > ext && openssl x509 -req -in tls.csr "
-               "-CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out tls.crt && "
-               "chmod 644 tls.key",
-               shell=True, cwd=tls_dir, check=True, capture_output=True)
-tls_context = ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.crt"))
+tls_context = make_test_ca(tls_dir, "image-ca")
 
 
 # Pod "trainer" holds simulated GPU 0 (the simulator's UUIDs, read from the image's own daemon).

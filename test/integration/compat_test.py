@@ -14,7 +14,6 @@ import json
 import os
 import re
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,9 @@ import urllib.error
 import urllib.request
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from test_ca import make_test_ca  # noqa: E402
 
 exporter, fixture, source_dir = sys.argv[1:4]
 spec = yaml.safe_load(open(os.path.join(source_dir, "testdata/compat/deployments.yaml")))
@@ -68,14 +70,7 @@ def status_of(url, context=None, headers=None):
 
 # The chart's web config cases: a test CA and a server certificate for 127.0.0.1, made here.
 tls_dir = os.path.join(work, "tls")
-os.makedirs(tls_dir)
-subprocess.run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=compat-ca "
-               "-keyout ca.key -out ca.crt && openssl req -newkey rsa:2048 -nodes "
-               "-subj /CN=dcgm-exporter -keyout tls.key -out tls.csr && "
-               "printf 'subjectAltName=IP:127.0.0.1\\n' > ext && openssl x509 -req -in tls.csr "
-               "-CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out tls.crt",
-               shell=True, cwd=tls_dir, check=True, capture_output=True)
-tls_context = ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.crt"))
+tls_context = make_test_ca(tls_dir, "compat-ca")
 mounts["/etc/dcgm-exporter/tls"] = tls_dir
 
 
