@@ -27,6 +27,7 @@ LAYERS = [
     ["fields"],
     ["config"],
     ["collect", "attribute"],
+    ["live"],
     ["render"],
     ["serve", "sinks"],
     ["app"],
@@ -39,6 +40,8 @@ FORBIDDEN = {
     ("render", "attribute"): "render, serve and sinks stay free of attribute's gRPC and OpenSSL",
     ("serve", "attribute"): "render, serve and sinks stay free of attribute's gRPC and OpenSSL",
     ("sinks", "attribute"): "render, serve and sinks stay free of attribute's gRPC and OpenSSL",
+    ("live", "attribute"): "live reads snapshots only; the attribution it shows lives in model/",
+    ("live", "collect"): "live reads snapshots only (model/), never the collector's insides",
 }
 
 SOURCE_SUFFIXES = (".h", ".hh", ".hpp", ".cc", ".cpp", ".cxx", ".h.in")

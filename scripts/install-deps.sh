@@ -31,6 +31,9 @@ PACKAGES=(
   # the container image, built and run without a container engine (deploy/image/, image_test):
   # the root filesystem, the OCI image, its unpacking; uidmap for mmdebstrap's unshare mode
   mmdebstrap buildah umoci uidmap binutils
+  # the live page's browser test (test/browser/): headless Chromium, driven by puppeteer-core
+  # from npm (pinned in test/browser/package-lock.json), which downloads no browser of its own
+  chromium
 )
 if [ "${1:-}" = "--build" ]; then PACKAGES=("${BUILD_PACKAGES[@]}"); fi
 # kubectl renders the kustomize overlays. Debian 12's own (kubernetes-client, 1.20) embeds a

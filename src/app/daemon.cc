@@ -287,10 +287,23 @@ Status Daemon::BuildOutputs(const Environment& env) {
   // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
   sopts.idle_timeout =
       std::max<std::chrono::milliseconds>(opts.web_read_timeout, std::chrono::seconds(120));
+  LivePage::Options lopts;
+  lopts.history_minutes = opts.live_history_minutes;
+  lopts.interval = interval;
+  lopts.hostname = Hostname(opts);
+  lopts.version = NVMLX_VERSION;
+  lopts.stale_after = LivePage::StaleAfter(interval);
+  live_ = std::make_unique<LivePage>(lopts);
+  log::Info("live page history",
+            {{"minutes", std::to_string(opts.live_history_minutes)},
+             {"points_per_gpu", std::to_string(live_->history().Capacity())},
+             {"bytes_per_gpu", std::to_string(live_->history().BytesPerDevice())}});
   PageStore* store = store_.get();
+  LivePage* live = live_.get();
   server_ = std::make_unique<serve::HttpServer>(
       sopts, [store] { return store->Latest(); },
-      [store](serve::Probe probe) { return store->Health(probe); });
+      [store](serve::Probe probe) { return store->Health(probe); },
+      [live](std::string_view path, std::string_view query) { return live->Answer(path, query); });
   return Status::Ok();
 }
 
@@ -470,6 +483,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
   AppendServerMetrics(server_->stats(), !options_.web_config_file.empty(), &page->body);
   page->gzip_body = render::GzipCompress(page->body);
   store_->Publish(std::move(page), CountGpus(snap));
+  live_->OnSnapshot(snap);  // after the page: /metrics never waits on the live page's JSON
 }
 
 }  // namespace nvmlx::app

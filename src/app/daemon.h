@@ -44,6 +44,7 @@
 
 #include "app/attribution_sources.h"
 #include "app/emf_pipeline.h"
+#include "app/live_page.h"
 #include "app/page_store.h"
 #include "collect/collector.h"
 #include "config/collectors_csv.h"
@@ -145,6 +146,7 @@ class Daemon {
   render::SeriesModel series_;        // the collector thread's (Publish), reused across collections
   std::unique_ptr<EmfPipeline> emf_;  // null without --emf-output
   std::unique_ptr<PageStore> store_;  // null with --once
+  std::unique_ptr<LivePage> live_;    // null with --once
   std::unique_ptr<serve::HttpServer> server_;  // null with --once
   State state_ = State::kBuilt;
   bool collector_stopped_ = true;  // what the first StopUntil found

@@ -137,6 +137,9 @@ struct Options {
   bool mig_gpu_fields_on_parent = false;
   // --health-max-age: 0 means app::PageStore::DefaultMaxAge(interval).
   std::chrono::milliseconds health_max_age{0};
+  // --live-history-minutes / NVML_EXPORTER_LIVE_HISTORY_MINUTES: minutes of per-GPU history the
+  // live page keeps (live/history.h), 0..1440; 0 keeps none.
+  int live_history_minutes = 15;
 
   // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint
   // (kOk); the other fields are then defaults and must not be used.

@@ -1,5 +1,7 @@
 // The series-shape and probe flag group (config/option_flags.h): nvml-exporter's own flags that
-// choose between dcgm-exporter versions' spellings and shapes, and the liveness probe's limit.
+// choose between dcgm-exporter versions' spellings and shapes, the liveness probe's limit and the
+// live page's history.
+#include <optional>
 #include <string>
 
 #include "config/option_flags.h"
@@ -19,6 +21,9 @@ constexpr FlagSpec kSeries[] = {
   {"health-max-age", "", "NVML_EXPORTER_HEALTH_MAX_AGE", Kind::kDuration, "0s", true, "DUR",
    "/health fails when no collection was published for this long (0: 3 intervals, at least "
    "30s)."},
+  {"live-history-minutes", "", "NVML_EXPORTER_LIVE_HISTORY_MINUTES", Kind::kInt, "15", true, "MIN",
+   "Minutes of per-GPU history the live page (/) and /api/v1/history keep in memory (0: none; "
+   "at most 1440; docs/live-page.md gives the bytes per GPU)."},
 };
 // clang-format on
 
@@ -38,6 +43,14 @@ Status ConvertSeries(const RawFlags& raw, Options* o) {
                              " is not a duration >= 0 (e.g. 90s, 2m; 0 for the default)");
     }
     o->health_max_age = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  }
+  if (const Raw& r = raw.Get("live-history-minutes"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v || *v < 0 || *v > 1440) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a number of minutes from 0 to 1440");
+    }
+    o->live_history_minutes = static_cast<int>(*v);
   }
   return Status::Ok();
 }

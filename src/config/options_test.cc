@@ -651,6 +651,20 @@ TEST(Options, ProcessAndPodAttributionFlags) {
   EXPECT_EQ(Error({"--host-proc-root="}), "--host-proc-root: must not be empty");
 }
 
+TEST(Options, LiveHistoryMinutes) {
+  EXPECT_EQ(Parse({})->live_history_minutes, 15);
+  EXPECT_EQ(Parse({"--live-history-minutes", "60"})->live_history_minutes, 60);
+  EXPECT_EQ(Parse({"--live-history-minutes=0"})->live_history_minutes, 0);
+  EXPECT_EQ(Parse({"--live-history-minutes", "5"}, {{"NVML_EXPORTER_LIVE_HISTORY_MINUTES", "30"}})
+                ->live_history_minutes,
+            5);  // the flag beats the env var
+  EXPECT_EQ(Parse({}, {{"NVML_EXPORTER_LIVE_HISTORY_MINUTES", "30"}})->live_history_minutes, 30);
+  EXPECT_THAT(Error({"--live-history-minutes", "1441"}),
+              StartsWith("--live-history-minutes: \"1441\" is not a number of minutes from 0"));
+  EXPECT_THAT(Error({}, {{"NVML_EXPORTER_LIVE_HISTORY_MINUTES", "x"}}),
+              StartsWith("NVML_EXPORTER_LIVE_HISTORY_MINUTES: \"x\" is not a number of minutes"));
+}
+
 TEST(Options, Help) {
   for (const char* h : {"-h", "--help", "-help"}) {
     Result<Options> r = Parse({h});

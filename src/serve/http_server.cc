@@ -386,11 +386,13 @@ void HttpServer::Impl::Reload() {
                                     {"users", std::to_string((*next)->config.users.size())}});
 }
 
-HttpServer::HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health)
+HttpServer::HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health,
+                       ResourceProvider resources)
     : impl_(std::make_unique<Impl>()) {
   impl_->core.options = std::move(options);
   impl_->core.metrics = std::move(metrics);
   impl_->core.health = std::move(health);
+  impl_->core.resources = std::move(resources);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -1,4 +1,5 @@
-// The HTTP server (Boost.Beast over Asio): /metrics, /health, /ready and /.
+// The HTTP server (Boost.Beast over Asio): /metrics, /health, /ready and /, and any path its
+// owner's ResourceProvider answers (the live page, docs/live-page.md).
 //
 // /health is the liveness probe (the process is alive and publishing), /ready the readiness
 // probe (a first page exists); what each means is the HealthProvider's (app/page_store.h).
@@ -33,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -49,6 +51,16 @@ struct Page {
 struct Health {
   bool ok = false;
   std::string reason;  // body text: "OK" or why not
+};
+
+// An answer the server's owner gives for a path the server does not serve itself (app/'s live
+// page and its JSON API). The provider runs on an io thread: it must answer from values built
+// beforehand (or cheaply from them), never block, never call NVML.
+struct Resource {
+  int status = 200;
+  std::string content_type;
+  std::shared_ptr<const std::string> body;  // held until written; null: empty body
+  bool no_store = false;                    // Cache-Control: no-store (live data)
 };
 
 // Which probe a health request is: /health or /ready.
@@ -115,8 +127,13 @@ class HttpServer {
  public:
   using PageProvider = std::function<std::shared_ptr<const Page>()>;  // may return null
   using HealthProvider = std::function<Health(Probe)>;
+  // `path` without the query, `query` after '?' (may be empty). nullopt: not a path it knows
+  // (404; for "/" the built-in link list is served instead).
+  using ResourceProvider =
+      std::function<std::optional<Resource>(std::string_view path, std::string_view query)>;
 
-  HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health);
+  HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health,
+             ResourceProvider resources = nullptr);
   ~HttpServer();  // stops
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -212,13 +212,29 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     const bool allowed = head || req.method() == http::verb::get;
     Prepare(req.version(), req.keep_alive());
 
-    if (target != "/metrics" && target != "/health" && target != "/ready" && target != "/") {
+    const bool builtin =
+        target == "/metrics" || target == "/health" || target == "/ready" || target == "/";
+    std::optional<Resource> resource;
+    if (target != "/metrics" && target != "/health" && target != "/ready" && core_.resources) {
+      std::string_view full(req.target().data(), req.target().size());
+      const size_t q = full.find('?');
+      resource = core_.resources(
+          target, q == std::string_view::npos ? std::string_view() : full.substr(q + 1));
+    }
+    if (!builtin && !resource) {
       return Send(http::status::not_found, kTextContentType, "404 page not found\n", head);
     }
     if (!allowed) {
       res_.set(http::field::allow, "GET, HEAD");
       return Send(http::status::method_not_allowed, kTextContentType, "method not allowed\n",
                   false);
+    }
+    if (resource) {
+      // The body stays alive in resource_ until the write completes.
+      resource_ = std::move(resource->body);
+      if (resource->no_store) res_.set(http::field::cache_control, "no-store");
+      return Send(static_cast<http::status>(resource->status), resource->content_type,
+                  resource_ ? std::string_view(*resource_) : std::string_view(), head);
     }
     if (target == "/") return Send(http::status::ok, kHtmlContentType, kIndexHtml, head);
     if (target == "/health" || target == "/ready") {
@@ -287,6 +303,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void OnWrite(error_code ec, size_t /*bytes*/) {
     page_.reset();
+    resource_.reset();
     owned_.clear();
     web_now_.reset();
     if (ec || phase_ == Phase::kClosed) return Close();
@@ -324,8 +341,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   // Headers only: GET and HEAD have no body, and one announced is refused (413).
   std::optional<http::request_parser<http::empty_body>> parser_;
   Response res_;
-  std::shared_ptr<const Page> page_;  // the page being written
-  std::string owned_;                 // a computed body being written (/health)
+  std::shared_ptr<const Page> page_;             // the page being written
+  std::string owned_;                            // a computed body being written (/health)
+  std::shared_ptr<const std::string> resource_;  // a resource's body being written
 };
 
 }  // namespace

@@ -61,6 +61,7 @@ struct Core {
   ServerOptions options;
   HttpServer::PageProvider metrics;
   HttpServer::HealthProvider health;
+  HttpServer::ResourceProvider resources;  // may be null
   ServerStats stats;
   int max_connections = 0;
   std::atomic<bool> stopping{false};
