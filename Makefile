@@ -11,6 +11,7 @@
 #   make layering       scripts/check_layering.py: src/'s includes against the folder order
 #   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
+# make screenshots: the live page's browser test, then its PNGs copied to docs/live-page/
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
@@ -27,7 +28,7 @@ SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 TSAN_CXX ?= clang++
 
 .PHONY: all deps build test run demo bundle image bench clean format tidy asan tsan \
-  thread-safety layering fuzz fuzz-smoke
+  thread-safety layering fuzz fuzz-smoke screenshots
 
 all: build
 
@@ -99,6 +100,13 @@ image: deps $(BUILD)/build.ninja
 
 bench: build
 	@bash bench/run.sh $(BUILD)
+
+# The live page's screenshots in docs/live-page/, refreshed by its browser test (which itself
+# writes only into the build folder).
+screenshots: build
+	ctest --test-dir $(BUILD) -R '^browser_live_page$$' --output-on-failure
+	mkdir -p docs/live-page
+	cp $(BUILD)/browser-test/screenshots/*.png docs/live-page/
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

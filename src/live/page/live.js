@@ -86,13 +86,16 @@
     const sparks = el("div", "sparks");
     const t = hist ? hist.t : [];
     const t1 = t.length ? t[t.length - 1] : 0;
-    const t0 = t1 - (history ? history.minutes : 15) * 60000;
+    // The window asked for, or less while the exporter has not run that long.
+    const t0 = Math.max(t.length ? t[0] : 0, t1 - (history ? history.minutes : 15) * 60000);
+    const span = (t1 - t0) / 1000;
+    const spanText = span >= 60 ? Math.round(span / 60) + " min" : Math.round(span) + " s";
     for (const s of SPARKS) {
       const v = hist ? hist[s.key] : [];
       const present = v.filter((x) => x !== null);
       const box = el("div", "spark");
       box.dataset.series = s.key;
-      box.append(el("div", "label", s.label + " (" + (history ? history.minutes : 15) + " min)"));
+      box.append(el("div", "label", s.label + " \u00b7 last " + spanText));
       const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
       svg.setAttribute("viewBox", "0 0 100 36");
       svg.setAttribute("preserveAspectRatio", "none");
