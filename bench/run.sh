@@ -10,7 +10,9 @@
 #      (per series, per document, and the ratio to the Prometheus renderer).
 #   5. the Kubernetes attribution section (bench/kubelet.sh: -k against the fake kubelet);
 #   6. the Prometheus render of this tree against 9085134, before the shared series model
-#      (bench/render_before_after.sh).
+#      (bench/render_before_after.sh);
+#   7. the live page's history memory against its bound, and its per-collection and per-request
+#      costs against the /metrics render (bench/live_bench).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -153,6 +155,45 @@ sec = ["## Process attribution (`bench/attribution_bench.cc`)", "",
        "runs once per collection too, so the scrape path is unchanged.", ""]
 text = open(doc).read()
 text = re.sub(r"## Process attribution.*?(?=\n## |\Z)", "", text, flags=re.S).rstrip() + "\n\n"
+open(doc, "w").write(text + "\n".join(sec))
+print("\n".join(sec))
+PY
+# The live page: history memory against its bound, and what it costs per collection and per
+# request against the /metrics render of the same snapshot (the baseline), in the same binary.
+"$build/bench/live_bench" --benchmark_format=json --benchmark_min_time=0.3 >"$work/live.json"
+python3 - "$work/live.json" "$out" <<'PY'
+import json, re, sys, datetime
+res, doc = sys.argv[1:3]
+b = {x["name"]: x for x in json.load(open(res))["benchmarks"]}
+def us(n):
+    x = b[n]
+    return x["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3}[x["time_unit"]]
+sec = ["## Live page (`bench/live_bench.cc`)", "",
+       f"Measured by `make bench` on {datetime.date.today()} (Google Benchmark, wall time). "
+       "History of 15 minutes at a 1 s interval (901 points per GPU), filled twice over so that "
+       "every ring has wrapped. Heap is glibc's allocated bytes (`mallinfo2`) after the fill "
+       "minus before; the bound is GPUs x `History::BytesPerDevice()`.", "",
+       "| GPUs | bytes per GPU | bound (bytes) | heap held (bytes) | ratio heap/bound |",
+       "|---|---|---|---|---|"]
+for g in (1, 8, 64):
+    x = b[f"BM_HistoryMemory/{g}/iterations:1"]
+    sec.append(f"| {g} | {x['bytes_per_gpu']:.0f} | {x['bound_bytes']:.0f} | {x['heap_bytes']:.0f} | "
+               f"{x['ratio']:.3f} |")
+sec += ["", "The ratio above 1 is the map node and key of each GPU's ring (about 180 bytes); it does "
+        "not grow with time.", "",
+        "| per | 1 GPU µs | 8 GPUs µs | 8 GPUs ratio to the /metrics render |", "|---|---|---|---|"]
+base = us("BM_PrometheusPage/8")
+for label, name in [("/metrics page render (baseline), per collection", "BM_PrometheusPage"),
+                    ("history point added, per collection", "BM_HistoryAdd"),
+                    ("snapshot document rendered, per collection", "BM_SnapshotJson"),
+                    ("/api/v1/history?minutes=15 answered, per request", "BM_HistoryRequest")]:
+    sec.append(f"| {label} | {us(name + '/1'):.2f} | {us(name + '/8'):.2f} | {us(name + '/8') / base:.2f} |")
+body = b["BM_HistoryRequest/8"]["body_bytes"]
+sec += ["", f"A full history answer for 8 GPUs is {body / 1024:.0f} KiB. None of these runs on the "
+        "/metrics path: the first three on the collector's thread, the last on an HTTP thread "
+        "for the page's own requests.", ""]
+text = open(doc).read()
+text = re.sub(r"## Live page.*?(?=\n## |\Z)", "", text, flags=re.S).rstrip() + "\n\n"
 open(doc, "w").write(text + "\n".join(sec))
 print("\n".join(sec))
 PY

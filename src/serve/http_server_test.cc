@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -117,10 +118,11 @@ class Client {
 // A server on 127.0.0.1:0 whose page and health the test sets.
 class ServerTest : public ::testing::Test {
  protected:
-  void StartServer(ServerOptions options = {}) {
+  void StartServer(ServerOptions options = {}, HttpServer::ResourceProvider resources = nullptr) {
     if (options.address == ":9400") options.address = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(
-        options, [this] { return CurrentPage(); }, [this](Probe p) { return CurrentHealth(p); });
+        options, [this] { return CurrentPage(); }, [this](Probe p) { return CurrentHealth(p); },
+        std::move(resources));
     Status st = server_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_NE(server_->port(), 0);
@@ -155,6 +157,50 @@ const std::string kBody =
     "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n"
     "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"
     "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 33\n";
+
+// The owner's resources: its own paths and "/", with status, type and no-store as given; a
+// path it declines is a 404; /metrics and the probes stay the server's.
+TEST_F(ServerTest, ResourceProviderAnswersItsPaths) {
+  SetPage(MakePage(kBody));
+  std::atomic<int> calls{0};
+  StartServer(
+      {}, [&calls](std::string_view path, std::string_view query) -> std::optional<Resource> {
+        ++calls;
+        auto body = [](std::string s) { return std::make_shared<const std::string>(std::move(s)); };
+        if (path == "/")
+          return Resource{200, "text/html; charset=utf-8", body("<p>live</p>"), false};
+        if (path == "/api/v1/x") {
+          if (query == "bad=1")
+            return Resource{400, "text/plain; charset=utf-8", body("no\n"), true};
+          return Resource{200, "application/json", body("{\"q\":\"" + std::string(query) + "\"}"),
+                          true};
+        }
+        return std::nullopt;
+      });
+  Client c(port());
+  ASSERT_TRUE(c.connected());
+  Reply root = c.Request("GET", "/");
+  EXPECT_EQ(root.status, 200u);
+  EXPECT_EQ(root.body, "<p>live</p>");
+  EXPECT_EQ(root.headers.count("cache-control"), 0u);
+  Reply api = c.Request("GET", "/api/v1/x?minutes=5");
+  EXPECT_EQ(api.status, 200u);
+  EXPECT_EQ(api.headers["content-type"], "application/json");
+  EXPECT_EQ(api.headers["cache-control"], "no-store");
+  EXPECT_EQ(api.body, "{\"q\":\"minutes=5\"}");
+  Reply bad = c.Request("GET", "/api/v1/x?bad=1");
+  EXPECT_EQ(bad.status, 400u);
+  EXPECT_EQ(bad.body, "no\n");
+  Reply head = c.Request("HEAD", "/api/v1/x");
+  EXPECT_EQ(head.status, 200u);
+  EXPECT_EQ(head.headers["content-length"], "8");
+  EXPECT_EQ(c.Request("GET", "/nope").status, 404u);
+  EXPECT_EQ(c.Request("POST", "/api/v1/x").status, 405u);
+  const int before = calls.load();
+  EXPECT_EQ(c.Request("GET", "/metrics").body, kBody);  // never asks the provider
+  EXPECT_EQ(c.Request("GET", "/health").status, 200u);
+  EXPECT_EQ(calls.load(), before);
+}
 
 TEST_F(ServerTest, MetricsGet) {
   SetPage(MakePage(kBody));
