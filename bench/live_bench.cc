@@ -7,7 +7,8 @@
 //  - BM_HistoryAdd/<gpus>: one snapshot into a full history (collector thread, per collection).
 //  - BM_SnapshotJson/<gpus>: the snapshot document (collector thread, per collection), against
 //    BM_PrometheusPage/<gpus>, the /metrics page of the same snapshot (the baseline).
-//  - BM_HistoryRequest/<gpus>: one /api/v1/history?minutes=15 answer (copy + JSON, per request).
+//  - BM_HistoryRequest/<gpus>: one /api/v1/history?minutes=15 answer (copy + JSON, per request);
+//    BM_HistoryPoll/<gpus>: the page's poll, ?since= its newest point (one new point per GPU).
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -154,14 +155,26 @@ void BM_HistoryRequest(benchmark::State& state) {
   auto h = Full(f);
   std::size_t bytes = 0;
   for (auto _ : state) {
-    std::string body = live::RenderHistory(h->Query(kMinutes),
-                                           {kMinutes, kMinutes, kInterval, h->BytesPerDevice()});
+    std::string body = live::RenderHistory(
+        h->Query(kMinutes), {kMinutes, std::nullopt, kMinutes, kInterval, h->BytesPerDevice()});
     bytes = body.size();
     benchmark::DoNotOptimize(body);
   }
   state.counters["body_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_HistoryRequest)->Arg(1)->Arg(8)->Unit(benchmark::kMillisecond);
+
+// The page's poll: ?since=<its newest point>, one new point per GPU.
+void BM_HistoryPoll(benchmark::State& state) {
+  Fixture f(static_cast<int>(state.range(0)));
+  auto h = Full(f);
+  const int64_t since = (static_cast<int64_t>(h->Capacity()) - 2) * 1000;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(live::RenderHistory(
+        h->Query(kMinutes, since), {kMinutes, since, kMinutes, kInterval, h->BytesPerDevice()}));
+  }
+}
+BENCHMARK(BM_HistoryPoll)->Arg(1)->Arg(8);
 
 }  // namespace
 

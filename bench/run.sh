@@ -186,12 +186,13 @@ base = us("BM_PrometheusPage/8")
 for label, name in [("/metrics page render (baseline), per collection", "BM_PrometheusPage"),
                     ("history point added, per collection", "BM_HistoryAdd"),
                     ("snapshot document rendered, per collection", "BM_SnapshotJson"),
-                    ("/api/v1/history?minutes=15 answered, per request", "BM_HistoryRequest")]:
+                    ("/api/v1/history?minutes=15 answered, per request", "BM_HistoryRequest"),
+                    ("/api/v1/history?since= (the page's poll), per request", "BM_HistoryPoll")]:
     sec.append(f"| {label} | {us(name + '/1'):.2f} | {us(name + '/8'):.2f} | {us(name + '/8') / base:.2f} |")
 body = b["BM_HistoryRequest/8"]["body_bytes"]
 sec += ["", f"A full history answer for 8 GPUs is {body / 1024:.0f} KiB. None of these runs on the "
-        "/metrics path: the first three on the collector's thread, the last on an HTTP thread "
-        "for the page's own requests.", ""]
+        "/metrics path: the first three on the collector's thread, the last two on an HTTP thread "
+        "for the page's own requests: a whole window when it loads, then only the new points.", ""]
 text = open(doc).read()
 text = re.sub(r"## Live page.*?(?=\n## |\Z)", "", text, flags=re.S).rstrip() + "\n\n"
 open(doc, "w").write(text + "\n".join(sec))

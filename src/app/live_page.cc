@@ -1,6 +1,7 @@
 #include "app/live_page.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "live/page_assets.h"
@@ -62,13 +63,12 @@ std::optional<serve::Resource> LivePage::Answer(std::string_view path, std::stri
     return Make(200, kJson, live::FinishSnapshot(*prefix, Seconds(now - at), stale), true);
   }
   if (path == "/api/v1/history") {
-    Result<int> minutes = live::ParseHistoryQuery(query, options_.history_minutes);
-    if (!minutes.ok()) {
-      return Make(400, kText, "bad request: " + minutes.status().message() + "\n", true);
-    }
-    live::HistoryJsonInfo info{*minutes, options_.history_minutes, options_.interval,
+    Result<live::HistoryQuery> q = live::ParseHistoryQuery(query, options_.history_minutes);
+    if (!q.ok()) return Make(400, kText, "bad request: " + q.status().message() + "\n", true);
+    live::HistoryJsonInfo info{q->minutes, q->since_ms, options_.history_minutes, options_.interval,
                                history_.BytesPerDevice()};
-    return Make(200, kJson, live::RenderHistory(history_.Query(*minutes), info), true);
+    const int64_t after = q->since_ms.value_or(std::numeric_limits<int64_t>::min());
+    return Make(200, kJson, live::RenderHistory(history_.Query(q->minutes, after), info), true);
   }
   auto it = files_.find(std::string(path));
   if (it == files_.end()) return std::nullopt;

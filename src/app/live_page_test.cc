@@ -75,6 +75,8 @@ TEST(LivePage, AnswersFilesSnapshotHistoryAndBadQueries) {
   EXPECT_EQ(h["gpus"][0]["t"], json({1000, 2000}));
   EXPECT_EQ(h["gpus"][0]["gpu_util"], json({77.0, 77.0}));
 
+  json poll = json::parse(*page.Answer("/api/v1/history", "since=1000", t0)->body);
+  EXPECT_EQ(poll["gpus"][0]["t"], json({2000}));
   std::optional<serve::Resource> bad = page.Answer("/api/v1/history", "minutes=lots", t0);
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);

@@ -83,7 +83,7 @@ void History::Add(const model::Snapshot& snap) {
   }
 }
 
-std::vector<DeviceHistory> History::Query(int minutes) const {
+std::vector<DeviceHistory> History::Query(int minutes, int64_t after_ms) const {
   std::vector<DeviceHistory> out;
   if (minutes <= 0) return out;
   util::MutexLock lock(&mu_);
@@ -93,11 +93,18 @@ std::vector<DeviceHistory> History::Query(int minutes) const {
     DeviceHistory h;
     h.key = key;
     h.index = r.index;
-    h.points.reserve(r.size);
     const std::size_t oldest = (r.next + capacity_ - r.size) % capacity_;
-    for (std::size_t i = 0; i < r.size; ++i) {
+    // Newest first until a point is too old: a poll for the last few points reads only those.
+    std::size_t first = r.size;
+    while (first > 0) {
+      const HistoryPoint& p = r.slots[(oldest + first - 1) % capacity_];
+      if (p.time_ms < from_ms || p.time_ms <= after_ms) break;
+      --first;
+    }
+    h.points.reserve(r.size - first);
+    for (std::size_t i = first; i < r.size; ++i) {
       const HistoryPoint& p = r.slots[(oldest + i) % capacity_];
-      if (p.time_ms >= from_ms) h.points.push_back(p);
+      if (p.time_ms >= from_ms && p.time_ms > after_ms) h.points.push_back(p);
     }
     out.push_back(std::move(h));
   }

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -89,8 +90,11 @@ class History {
   void Add(const model::Snapshot& snap) NVMLX_EXCLUDES(mu_);
 
   // The points of the last `minutes` (counted back from the newest point), per device in device
-  // index order. `minutes` above the kept window gives the whole window.
-  std::vector<DeviceHistory> Query(int minutes) const NVMLX_EXCLUDES(mu_);
+  // index order. `minutes` above the kept window gives the whole window. With `after_ms`, only
+  // the points newer than it (a page that polls asks for what it has not seen).
+  std::vector<DeviceHistory> Query(int minutes,
+                                   int64_t after_ms = std::numeric_limits<int64_t>::min()) const
+      NVMLX_EXCLUDES(mu_);
 
  private:
   struct Ring {

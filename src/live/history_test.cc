@@ -129,6 +129,10 @@ TEST(History, QueryMinutesCountsBackFromTheNewestPoint) {
   EXPECT_EQ(h.Query(3)[0].points.front().time_ms, 7 * 60000);
   EXPECT_EQ(h.Query(60)[0].points.size(), 11u);  // more than kept: the whole window
   EXPECT_TRUE(h.Query(0).empty());
+  // After a time: only newer points, and never older than the minutes asked for.
+  EXPECT_EQ(h.Query(10, 8 * 60000)[0].points.size(), 2u);  // minutes 9 and 10
+  EXPECT_EQ(h.Query(3, 0)[0].points.size(), 4u);
+  EXPECT_TRUE(h.Query(10, 10 * 60000)[0].points.empty());
 }
 
 }  // namespace

@@ -279,8 +279,26 @@ std::string EmptySnapshot(const SnapshotJsonOptions& options, double age_seconds
   return FinishSnapshot(WithoutClose(doc), age_seconds, true);
 }
 
-Result<int> ParseHistoryQuery(std::string_view query, int kept) {
+namespace {
+
+// A decimal of at most `max_digits` digits; nullopt otherwise.
+std::optional<int64_t> Decimal(std::string_view v, std::size_t max_digits) {
+  if (v.empty() || v.size() > max_digits) return std::nullopt;
+  int64_t n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+std::string Shown(std::string_view v) { return std::string(v.substr(0, 64)); }
+
+}  // namespace
+
+Result<HistoryQuery> ParseHistoryQuery(std::string_view query, int kept) {
   std::optional<int> minutes;
+  HistoryQuery q;
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     std::string_view item = query.substr(0, amp);
@@ -290,36 +308,43 @@ Result<int> ParseHistoryQuery(std::string_view query, int kept) {
     const std::string_view name = item.substr(0, eq);
     const std::string_view value =
         eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
-    if (name != "minutes") {
-      return InvalidArgument("unknown query parameter \"" + std::string(name.substr(0, 64)) +
-                             "\" (expected minutes)");
+    if (name == "minutes") {
+      if (minutes) return InvalidArgument("minutes given more than once");
+      std::optional<int64_t> v = Decimal(value, 5);
+      if (!v || *v < 1) {
+        return InvalidArgument("minutes=\"" + Shown(value) +
+                               "\" is not a whole number of minutes from 1 to " +
+                               std::to_string(std::max(kept, 1)));
+      }
+      if (*v > kept) {
+        return InvalidArgument("minutes=" + std::to_string(*v) + " is more than the " +
+                               std::to_string(kept) +
+                               " minutes of history kept (--live-history-minutes)");
+      }
+      minutes = static_cast<int>(*v);
+    } else if (name == "since") {
+      if (q.since_ms) return InvalidArgument("since given more than once");
+      std::optional<int64_t> v = Decimal(value, 15);
+      if (!v) {
+        return InvalidArgument("since=\"" + Shown(value) +
+                               "\" is not a time in Unix milliseconds (a \"t\" value of an earlier "
+                               "answer)");
+      }
+      q.since_ms = *v;
+    } else {
+      return InvalidArgument("unknown query parameter \"" + Shown(name) +
+                             "\" (expected minutes or since)");
     }
-    if (minutes) return InvalidArgument("minutes given more than once");
-    int v = 0;
-    bool ok = !value.empty() && value.size() <= 5;
-    for (char c : value) {
-      if (c < '0' || c > '9') ok = false;
-      if (ok) v = v * 10 + (c - '0');
-    }
-    if (!ok || v < 1) {
-      return InvalidArgument("minutes=\"" + std::string(value.substr(0, 64)) +
-                             "\" is not a whole number of minutes from 1 to " +
-                             std::to_string(std::max(kept, 1)));
-    }
-    if (v > kept) {
-      return InvalidArgument("minutes=" + std::to_string(v) + " is more than the " +
-                             std::to_string(kept) +
-                             " minutes of history kept (--live-history-minutes)");
-    }
-    minutes = v;
   }
-  return minutes.value_or(std::min(15, kept));
+  q.minutes = minutes.value_or(std::min(15, kept));
+  return q;
 }
 
 std::string RenderHistory(const std::vector<DeviceHistory>& devices, const HistoryJsonInfo& info) {
   json doc{{"version", kJsonVersion},
            {"minutes", info.minutes},
            {"minutes_kept", info.minutes_kept},
+           {"since_unix_ms", info.since_ms ? json(*info.since_ms) : json(nullptr)},
            {"interval_ms", info.interval.count()},
            {"bytes_per_gpu", info.bytes_per_gpu}};
   json series = json::array();

@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,13 +40,19 @@ std::string FinishSnapshot(std::string_view prefix, double age_seconds, bool sta
 // The whole document when no collection has been published yet (the page says so).
 std::string EmptySnapshot(const SnapshotJsonOptions& options, double age_seconds);
 
-// The history query string ("minutes=15"; "" for the default): the minutes asked for, 1 to
-// `kept`, default min(15, kept). Errors name the parameter and what was expected (the server
-// answers them with 400).
-Result<int> ParseHistoryQuery(std::string_view query, int kept);
+// The history query string ("minutes=15&since=1700000000000"; "" for the defaults): `minutes`
+// from 1 to `kept`, default min(15, kept); `since`, Unix milliseconds, only points newer than
+// that (default: all). Errors name the parameter and what was expected (the server answers them
+// with 400).
+struct HistoryQuery {
+  int minutes = 0;
+  std::optional<int64_t> since_ms;
+};
+Result<HistoryQuery> ParseHistoryQuery(std::string_view query, int kept);
 
 struct HistoryJsonInfo {
-  int minutes = 0;       // the window answered
+  int minutes = 0;  // the window answered
+  std::optional<int64_t> since_ms;
   int minutes_kept = 0;  // --live-history-minutes
   std::chrono::milliseconds interval{0};
   std::size_t bytes_per_gpu = 0;  // History::BytesPerDevice()

@@ -158,13 +158,19 @@ TEST(LiveJson, EmptySnapshotBeforeTheFirstCollection) {
 }
 
 TEST(LiveJson, HistoryQuery) {
-  EXPECT_EQ(*ParseHistoryQuery("", 15), 15);
-  EXPECT_EQ(*ParseHistoryQuery("", 5), 5);  // the default never exceeds what is kept
-  EXPECT_EQ(*ParseHistoryQuery("", 60), 15);
-  EXPECT_EQ(*ParseHistoryQuery("minutes=15", 15), 15);
-  EXPECT_EQ(*ParseHistoryQuery("minutes=1&", 15), 1);
+  auto minutes = [](std::string_view q, int kept) { return ParseHistoryQuery(q, kept)->minutes; };
+  EXPECT_EQ(minutes("", 15), 15);
+  EXPECT_EQ(minutes("", 5), 5);  // the default never exceeds what is kept
+  EXPECT_EQ(minutes("", 60), 15);
+  EXPECT_EQ(minutes("minutes=15", 15), 15);
+  EXPECT_EQ(minutes("minutes=1&", 15), 1);
+  EXPECT_FALSE(ParseHistoryQuery("", 15)->since_ms);
+  Result<HistoryQuery> both = ParseHistoryQuery("since=1700000000123&minutes=5", 15);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->minutes, 5);
+  EXPECT_EQ(both->since_ms, 1700000000123);
   auto error = [](std::string_view q, int kept) {
-    Result<int> r = ParseHistoryQuery(q, kept);
+    Result<HistoryQuery> r = ParseHistoryQuery(q, kept);
     EXPECT_FALSE(r.ok()) << q;
     return r.ok() ? std::string() : r.status().message();
   };
@@ -178,12 +184,16 @@ TEST(LiveJson, HistoryQuery) {
   EXPECT_EQ(error("minutes=", 15), "minutes=\"\" is not a whole number of minutes from 1 to 15");
   EXPECT_EQ(error("minutes=99999999999", 15),
             "minutes=\"99999999999\" is not a whole number of minutes from 1 to 15");
-  EXPECT_EQ(error("hours=1", 15), "unknown query parameter \"hours\" (expected minutes)");
+  EXPECT_EQ(error("hours=1", 15), "unknown query parameter \"hours\" (expected minutes or since)");
+  EXPECT_EQ(error("since=yesterday", 15),
+            "since=\"yesterday\" is not a time in Unix milliseconds (a \"t\" value of an earlier "
+            "answer)");
+  EXPECT_EQ(error("since=1&since=2", 15), "since given more than once");
   EXPECT_EQ(error("minutes=1&minutes=2", 15), "minutes given more than once");
   EXPECT_EQ(error("minutes=1", 0),
             "minutes=1 is more than the 0 minutes of history kept "
             "(--live-history-minutes)");
-  EXPECT_EQ(*ParseHistoryQuery("", 0), 0);
+  EXPECT_EQ(minutes("", 0), 0);
 }
 
 TEST(LiveJson, HistoryDocumentIsColumnarWithNullForAbsent) {
@@ -194,7 +204,8 @@ TEST(LiveJson, HistoryDocumentIsColumnarWithNullForAbsent) {
   s.time += milliseconds(1000);
   s.devices[0].samples[3] = {203, int64_t{0}};
   h.Add(s);
-  json j = Parse(RenderHistory(h.Query(15), {15, 15, milliseconds(1000), h.BytesPerDevice()}));
+  json j = Parse(
+      RenderHistory(h.Query(15), {15, std::nullopt, 15, milliseconds(1000), h.BytesPerDevice()}));
   EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["minutes"], 15);
   EXPECT_EQ(j["bytes_per_gpu"], 901 * 32);
@@ -208,7 +219,15 @@ TEST(LiveJson, HistoryDocumentIsColumnarWithNullForAbsent) {
   EXPECT_EQ(g0["tensor_active"][0], 0.9371);
   EXPECT_EQ(g0["dram_active"], json({nullptr, nullptr}));
   EXPECT_EQ(j["gpus"][2]["gpu_util"], json({nullptr, nullptr}));  // the lost GPU
-  EXPECT_THAT(RenderHistory({}, {0, 0, milliseconds(1000), 0}), HasSubstr("\"gpus\":[]"));
+  EXPECT_TRUE(j["since_unix_ms"].is_null());
+  EXPECT_THAT(RenderHistory({}, {0, std::nullopt, 0, milliseconds(1000), 0}),
+              HasSubstr("\"gpus\":[]"));
+  // A poll: only the points after `since`.
+  json poll = Parse(
+      RenderHistory(h.Query(15, 1700000000123), {15, 1700000000123, 15, milliseconds(1000), 0}));
+  EXPECT_EQ(poll["since_unix_ms"], 1700000000123);
+  EXPECT_EQ(poll["gpus"][0]["t"], json({1700000001123}));
+  EXPECT_EQ(poll["gpus"][0]["gpu_util"], json({0.0}));
 }
 
 }  // namespace

@@ -41,9 +41,11 @@ try {
   const context = await browser.newContext(contextOptions);
   const page = await context.newPage();
   const foreign = [];
+  let polls = 0;  // history requests that ask only for new points
   const errors = [];
   page.on("request", (r) => {
     if (!r.url().startsWith(origin + "/")) foreign.push(r.url());
+    if (r.url().includes("api/v1/history?since=")) polls++;
   });
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => {
@@ -146,6 +148,7 @@ try {
     log("exporter gone: shown");
   }
 
+  if (polls === 0) fail("the page never polled the history incrementally (?since=)");
   if (foreign.length) fail(`requests outside the exporter: ${foreign.join(", ")}`);
   if (errors.length && !cfg.kill_pid) fail(`page errors: ${errors.join("; ")}`);
   log("ok");

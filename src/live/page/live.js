@@ -177,9 +177,43 @@
     return r.json();
   }
 
+  // The newest point time of the history held, or null.
+  function newestT(h) {
+    let t = null;
+    for (const g of (h && h.gpus) || []) if (g.t.length) t = Math.max(t === null ? -Infinity : t, g.t[g.t.length - 1]);
+    return t;
+  }
+  // Appends a ?since= answer to the history held and drops points older than its window, so a
+  // poll fetches only what is new (the whole window again every 5 minutes, in case the
+  // exporter restarted).
+  let fullAt = 0;
+  async function fetchHistory() {
+    const since = newestT(history);
+    if (history === null || since === null || Date.now() - fullAt > 300000) {
+      fullAt = Date.now();
+      return getJson("api/v1/history");
+    }
+    const inc = await getJson("api/v1/history?since=" + since);
+    const byKey = {};
+    for (const g of history.gpus) byKey[g.device_key] = g;
+    for (const g of inc.gpus) {
+      const have = byKey[g.device_key];
+      if (!have) { history.gpus.push(g); continue; }
+      for (const k of ["t"].concat(inc.series.map((s) => s.name))) have[k] = have[k].concat(g[k]);
+    }
+    const from = (newestT(history) || 0) - history.minutes * 60000;
+    history.gpus = history.gpus.filter((g) => g.t.length && g.t[g.t.length - 1] >= from);
+    for (const g of history.gpus) {
+      let cut = 0;
+      while (cut < g.t.length && g.t[cut] < from) cut++;
+      if (cut) for (const k of ["t"].concat(inc.series.map((s) => s.name))) g[k] = g[k].slice(cut);
+    }
+    return history;
+  }
+
   async function tick() {
     try {
-      const [snap, hist] = await Promise.all([getJson("api/v1/snapshot"), getJson("api/v1/history")]);
+      const [snap, hist] = await Promise.all([getJson("api/v1/snapshot"), fetchHistory()]);
       history = hist;
       intervalMs = Math.min(60000, Math.max(1000, snap.interval_ms || 5000));
       draw(snap);
