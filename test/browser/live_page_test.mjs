@@ -4,7 +4,7 @@
 //
 //   node live_page_test.mjs CONFIG.json
 //
-// CONFIG: {url, chromium, out, uuids: [..3], pods: ["ns/pod", ..], pulsing: 0, lost: 2,
+// CONFIG: {url, chromium, out, uuids: [..4], pods: ["ns/pod", ..], pulsing: 0, lost: 2, stale: 3,
 //          user?, password?, spki?, kill_pid?, tag}
 // Exits 1 with "FAIL: ..." on the first failed check; writes PNG screenshots into `out`.
 import { readFileSync } from "node:fs";
@@ -65,7 +65,8 @@ try {
   if (resp.status() !== 200) fail(`GET / answered ${resp.status()}`);
 
   // 1. One card per GPU, with the right UUIDs and model.
-  await until("three GPU cards", 15, async () => (await page.locator("article.card").count()) === 3);
+  await until("a card per GPU", 15, async () =>
+    (await page.locator("article.card").count()) === cfg.uuids.length);
   const cards = await page.$$eval("article.card", (cs) =>
     cs.map((c) => ({ gpu: c.dataset.gpu, uuid: c.dataset.uuid, text: c.textContent })));
   cards.forEach((c, i) => {
@@ -113,11 +114,16 @@ try {
   }
   const status = await page.textContent("#status");
   if (!status.includes("not readable")) fail(`status line on a lost GPU: ${status}`);
+  // A read stuck in the driver: that card says so; the other two are unaffected.
+  await until(`GPU ${cfg.stale} shown stale`, 10, async () =>
+    (await page.getAttribute(`article.card[data-gpu="${cfg.stale}"]`, "data-state")) === "stale");
+  const staleCard = await page.textContent(`article.card[data-gpu="${cfg.stale}"]`);
+  if (!staleCard.includes("STALE") || !staleCard.includes("stuck")) fail(`stale card text: ${staleCard}`);
   for (const g of [0, 1]) {
     const s = await page.getAttribute(`article.card[data-gpu="${g}"]`, "data-state");
-    if (s !== "ok") fail(`GPU ${g} is ${s} after GPU ${cfg.lost} was lost`);
+    if (s !== "ok") fail(`GPU ${g} is ${s} next to a lost and a stale GPU`);
   }
-  log(`GPU ${cfg.lost} shown lost`);
+  log(`GPU ${cfg.lost} shown lost, GPU ${cfg.stale} stale`);
   // The Xid of the scenario and the throttling of the pulsing GPU are listed on their cards.
   await until("Xid 31 on GPU 1", 10, async () =>
     (await page.textContent(`article.card[data-gpu="1"] [data-fact="xid"]`)).includes("Xid 31"));
@@ -144,7 +150,9 @@ try {
     process.kill(cfg.kill_pid, "SIGKILL");
     await until("the unreachable banner", 10, async () =>
       (await page.textContent("#status")).includes("unreachable"));
-    if ((await page.locator("article.card").count()) !== 3) fail("cards vanished with the exporter");
+    if ((await page.locator("article.card").count()) !== cfg.uuids.length) {
+      fail("cards vanished with the exporter");
+    }
     log("exporter gone: shown");
   }
 

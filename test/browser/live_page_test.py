@@ -95,7 +95,7 @@ def stop_all():
 
 scenario = os.path.join(src, "testdata/scenarios/live_page.yaml")
 uuids = re.findall(r'uuid: "(GPU-[^"]+)"', open(scenario).read())
-assert len(uuids) == 3, uuids
+assert len(uuids) == 4, uuids
 
 # The fake kubelet: one pod holding GPU 0, two sharing GPU 1 (time-slicing replicas).
 sock = os.path.join(work, "kubelet.sock")
@@ -148,7 +148,7 @@ def run(tag, web_config=None, ca_dir=None, kill=False):
     else:
         die(f"{tag}: exporter not ready: {open(log_path).read()}")
     cfg = {"tag": tag, "url": url, "chromium": CHROMIUM, "out": shots, "uuids": uuids,
-           "pods": ["team-a/trainer", "team-b/a-infer", "team-b/z-infer"], "pulsing": 0, "lost": 2,
+           "pods": ["team-a/trainer", "team-b/a-infer", "team-b/z-infer"], "pulsing": 0, "lost": 2, "stale": 3,
            "suffix": "" if not ca_dir else "-tls"}
     if ca_dir:
         # SPKI sha256 of the server key: Chromium then trusts exactly this certificate.

@@ -172,7 +172,9 @@
   }
 
   async function getJson(path) {
-    const r = await fetch(path, { cache: "no-store", credentials: "same-origin" });
+    // A stopped or wedged exporter must show as unreachable, not leave the page waiting.
+    const r = await fetch(path, { cache: "no-store", credentials: "same-origin",
+                                  signal: AbortSignal.timeout(Math.max(5000, 2 * intervalMs)) });
     if (!r.ok) throw new Error(path + ": HTTP " + r.status);
     return r.json();
   }
