@@ -131,7 +131,7 @@ def run(tag, web_config=None, ca_dir=None, kill=False):
     log_path = os.path.join(work, f"{tag}.log")
     with open(log_path, "w") as log:
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log,
-                                env={"PATH": os.environ.get("PATH", ""), "NODE_NAME": "node1"})
+                                env={**os.environ, "NODE_NAME": "node1"})
     procs.append(proc)
     # Ready: /ready over plain HTTP, or, under TLS and auth, the port accepts connections (the
     # browser run waits for the cards itself).
