@@ -292,6 +292,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
   lopts.interval = interval;
   lopts.hostname = Hostname(opts);
   lopts.version = NVMLX_VERSION;
+  lopts.kubernetes = opts.kubernetes || opts.kubernetes_process_metrics;
   lopts.stale_after = LivePage::StaleAfter(interval);
   live_ = std::make_unique<LivePage>(lopts);
   log::Info("live page history",

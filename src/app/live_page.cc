@@ -30,7 +30,7 @@ LivePage::LivePage(Options options, Clock::time_point start)
       start_(start),
       history_(
           live::HistoryOptions{.minutes = options_.history_minutes, .interval = options_.interval}),
-      json_options_{options_.hostname, options_.interval, options_.version} {
+      json_options_{options_.hostname, options_.interval, options_.version, options_.kubernetes} {
   for (const live::PageAsset& a : live::PageAssets()) {
     const std::string path = a.name == "index.html" ? "/" : "/live/" + std::string(a.name);
     files_.emplace(path, Make(200, a.content_type, std::string(a.body), false));

@@ -38,6 +38,7 @@ class LivePage {
     std::chrono::milliseconds interval{30000};  // the collect interval
     std::string hostname;
     std::string version;
+    bool kubernetes = false;  // pod attribution configured
     // /api/v1/snapshot says "stale" once the newest collection is older than this: three
     // intervals, at least 3 s (StaleAfter).
     std::chrono::milliseconds stale_after{90000};

@@ -255,7 +255,9 @@ std::string RenderSnapshotPrefix(const model::Snapshot& snap, const SnapshotJson
                     {"memory_source", r.memory_source}});
   }
   doc["pods"] = std::move(pods);
-  doc["kubernetes"] = snap.attribution.devices != nullptr || snap.attribution.processes != nullptr;
+  // Configured, and whether a source has answered yet (the page tells "off" from "waiting").
+  doc["kubernetes"] = options.kubernetes;
+  doc["pods_known"] = snap.attribution.devices != nullptr || snap.attribution.processes != nullptr;
   return WithoutClose(doc);
 }
 
@@ -275,7 +277,8 @@ std::string EmptySnapshot(const SnapshotJsonOptions& options, double age_seconds
   doc["collect_seconds"] = nullptr;
   doc["gpus"] = json::array();
   doc["pods"] = json::array();
-  doc["kubernetes"] = false;
+  doc["kubernetes"] = options.kubernetes;
+  doc["pods_known"] = false;
   return FinishSnapshot(WithoutClose(doc), age_seconds, true);
 }
 

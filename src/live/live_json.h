@@ -30,6 +30,7 @@ struct SnapshotJsonOptions {
   std::string hostname;                       // the node, as in the Hostname label
   std::chrono::milliseconds interval{30000};  // the collect interval
   std::string version;                        // the exporter's version
+  bool kubernetes = false;  // pod attribution configured (-k or --kubernetes-process-metrics)
 };
 
 // The snapshot document without its closing brace: FinishSnapshot appends the per-request

@@ -71,7 +71,8 @@ json Parse(const std::string& s) {
 
 TEST(LiveJson, SnapshotDocument) {
   Fixture f;
-  const std::string prefix = RenderSnapshotPrefix(f.Snap(), {"node1", milliseconds(1000), "0.1.0"});
+  const std::string prefix =
+      RenderSnapshotPrefix(f.Snap(), {"node1", milliseconds(1000), "0.1.0", true});
   json j = Parse(FinishSnapshot(prefix, 0.4567, false));
   EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["hostname"], "node1");
@@ -80,6 +81,7 @@ TEST(LiveJson, SnapshotDocument) {
   EXPECT_EQ(j["age_seconds"], 0.457);
   EXPECT_EQ(j["stale"], false);
   EXPECT_EQ(j["kubernetes"], true);
+  EXPECT_EQ(j["pods_known"], true);
   ASSERT_EQ(j["gpus"].size(), 3u);
   const json& g0 = j["gpus"][0];
   EXPECT_EQ(g0["gpu"], 0);
@@ -155,6 +157,8 @@ TEST(LiveJson, EmptySnapshotBeforeTheFirstCollection) {
   EXPECT_EQ(j["stale"], true);
   EXPECT_TRUE(j["time_unix_ms"].is_null());
   EXPECT_EQ(j["interval_ms"], 500);
+  EXPECT_EQ(j["kubernetes"], false);
+  EXPECT_EQ(j["pods_known"], false);
 }
 
 TEST(LiveJson, HistoryQuery) {

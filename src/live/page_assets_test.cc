@@ -31,8 +31,9 @@ TEST(PageAssets, AllFilesCompiledInAndSelfContained) {
   EXPECT_EQ(PageAssets()[2].content_type, "text/javascript; charset=utf-8");
   const std::string_view html = PageAssets()[0].body;
   // The old link list stays reachable from the page.
-  for (const char* link : {"href=\"metrics\"", "href=\"health\"", "href=\"ready\"",
-                           "src=\"live/live.js\"", "href=\"live/live.css\"", "viewport"}) {
+  for (const char* link :
+       {"href=\"metrics\"", "href=\"health\"", "href=\"ready\"", "href=\"api/v1/snapshot\"",
+        "href=\"api/v1/history\"", "src=\"live/live.js\"", "href=\"live/live.css\"", "viewport"}) {
     EXPECT_NE(html.find(link), std::string_view::npos) << link;
   }
 }

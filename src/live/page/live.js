@@ -154,9 +154,10 @@
       for (const v of [p.namespace, p.pod, p.container, p.gpu, share, memory]) tr.append(el("td", null, v));
       return tr;
     }));
-    document.getElementById("pods-note").textContent = snap.kubernetes
-      ? (snap.pods.length ? "" : "No pod holds a GPU.")
-      : "Pod attribution is off (start the exporter with -k).";
+    document.getElementById("pods-note").textContent = !snap.kubernetes
+      ? "Pod attribution is off (start the exporter with -k)."
+      : !snap.pods_known ? "No answer from the kubelet yet."
+        : snap.pods.length ? "" : "No pod holds a GPU.";
 
     const lost = snap.gpus.filter((g) => g.state !== "ok").length;
     if (snap.stale) {
