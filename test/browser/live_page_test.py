@@ -15,7 +15,8 @@ docs/live-page/ (the test never writes into the source tree).
 Usage: live_page_test.py SOURCE_DIR BUILD_DIR EXPORTER KUBELET_FIXTURE
 A missing chromium, node or npm fails the test (scripts/install-deps.sh installs them); only an
 npm registry that cannot be reached on the very first install skips it (exit 77), as the deploy
-test does. Later runs use the installed copy and need no network.
+test does. Later runs use the installed copy, and a new build folder installs from npm's cache:
+neither needs the network.
 """
 import base64
 import hashlib
@@ -58,7 +59,9 @@ if not (os.path.exists(os.path.join(deps, "node_modules/playwright-core/package.
     os.makedirs(deps)
     for f in ["package.json", "package-lock.json", ".npmrc"]:
         shutil.copy(os.path.join(HERE, f), deps)
-    r = subprocess.run(["npm", "ci", "--ignore-scripts", "--cache", os.path.join(deps, ".npm-cache")],
+    # The user's npm cache, preferred to the registry: once any build folder has installed it,
+    # a new one installs offline.
+    r = subprocess.run(["npm", "ci", "--ignore-scripts", "--prefer-offline"],
                        cwd=deps, capture_output=True, text=True,
                        env={**os.environ, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"})
     if r.returncode != 0:
@@ -68,7 +71,6 @@ if not (os.path.exists(os.path.join(deps, "node_modules/playwright-core/package.
             sys.exit(SKIP)
         die(f"npm ci in {deps}: {r.stderr}")
     shutil.copy(lock, stamp)
-    shutil.rmtree(os.path.join(deps, ".npm-cache"), ignore_errors=True)
 # The script imports playwright-core from next to itself: run a copy inside the install.
 shutil.copy(os.path.join(HERE, "live_page_test.mjs"), deps)
 
