@@ -15,6 +15,10 @@ cp "$plugin" "$out/lib/"
 strip --strip-debug "$out/lib/libnvmlx_kubelet.so"
 cp etc/*.csv "$out/etc/"
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
+# The RSS baseline (bench/nvml_init_rss: nvmlInit_v2 alone) for test/gpu/rss_h200.sh.
+if [ -x "$build/bench/nvml_init_rss" ]; then
+  cp "$build/bench/nvml_init_rss" "$out/" && strip --strip-debug "$out/nvml_init_rss"
+fi
 # The load generator, when this machine could build it (nvcc present); cudart is static in it.
 if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
   cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"
