@@ -1,7 +1,7 @@
 // OpenSSL, loaded on first use: the daemon does not link libssl and libcrypto; every OpenSSL
 // function it calls (openssl_lazy_symbols.inc) is a small x86-64 stub (openssl_lazy_x86_64.S)
-// that jumps through a table, and the first call of each resolves its entry with dlsym after
-// dlopen("libssl.so.3"), once.
+// that jumps through a table, and the first call of each resolves its entry with dlsym, after
+// libssl.so.3 is loaded with dlopen, once.
 //
 // Why: linked, the two libraries cost ~1.7 MiB of resident memory in every process (relocations
 // and the pages around them), while only TLS (--web-config-file with tls_server_config), basic

@@ -160,6 +160,6 @@ grep -q "libnvmlx_kubelet.so" "$WORK/noplugin.log" && grep -q "$WORK/noplugin/li
 EXPORTER="$WORK/noplugin/nvml-exporter"
 port=$(free_port)
 start_exporter "$port" -c 1000 -f "$SOURCE_DIR/etc/default-counters.csv"
-scrape | grep -q '^DCGM_FI_DEV_GPU_TEMP{gpu="0"' || fail "no series without -k and without the plugin"
+has '^DCGM_FI_DEV_GPU_TEMP{gpu="0"' || fail "no series without -k and without the plugin"
 pass "kubelet plugin missing: -k is a configuration error (exit 2) naming it; without -k it serves"
 echo "kubelet_test: all passed"
