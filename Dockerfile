@@ -28,6 +28,7 @@ RUN apt-get update -q \
 COPY deploy/image/ /src/deploy/image/
 COPY etc/ /src/etc/
 COPY --from=build /build/src/app/nvml-exporter /build/simgpu/libnvidia-ml.so.1 /in/
+COPY --from=build /build/src/app/lib/libnvmlx_kubelet.so /in/lib/
 RUN bash /src/deploy/image/make-rootfs.sh /rootfs /in/nvml-exporter /in/libnvidia-ml.so.1 /src
 
 # The image. build-oci.sh applies every instruction below but COPY with `buildah config`, and

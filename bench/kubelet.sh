@@ -124,8 +124,8 @@ out.append(f"With `-k` the daemon refreshes once per second, so the CPU differen
            "The scrape path is unchanged (it serves the page rendered once per collection, now with pod "
            "labels), so the `-k` latency and throughput ratios are expected near 1; on a shared 2-core "
            "machine with wrk on the same cores, single runs differ from 1 by run-to-run noise (the "
-           "baseline's own 1-connection p99 has varied 2–4 ms between runs). The RSS difference is "
-           "includes the gRPC and protobuf libraries and gRPC's threads (not broken down here). With `--kubernetes-virtual-gpus` every sharing pod gets its "
+           "baseline's own 1-connection p99 has varied 2–4 ms between runs). The RSS difference "
+           "includes the kubelet plugin with gRPC, protobuf and OpenSSL, loaded only with -k, and gRPC's threads (\"Resident memory\" below breaks it down). With `--kubernetes-virtual-gpus` every sharing pod gets its "
            f"own series ({pods} pods on every family), so the page is "
            f"{rows['kv']['series'] / b['series']:.0f} times larger and costs that much more to render "
            "and send.\n")

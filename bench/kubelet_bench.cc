@@ -1,6 +1,7 @@
 // The CPU cost of one kubelet refresh, without the socket: decoding a List answer of N pods
-// (protobuf) and matching it to 8 GPUs (PodMatcher). Each pod holds one GPU (time-sliced ids
-// "GPU-…::k", as on a shared node) plus a CPU set, the shape of a real answer. The baseline in
+// (protobuf), converting it to the plain answer (FromProto, in the kubelet plugin) and matching
+// it to 8 GPUs (PodMatcher). Each pod holds one GPU (time-sliced ids "GPU-…::k", as on a shared
+// node) plus a CPU set, the shape of a real answer. The baseline in
 // the same run is decoding alone, so the ratio shows what matching adds.
 #include <benchmark/benchmark.h>
 
@@ -9,6 +10,7 @@
 
 #include "attribute/pod_matcher.h"
 #include "attribute/pod_resources.pb.h"
+#include "attribute/pod_resources_proto.h"
 
 namespace {
 
@@ -57,7 +59,7 @@ void BM_DecodeAndMatch(benchmark::State& state) {
   for (auto _ : state) {
     v1::ListPodResourcesResponse r;
     r.ParseFromString(wire);
-    auto a = matcher.Match(r);
+    auto a = matcher.Match(nvmlx::attribute::FromProto(r));
     benchmark::DoNotOptimize(a);
   }
   state.counters["pods"] = static_cast<double>(state.range(0));

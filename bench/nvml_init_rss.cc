@@ -1,6 +1,9 @@
 // Attributes resident memory: prints VmRSS before loading NVML, after dlopen + nvmlInit_v2, and
 // after one read of every GPU's identity. Run where the real driver is (the H200 host) to see how
-// much of the daemon's RSS is libnvidia-ml's own. Usage: nvml_init_rss [libnvidia-ml.so.1]
+// much of the daemon's RSS is libnvidia-ml's own, and in bench/rss.sh as the baseline of the
+// daemon's RSS on simulated GPUs.
+// Usage: nvml_init_rss [libnvidia-ml.so.1] [--hold]
+//   --hold: after printing, wait until stdin closes (so that /proc/<pid>/smaps can be read).
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -35,5 +38,11 @@ int main(int argc, char** argv) {
     if (d.ok()) (void)(*lib)->Uuid(*d);
   }
   std::printf("after_devices_kib %ld\n", RssKib());
+  std::fflush(stdout);
+  if (argc > 2 && std::string(argv[2]) == "--hold") {
+    char c;
+    while (std::fread(&c, 1, 1, stdin) == 1) {
+    }
+  }
   return 0;
 }

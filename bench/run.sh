@@ -13,6 +13,8 @@
 #      (bench/render_before_after.sh);
 #   7. the live page's history memory against its bound, and its per-collection and per-request
 #      costs against the /metrics render (bench/live_bench).
+#   8. resident memory above the simulator's nvmlInit baseline: plain, -k with 500 pods, EMF,
+#      TLS (bench/rss.sh; RSS_BEFORE_BUILD=<dir> adds another build's numbers).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -130,6 +132,8 @@ print(open(out).read())
 PY
 # The Kubernetes attribution section (its own script, so that it can be rerun alone).
 bash "$src/bench/kubelet.sh" "$build" --write
+# The resident-memory section (likewise).
+bash "$src/bench/rss.sh" "$build" --write
 # The process-attribution section: cgroup parsing, attributor passes, and the render with
 # per-pod families against the same render with them off (the baseline), in the same binary.
 "$build/bench/attribution_bench" --benchmark_format=json --benchmark_min_time=0.3 \

@@ -9,13 +9,23 @@ bin="$build/src/app/nvml-exporter"
 rm -rf "$out"; mkdir -p "$out/lib" "$out/simgpu" "$out/etc"
 cp "$bin" "$out/"
 strip --strip-debug "$out/nvml-exporter"
+# The kubelet plugin (-k loads it from ./lib/, next to the binary: attribute/kubelet_plugin.h).
+plugin="$build/src/app/lib/libnvmlx_kubelet.so"
+cp "$plugin" "$out/lib/"
+strip --strip-debug "$out/lib/libnvmlx_kubelet.so"
 cp etc/*.csv "$out/etc/"
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
+# The RSS baseline (bench/nvml_init_rss: nvmlInit_v2 alone) for test/gpu/rss_h200.sh.
+if [ -x "$build/bench/nvml_init_rss" ]; then
+  cp "$build/bench/nvml_init_rss" "$out/" && strip --strip-debug "$out/nvml_init_rss"
+fi
 # The load generator, when this machine could build it (nvcc present); cudart is static in it.
 if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
   cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"
 fi
 system_lib='^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|libdl|librt|linux-vdso)\.so'
+# The binary does not link OpenSSL but dlopens libssl.so.3 on first use (util/openssl_lazy.h),
+# through the same $ORIGIN/lib; the plugin's gRPC links it, so copying its dependencies ships it.
 copy_deps() {
   ldd "$1" | awk '/=> \// {print $3}' | while read -r so; do
     base=$(basename "$so")
@@ -24,6 +34,7 @@ copy_deps() {
   done
 }
 copy_deps "$bin"
+copy_deps "$plugin"
 copy_deps "$out/simgpu/libnvidia-ml.so.1"
 for so in "$out"/lib/*.so*; do [ -e "$so" ] && copy_deps "$so"; done
 echo "bundle: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"

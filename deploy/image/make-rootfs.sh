@@ -4,7 +4,9 @@
 #   1. mmdebstrap --variant=extract: only the packages of runtime-packages.txt and their hard
 #      dependencies, unpacked; no shell, no dpkg, no apt (a distroless-style root);
 #   2. documentation, manuals and locales removed (copyright files kept);
-#   3. our files: the daemon, the simulated NVML (for --fake-gpus), the collectors CSVs under
+#   3. our files: the daemon, its kubelet plugin (/usr/lib/nvml-exporter/, where -k looks for it:
+#      attribute/kubelet_plugin.h; taken from lib/ beside NVML_EXPORTER_BINARY, as the build
+#      tree has it), the simulated NVML (for --fake-gpus), the collectors CSVs under
 #      /etc/dcgm-exporter/, a passwd/group with root and the unprivileged user nvml-exporter
 #      (65532), an ld.so cache.
 #
@@ -21,7 +23,8 @@ src="$4"
 sources="${5:-/etc/apt/sources.list.d/debian.sources}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-for f in "$binary" "$simgpu" "$sources"; do
+plugin="$(dirname "$binary")/lib/libnvmlx_kubelet.so"
+for f in "$binary" "$plugin" "$simgpu" "$sources"; do
   [ -f "$f" ] || { echo "make-rootfs: $f: no such file" >&2; exit 1; }
 done
 command -v mmdebstrap >/dev/null || { echo "make-rootfs: mmdebstrap not installed" >&2; exit 1; }
@@ -48,6 +51,8 @@ find "$out" -xtype l -path '*/usr/share/*' -delete
 
 install -D -m 0755 "$binary" "$out/usr/bin/nvml-exporter"
 strip --strip-debug "$out/usr/bin/nvml-exporter"
+install -D -m 0644 "$plugin" "$out/usr/lib/nvml-exporter/libnvmlx_kubelet.so"
+strip --strip-debug "$out/usr/lib/nvml-exporter/libnvmlx_kubelet.so"
 # dcgm-exporter's names for the same program: its binary, and the entrypoint scripts of its
 # distroless and Ubuntu images, which manifests written for dcgm-exporter name as `command`.
 ln -s nvml-exporter "$out/usr/bin/dcgm-exporter"

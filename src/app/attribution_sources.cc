@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "attribute/kubelet_plugin.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -21,6 +22,17 @@ AttributionSources::AttributionSources(const config::Options& o)
 Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
     const config::Options& o, const attribute::EnvLookup& getenv) {
   std::unique_ptr<AttributionSources> s(new AttributionSources(o));
+  if (o.kubernetes) {
+    // The kubelet client lives in a plugin (attribute/kubelet_plugin.h) that only -k loads; a
+    // missing one is a configuration error at start-up, before NVML is touched.
+    attribute::KubeletClientOptions kopts;
+    kopts.socket_path = o.pod_resources_socket;
+    kopts.deadline = attribute::KubeletDeadlineFor(s->period_);
+    Result<std::unique_ptr<attribute::PodResourcesLister>> client =
+        attribute::LoadKubeletClient(kopts);
+    if (!client.ok()) return client.status();
+    s->kubelet_client_ = std::move(*client);
+  }
   if (o.kubernetes && o.kubernetes_enable_dra) {
     Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
         o.kubernetes_api_server, o.kubernetes_token_file, o.kubernetes_ca_file, getenv);
@@ -82,22 +94,20 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
   const config::Options& o = options_;
   std::unique_ptr<attribute::PodResourcesRefresher> kubelet;
   std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs;
-  if (o.kubernetes) {
+  if (o.kubernetes && kubelet_client_ != nullptr) {
     attribute::MatchOptions mopts;
     mopts.id_type = o.kubernetes_gpu_id_type == config::KubernetesGpuIdType::kDeviceName
                         ? attribute::GpuIdType::kDeviceName
                         : attribute::GpuIdType::kUid;
     mopts.extra_resource_names = o.nvidia_resource_names;
     mopts.virtual_gpus = o.kubernetes_virtual_gpus;
-    attribute::KubeletClientOptions kopts;
-    kopts.socket_path = o.pod_resources_socket;
-    kopts.deadline = attribute::KubeletDeadlineFor(period_);
     kubelet = std::make_unique<attribute::PodResourcesRefresher>(
-        kopts, attribute::PodMatcher(identities, std::move(mopts)), period_, errors_);
+        std::move(kubelet_client_), attribute::PodMatcher(identities, std::move(mopts)), period_,
+        errors_);
     log::Info("kubernetes pod attribution on",
-              {{"socket", kopts.socket_path},
+              {{"socket", o.pod_resources_socket},
                {"refresh_ms", std::to_string(period_.count())},
-               {"deadline_ms", std::to_string(kopts.deadline.count())},
+               {"deadline_ms", std::to_string(attribute::KubeletDeadlineFor(period_).count())},
                {"virtual_gpus", o.kubernetes_virtual_gpus ? "true" : "false"},
                {"dra", dra_slices_ != nullptr ? "true" : "false"}});
     if (dra_slices_ != nullptr) {

@@ -14,8 +14,9 @@
 //
 // Life cycle, in this order, because the kubelet and HPC sources key their data by device while
 // the collector, which reads Latest(), is the one that enumerates the devices:
-//   1. Create(): builds the process and pod-metadata sources from the options (a bad Kubernetes
-//      API configuration fails here). Latest() is usable from now on.
+//   1. Create(): builds the process and pod-metadata sources from the options, and with -k loads
+//      the kubelet plugin (a bad Kubernetes API configuration, or a missing plugin, fails
+//      here). Latest() is usable from now on.
 //   2. AttachDevices(): once the collector knows its devices, builds the kubelet and HPC
 //      refreshers for them and refreshes each once, so that the first page has their labels.
 //      Until then Latest() has null kubelet and HPC parts.
@@ -117,6 +118,9 @@ class AttributionSources {
   std::unique_ptr<attribute::ProcessAttributor> processes_;        // null: metadata only, or off
   std::unique_ptr<attribute::PodWatcher> pods_;                    // null without an API server
   std::unique_ptr<attribute::ResourceSliceRefresher> dra_slices_;  // null: DRA off, or no API
+  // -k: the plugin's kubelet client, until AttachDevices() moves it into the refresher (both on
+  // the start-up thread, before Start()).
+  std::unique_ptr<attribute::PodResourcesLister> kubelet_client_;
 
   // Set once by AttachDevices() while Latest() may already run on another thread; destroyed only
   // with this object, so a pointer read under the lock stays valid after it is released.

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/openssl_lazy.h"
+
 namespace nvmlx::attribute {
 namespace {
 
@@ -103,6 +105,9 @@ Result<KubeApiConfig> ResolveKubeApiConfig(const std::string& server_url,
       c.port.find_first_not_of("0123456789") != std::string::npos) {
     return InvalidArgument("API server address \"" + c.host + ":" + c.port + "\" is not host:port");
   }
+  // The client speaks HTTPS through OpenSSL, loaded on first use (util/openssl_lazy.h): load it
+  // now, so that a machine without it fails at start-up.
+  NVMLX_RETURN_IF_ERROR(util::LoadOpenSsl());
   return c;
 }
 
@@ -126,6 +131,7 @@ Result<HttpResponse> KubeApiClient::Request(const std::string& target,
                                             std::chrono::milliseconds timeout,
                                             const std::function<bool(std::string_view)>* on_line) {
   if (stop_.load()) return Unavailable("stopped");
+  if (Status s = util::LoadOpenSsl(); !s.ok()) return Unavailable(s.message());
   const std::string where = "https://" + config_.host + ":" + config_.port;
   std::string token;
   if (!config_.token_file.empty()) {

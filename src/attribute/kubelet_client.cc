@@ -57,7 +57,13 @@ KubeletClient::KubeletClient(KubeletClientOptions options) : options_(std::move(
 
 KubeletClient::~KubeletClient() = default;
 
-Result<v1::ListPodResourcesResponse> KubeletClient::List() {
+Result<KubeletPodList> KubeletClient::List() {
+  Result<v1::ListPodResourcesResponse> answer = ListProto();
+  if (!answer.ok()) return answer.status();
+  return FromProto(*answer);
+}
+
+Result<v1::ListPodResourcesResponse> KubeletClient::ListProto() {
   const std::string& path = options_.socket_path;
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {

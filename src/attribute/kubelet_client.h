@@ -1,4 +1,7 @@
 // KubeletClient: calls PodResourcesLister.List (pod-resources v1) on the kubelet's unix socket.
+// Part of the kubelet plugin (libnvmlx_kubelet.so, see kubelet_plugin.h): this header and its
+// .cc are the only code of the daemon that includes gRPC or protobuf; the daemon links neither
+// and reaches this class through PodResourcesLister (pod_resources.h).
 //
 // - One gRPC channel, reused across calls (the kubelet answers in ~1 ms over an open
 //   connection), rebuilt when the socket file is replaced (a restarted kubelet creates a new
@@ -21,27 +24,24 @@
 #include <string>
 
 #include "attribute/pod_resources.grpc.pb.h"
+#include "attribute/pod_resources.h"
 #include "attribute/pod_resources.pb.h"
+#include "attribute/pod_resources_proto.h"
 #include "util/status.h"
 
 namespace nvmlx::attribute {
 
-struct KubeletClientOptions {
-  std::string socket_path = "/var/lib/kubelet/pod-resources/kubelet.sock";
-  std::chrono::milliseconds deadline{10000};
-  int max_receive_bytes = 64 << 20;
-};
-
-class KubeletClient {
+class KubeletClient : public PodResourcesLister {
  public:
   explicit KubeletClient(KubeletClientOptions options);
-  ~KubeletClient();
+  ~KubeletClient() override;
   KubeletClient(const KubeletClient&) = delete;
   KubeletClient& operator=(const KubeletClient&) = delete;
 
-  // NOT_FOUND: no socket; UNAVAILABLE: refused, deadline exceeded or the kubelet went away;
-  // INTERNAL: any other gRPC error (the message names the gRPC status code).
-  Result<v1::ListPodResourcesResponse> List();
+  // PodResourcesLister::List: ListProto() converted by FromProto().
+  Result<KubeletPodList> List() override;
+  // The answer as the kubelet sent it; errors as List().
+  Result<v1::ListPodResourcesResponse> ListProto();
 
   const KubeletClientOptions& options() const { return options_; }
 

@@ -22,6 +22,7 @@ namespace {
 
 using fixtures::FakeAnswer;
 using fixtures::FakeKubelet;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr char kGpu0[] = "GPU-00000000-0000-0000-0000-000000000000";
@@ -63,6 +64,9 @@ class KubeletClientTest : public ::testing::Test {
     o.deadline = std::chrono::milliseconds(deadline_ms);
     return o;
   }
+  std::unique_ptr<PodResourcesLister> Client(int deadline_ms = 2000) {
+    return std::make_unique<KubeletClient>(Options(deadline_ms));
+  }
   PodMatcher Matcher() {
     model::DeviceIdentity id;
     id.index = 0;
@@ -83,19 +87,25 @@ TEST_F(KubeletClientTest, ListsPods) {
   kubelet_.SetScript({OnePod("p")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   KubeletClient client(Options());
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->pod_resources_size(), 1);
   EXPECT_EQ(r->pod_resources(0).name(), "p");
   EXPECT_EQ(r->pod_resources(0).containers(0).devices(0).device_ids(0), kGpu0);
-  r = client.List();  // the channel is reused
-  EXPECT_TRUE(r.ok());
+  // The plain answer the daemon sees (pod_resources.h), over the same channel.
+  Result<KubeletPodList> plain = client.List();
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  ASSERT_EQ(plain->pods.size(), 1u);
+  EXPECT_EQ(plain->pods[0].name, "p");
+  ASSERT_EQ(plain->pods[0].containers.size(), 1u);
+  ASSERT_EQ(plain->pods[0].containers[0].devices.size(), 1u);
+  EXPECT_THAT(plain->pods[0].containers[0].devices[0].device_ids, ElementsAre(kGpu0));
   EXPECT_EQ(kubelet_.calls(), 2);
 }
 
 TEST_F(KubeletClientTest, MissingSocketIsNotFoundWithoutACall) {
   KubeletClient client(Options());
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(r.status().message(), HasSubstr(socket_));
@@ -111,7 +121,7 @@ TEST_F(KubeletClientTest, RefusedConnectionIsUnavailable) {
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   close(fd);  // bound, never listened: connect() is refused
   KubeletClient client(Options());
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
 }
@@ -122,7 +132,7 @@ TEST_F(KubeletClientTest, SlowPastTheDeadlineFails) {
   kubelet_.SetScript({slow});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   KubeletClient client(Options(/*deadline_ms=*/200));
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr("DEADLINE_EXCEEDED"));
@@ -133,7 +143,7 @@ TEST_F(KubeletClientTest, ErrorStatusIsReported) {
   kubelet_.SetScript({Error(13)});  // INTERNAL
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   KubeletClient client(Options());
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("INTERNAL: scripted failure"));
 }
@@ -145,7 +155,7 @@ TEST_F(KubeletClientTest, TwentyMebibyteAnswerFitsTheDefaultLimit) {
   kubelet_.SetScript({huge});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   KubeletClient client(Options(10000));
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->pod_resources_size(), 2000);
 }
@@ -158,7 +168,7 @@ TEST_F(KubeletClientTest, AnswerOverTheLimitIsAnError) {
   KubeletClientOptions o = Options();
   o.max_receive_bytes = 1 << 20;
   KubeletClient client(o);
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("RESOURCE_EXHAUSTED"));
 }
@@ -167,12 +177,12 @@ TEST_F(KubeletClientTest, RestartedKubeletIsReachedAgain) {
   kubelet_.SetScript({OnePod("before")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   KubeletClient client(Options());
-  ASSERT_TRUE(client.List().ok());
+  ASSERT_TRUE(client.ListProto().ok());
   kubelet_.Stop();
-  EXPECT_FALSE(client.List().ok());
+  EXPECT_FALSE(client.ListProto().ok());
   kubelet_.SetScript({OnePod("after")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
-  Result<v1::ListPodResourcesResponse> r = client.List();
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->pod_resources(0).name(), "after");
 }
@@ -183,7 +193,7 @@ TEST_F(KubeletClientTest, RefresherKeepsTheLastGoodAttributionAndCountsFailures)
   slow.delay_ms = 2000;
   kubelet_.SetScript({OnePod("p1"), Error(14), slow, OnePod("p2")});
   auto errors = std::make_shared<model::SourceErrors>();
-  PodResourcesRefresher refresher(Options(/*deadline_ms=*/200), Matcher(), std::chrono::hours(1),
+  PodResourcesRefresher refresher(Client(/*deadline_ms=*/200), Matcher(), std::chrono::hours(1),
                                   errors);
   ASSERT_EQ(errors->Counts().size(), 1u);
   EXPECT_EQ(errors->Counts()[0].second, 0u);  // registered at zero
@@ -207,7 +217,7 @@ TEST_F(KubeletClientTest, RefresherThreadRefreshesSoonOnRequest) {
   kubelet_.SetScript({OnePod("p1"), OnePod("p2")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   util::FakeClock clock;  // never advanced: only RefreshSoon can bring the second refresh
-  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::hours(1), nullptr, &clock);
+  PodResourcesRefresher refresher(Client(), Matcher(), std::chrono::hours(1), nullptr, &clock);
   ASSERT_TRUE(refresher.RefreshOnce());
   EXPECT_EQ(PodOn(refresher.Latest()), "p1");
   refresher.Start();
@@ -223,7 +233,7 @@ TEST_F(KubeletClientTest, RefresherThreadRefreshesEveryPeriodOnItsClock) {
   kubelet_.SetScript({OnePod("p1"), OnePod("p2"), OnePod("p3")});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
   util::FakeClock clock;
-  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::seconds(10), nullptr, &clock);
+  PodResourcesRefresher refresher(Client(), Matcher(), std::chrono::seconds(10), nullptr, &clock);
   ASSERT_TRUE(refresher.RefreshOnce());
   refresher.Start();
   ASSERT_TRUE(clock.AwaitWaiters(1));  // parked until t+10 s
@@ -267,7 +277,7 @@ TEST_F(KubeletClientTest, RefresherResolvesDraClaimsWithTheLatestSlices) {
   one.repeat = 2;
   kubelet_.SetScript({one, claims(2)});
   ASSERT_TRUE(kubelet_.Start(socket_).ok());
-  PodResourcesRefresher refresher(Options(), Matcher(), std::chrono::hours(1), nullptr);
+  PodResourcesRefresher refresher(Client(), Matcher(), std::chrono::hours(1), nullptr);
   std::shared_ptr<const DraSlices> slices = std::make_shared<DraSlices>();
   int soon = 0;
   refresher.UseDraSlices([&] { return slices; }, [&] { ++soon; });

@@ -124,19 +124,19 @@ const std::string* PodMatcher::Resolve(std::string_view device_id) const {
   return key_of(device_id);
 }
 
-void PodMatcher::MatchDra(const v1::ListPodResourcesResponse& answer, const DraSlices& dra,
+void PodMatcher::MatchDra(const KubeletPodList& answer, const DraSlices& dra,
                           model::DeviceAttribution* out, MatchStats* stats) const {
   std::unordered_map<std::string, std::vector<model::PodRef>> holders;
-  for (const v1::PodResources& pod : answer.pod_resources()) {
-    for (const v1::ContainerResources& container : pod.containers()) {
-      for (const v1::DynamicResource& claim : container.dynamic_resources()) {
-        for (const v1::ClaimResource& res : claim.claim_resources()) {
-          if (res.driver_name() != kDraGpuDriver) continue;
+  for (const KubeletPod& pod : answer.pods) {
+    for (const KubeletContainer& container : pod.containers) {
+      for (const KubeletClaim& claim : container.dynamic_resources) {
+        for (const KubeletClaimResource& res : claim.claim_resources) {
+          if (res.driver_name != kDraGpuDriver) continue;
           ++stats->dra_claims;
-          auto slice = dra.by_pool_device.find(res.pool_name() + "/" + res.device_name());
+          auto slice = dra.by_pool_device.find(res.pool_name + "/" + res.device_name);
           if (slice == dra.by_pool_device.end()) {
             ++stats->dra_unresolved;
-            stats->dra_unknown.push_back(res.pool_name() + "/" + res.device_name());
+            stats->dra_unknown.push_back(res.pool_name + "/" + res.device_name);
             continue;
           }
           const DraDevice& device = slice->second;
@@ -145,11 +145,11 @@ void PodMatcher::MatchDra(const v1::ListPodResourcesResponse& answer, const DraS
             ++stats->dra_unresolved;
             continue;
           }
-          model::DraAllocation a{claim.claim_name(),
-                                 claim.claim_namespace(),
-                                 res.driver_name(),
-                                 res.pool_name(),
-                                 res.device_name(),
+          model::DraAllocation a{claim.claim_name,
+                                 claim.claim_namespace,
+                                 res.driver_name,
+                                 res.pool_name,
+                                 res.device_name,
                                  "",
                                  ""};
           if (device.mig) {
@@ -158,12 +158,12 @@ void PodMatcher::MatchDra(const v1::ListPodResourcesResponse& answer, const DraS
           }
           std::vector<model::PodRef>& refs = holders[key->second];
           const bool seen = std::any_of(refs.begin(), refs.end(), [&](const model::PodRef& r) {
-            return r.namespace_name == pod.namespace_() && r.pod == pod.name() &&
-                   r.container == container.name();
+            return r.namespace_name == pod.namespace_name && r.pod == pod.name &&
+                   r.container == container.name;
           });
           // dcgm-exporter keeps the first claim of a container on a device.
           if (!seen) {
-            refs.push_back({pod.namespace_(), pod.name(), container.name(), "", std::move(a)});
+            refs.push_back({pod.namespace_name, pod.name, container.name, "", std::move(a)});
           }
         }
       }
@@ -177,22 +177,23 @@ void PodMatcher::MatchDra(const v1::ListPodResourcesResponse& answer, const DraS
   }
 }
 
-std::shared_ptr<const model::DeviceAttribution> PodMatcher::Match(
-    const v1::ListPodResourcesResponse& answer, MatchStats* stats, const DraSlices* dra) const {
+std::shared_ptr<const model::DeviceAttribution> PodMatcher::Match(const KubeletPodList& answer,
+                                                                  MatchStats* stats,
+                                                                  const DraSlices* dra) const {
   auto out = std::make_shared<model::DeviceAttribution>();
   MatchStats local;
-  for (const v1::PodResources& pod : answer.pod_resources()) {
-    for (const v1::ContainerResources& container : pod.containers()) {
-      for (const v1::ContainerDevices& devices : container.devices()) {
-        if (!AcceptsResource(devices.resource_name())) continue;
-        for (const std::string& device_id : devices.device_ids()) {
+  for (const KubeletPod& pod : answer.pods) {
+    for (const KubeletContainer& container : pod.containers) {
+      for (const KubeletDevices& devices : container.devices) {
+        if (!AcceptsResource(devices.resource_name)) continue;
+        for (const std::string& device_id : devices.device_ids) {
           ++local.gpu_devices;
           const std::string* key = Resolve(device_id);
           if (key == nullptr) {
             ++local.unmatched;
             continue;
           }
-          model::PodRef ref{pod.namespace_(), pod.name(), container.name(),
+          model::PodRef ref{pod.namespace_name, pod.name, container.name,
                             options_.virtual_gpus ? std::string(SharedReplica(device_id)) : ""};
           std::vector<model::PodRef>& refs = out->pods_by_device[*key];
           if (options_.virtual_gpus || refs.empty()) {

@@ -50,7 +50,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "attribute/pod_resources.pb.h"
+#include "attribute/pod_resources.h"
 #include "attribute/resource_slices.h"
 #include "model/attribution.h"
 #include "model/snapshot.h"
@@ -82,7 +82,7 @@ class PodMatcher {
   // `dra`: the latest ResourceSlices when DRA attribution is on (null: dynamic resources are
   // ignored, as dcgm-exporter does without --kubernetes-enable-dra or without its slice
   // informer).
-  std::shared_ptr<const model::DeviceAttribution> Match(const v1::ListPodResourcesResponse& answer,
+  std::shared_ptr<const model::DeviceAttribution> Match(const KubeletPodList& answer,
                                                         MatchStats* stats = nullptr,
                                                         const DraSlices* dra = nullptr) const;
 
@@ -95,8 +95,8 @@ class PodMatcher {
   // The device key the kubelet id names, or nullptr.
   const std::string* Resolve(std::string_view device_id) const;
   // Adds the DRA holders of `answer` to *out (replacing device-plugin holders of their devices).
-  void MatchDra(const v1::ListPodResourcesResponse& answer, const DraSlices& dra,
-                model::DeviceAttribution* out, MatchStats* stats) const;
+  void MatchDra(const KubeletPodList& answer, const DraSlices& dra, model::DeviceAttribution* out,
+                MatchStats* stats) const;
 
   // Lookups by string_view without building a std::string per device id (a refresh resolves
   // every GPU id of every pod on the node).

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attribute/pod_resources_proto.h"
+
 namespace nvmlx::attribute {
 namespace {
 
@@ -40,7 +42,8 @@ struct Holder {
   std::vector<std::string> ids;
 };
 
-v1::ListPodResourcesResponse Answer(const std::vector<Holder>& holders) {
+// The kubelet's answer built as the protobuf message it sends, converted as the plugin does.
+v1::ListPodResourcesResponse AnswerProto(const std::vector<Holder>& holders) {
   v1::ListPodResourcesResponse r;
   for (const Holder& h : holders) {
     v1::PodResources* pod = r.add_pod_resources();
@@ -53,6 +56,10 @@ v1::ListPodResourcesResponse Answer(const std::vector<Holder>& holders) {
     for (const std::string& id : h.ids) d->add_device_ids(id);
   }
   return r;
+}
+
+KubeletPodList Answer(const std::vector<Holder>& holders) {
+  return FromProto(AnswerProto(holders));
 }
 
 // "ns/pod/container[/vgpu]" for each holder of `key`, in published order.
@@ -239,7 +246,7 @@ TEST(PodMatcherTest, DraClaimsResolveThroughResourceSlices) {
   AddClaim(&r, "ns", "far", "c", "y", "gpu.nvidia.com", "node1", "gpu-9");
   const DraSlices slices = Slices();
   MatchStats stats;
-  auto a = m.Match(r, &stats, &slices);
+  auto a = m.Match(FromProto(r), &stats, &slices);
   ASSERT_THAT(Holders(*a, kGpu0), ElementsAre("ns/train/main"));
   const model::PodRef& whole = a->pods_by_device.at(kGpu0)[0];
   ASSERT_TRUE(whole.dra.has_value());
@@ -262,19 +269,19 @@ TEST(PodMatcherTest, DraClaimsResolveThroughResourceSlices) {
   EXPECT_THAT(stats.dra_unknown, ElementsAre("node1/gpu-unknown"));
 
   // Without slices (DRA off) the claims are ignored.
-  auto off = m.Match(r, &stats);
+  auto off = m.Match(FromProto(r), &stats);
   EXPECT_TRUE(off->pods_by_device.empty());
   EXPECT_EQ(stats.dra_claims, 0u);
 }
 
 TEST(PodMatcherTest, DraHoldersReplaceDevicePluginHoldersAndAreOrdered) {
   PodMatcher m(Identities(), {});
-  v1::ListPodResourcesResponse r = Answer({{"ns", "plugin", "c", "nvidia.com/gpu", {kGpu0}},
-                                           {"ns", "other", "c", "nvidia.com/gpu", {kGpu1}}});
+  v1::ListPodResourcesResponse r = AnswerProto({{"ns", "plugin", "c", "nvidia.com/gpu", {kGpu0}},
+                                                {"ns", "other", "c", "nvidia.com/gpu", {kGpu1}}});
   AddClaim(&r, "zz", "b", "c", "shared", "gpu.nvidia.com", "node1", "gpu-0");
   AddClaim(&r, "aa", "a", "c", "shared", "gpu.nvidia.com", "node1", "gpu-0");
   const DraSlices slices = Slices();
-  auto a = m.Match(r, nullptr, &slices);
+  auto a = m.Match(FromProto(r), nullptr, &slices);
   EXPECT_THAT(Holders(*a, kGpu0), ElementsAre("aa/a/c", "zz/b/c"));
   EXPECT_THAT(Holders(*a, kGpu1), ElementsAre("ns/other/c"));
   EXPECT_FALSE(a->pods_by_device.at(kGpu1)[0].dra.has_value());

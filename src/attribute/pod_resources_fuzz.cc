@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attribute/pod_matcher.h"
+#include "attribute/pod_resources_proto.h"
 
 namespace {
 
@@ -58,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<DeviceIdentity> identities = Identities();
   const nvmlx::attribute::PodMatcher matcher(identities, options);
   nvmlx::attribute::MatchStats stats;
-  auto result = matcher.Match(answer, &stats, (mode & 8) ? &slices : nullptr);
+  auto result =
+      matcher.Match(nvmlx::attribute::FromProto(answer), &stats, (mode & 8) ? &slices : nullptr);
   // Invariants: an answer always, attributed only to devices we collect, counts consistent.
   if (result == nullptr) std::abort();
   if (result->pods_by_device.size() > identities.size()) std::abort();

@@ -13,8 +13,8 @@ std::chrono::milliseconds KubeletDeadlineFor(std::chrono::milliseconds period) {
                                                std::chrono::seconds(10));
 }
 
-PodResourcesRefresher::PodResourcesRefresher(KubeletClientOptions client, PodMatcher matcher,
-                                             std::chrono::milliseconds period,
+PodResourcesRefresher::PodResourcesRefresher(std::unique_ptr<PodResourcesLister> client,
+                                             PodMatcher matcher, std::chrono::milliseconds period,
                                              std::shared_ptr<model::SourceErrors> errors,
                                              util::Clock* clock)
     : client_(std::move(client)),
@@ -29,7 +29,7 @@ PodResourcesRefresher::PodResourcesRefresher(KubeletClientOptions client, PodMat
 PodResourcesRefresher::~PodResourcesRefresher() { Stop(); }
 
 bool PodResourcesRefresher::RefreshOnce() {
-  Result<v1::ListPodResourcesResponse> answer = client_.List();
+  Result<KubeletPodList> answer = client_->List();
   if (!answer.ok()) {
     streak_.Fail("list pod resources from the kubelet", answer.status().ToString());
     return false;
@@ -46,7 +46,7 @@ bool PodResourcesRefresher::RefreshOnce() {
   dra_unknown_ = std::move(unknown);
   streak_.Succeed();
   log::Debug("kubelet pod-resources refreshed",
-             {{"pods", std::to_string(answer->pod_resources_size())},
+             {{"pods", std::to_string(answer->pods.size())},
               {"gpu_device_ids", std::to_string(stats.gpu_devices)},
               {"unmatched", std::to_string(stats.unmatched)},
               {"dra_claims", std::to_string(stats.dra_claims)},

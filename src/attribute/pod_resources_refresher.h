@@ -24,8 +24,8 @@
 #include <string>
 
 #include "attribute/error_counters.h"
-#include "attribute/kubelet_client.h"
 #include "attribute/pod_matcher.h"
+#include "attribute/pod_resources.h"
 #include "model/source_errors.h"
 #include "util/clock.h"
 #include "util/latest.h"
@@ -37,8 +37,9 @@ class PodResourcesRefresher {
  public:
   static constexpr std::string_view kSource = "kubelet";
 
+  // `client` lists the pods (a KubeletClient from the kubelet plugin: kubelet_plugin.h).
   // `errors` may be null (no counting). `clock` (null: the real one) must outlive the refresher.
-  PodResourcesRefresher(KubeletClientOptions client, PodMatcher matcher,
+  PodResourcesRefresher(std::unique_ptr<PodResourcesLister> client, PodMatcher matcher,
                         std::chrono::milliseconds period,
                         std::shared_ptr<model::SourceErrors> errors, util::Clock* clock = nullptr);
   ~PodResourcesRefresher();
@@ -66,7 +67,7 @@ class PodResourcesRefresher {
                     std::function<void()> refresh_soon);
 
  private:
-  KubeletClient client_;
+  std::unique_ptr<PodResourcesLister> client_;  // only the refreshing thread uses it
   PodMatcher matcher_;
   std::shared_ptr<model::SourceErrors> errors_;
   std::function<std::shared_ptr<const DraSlices>()> dra_latest_;

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "util/openssl_lazy.h"
+
 namespace nvmlx::serve {
 namespace {
 
@@ -87,6 +89,10 @@ std::string WebFingerprint(const std::string& path) {
 }
 
 Result<std::shared_ptr<const WebState>> LoadWebState(const std::string& path) {
+  // OpenSSL is loaded on first use (util/openssl_lazy.h); a web config is where the server
+  // starts using it (the fingerprint's SHA-256, TLS, basic auth's cache keys), so a machine
+  // without it fails here, as a configuration error, and the reloader never runs without it.
+  NVMLX_RETURN_IF_ERROR(util::LoadOpenSsl());
   auto state = std::make_shared<WebState>();
   // The fingerprint first: a file that changes while we load it is loaded again next poll.
   state->fingerprint = WebFingerprint(path);

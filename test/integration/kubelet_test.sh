@@ -143,4 +143,23 @@ set -e
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$WORK/lint.txt"; fail "promtool could not parse (exit $rc)"; }
 grep -q 'nvml_exporter_attribution' "$WORK/lint.txt" && { cat "$WORK/lint.txt"; fail "our family must be lint-clean"; }
 pass "virtual GPUs: one series per sharing pod with vgpu; old names; promtool parses"
+
+# 6. The kubelet client is a plugin (lib/libnvmlx_kubelet.so beside the binary): a binary without
+# it runs without -k, and with -k stops at start-up with a configuration error (exit 2) naming it.
+mkdir "$WORK/noplugin"
+cp "$EXPORTER" "$WORK/noplugin/nvml-exporter"
+set +e
+timeout 20 "$WORK/noplugin/nvml-exporter" --fake-gpus -a "127.0.0.1:$(free_port)" -k \
+  -f "$SOURCE_DIR/etc/default-counters.csv" \
+  --pod-resources-kubelet-socket "$sock" >"$WORK/noplugin.out" 2>"$WORK/noplugin.log"
+rc=$?
+set -e
+[ "$rc" = 2 ] || { cat "$WORK/noplugin.log"; fail "-k without the plugin: exit $rc, want 2"; }
+grep -q "libnvmlx_kubelet.so" "$WORK/noplugin.log" && grep -q "$WORK/noplugin/lib/libnvmlx_kubelet.so" "$WORK/noplugin.log" ||
+  { cat "$WORK/noplugin.log"; fail "-k without the plugin: the error does not name where it looked"; }
+EXPORTER="$WORK/noplugin/nvml-exporter"
+port=$(free_port)
+start_exporter "$port" -c 1000 -f "$SOURCE_DIR/etc/default-counters.csv"
+has '^DCGM_FI_DEV_GPU_TEMP{gpu="0"' || fail "no series without -k and without the plugin"
+pass "kubelet plugin missing: -k is a configuration error (exit 2) naming it; without -k it serves"
 echo "kubelet_test: all passed"
