@@ -216,7 +216,8 @@ def markdown(r):
         parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(
             f.get("thread_cpu_us_per_sweep", {}).items(), key=lambda kv: -kv[1]))
         L.append(f"- {csv}: {f['cpu_ms_per_sweep']:.3f} ms/sweep ({f['gpus']} GPU(s), "
-                 f"{f['gpm_gpus']} with GPM); {parts}")
+                 f"{f['gpm_gpus']} with GPM; RSS after nvmlInit_v2 "
+                 f"{f['rss_after_init_kib'] / 1024:.1f} MiB); {parts}")
     L += ["", "| scrape of /metrics (one kept-alive connection) | p50 ms | p99 ms | CPU ms / scrape "
           "| RSS MiB |", "|---|---|---|---|---|"]
     for d in r["daemons"]:
