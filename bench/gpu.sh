@@ -14,7 +14,7 @@
 #   INTERVAL_MS (1000) and SECONDS_PER_RUN (61): the collection interval and measuring window;
 #   DEFAULT_CSV=0 skips the default-counters run; BEFORE_BIN=path adds the same DCP run of
 #   another build (a before/after in the same run); NVML_LIBRARY=path (default: the system's);
-#   FLOOR_SWEEPS (100, at 100 ms): the floor's sweeps; SIMULATED=1 uses the bundle's simulated
+#   FLOOR_SWEEPS (100) and FLOOR_INTERVAL_MS (100): the floor's sweeps and their cadence; SIMULATED=1 uses the bundle's simulated
 #   GPUs (NVMLX_SIMGPU_SCENARIO picks the scenario).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -27,7 +27,7 @@ if [ "${SIMULATED:-0}" = 1 ]; then lib="$bundle/simgpu/libnvidia-ml.so.1"; fi
 floor="$bundle/bench/nvml_floor"
 [ -x "$floor" ] || floor="$bundle/nvml_floor"
 args=(--out "$out" --floor "$floor" --python-peer --nvidia-smi-calls "${SMI_CALLS:-20}"
-  --floor-sweeps "${FLOOR_SWEEPS:-100}")
+  --floor-sweeps "${FLOOR_SWEEPS:-100}" --floor-interval-ms "${FLOOR_INTERVAL_MS:-100}")
 [ -n "$lib" ] && args+=(--nvml-library "$lib")
 args+=(--daemon "after=$bundle/nvml-exporter:$bundle/etc/dcp-metrics-included.csv:$interval:$secs")
 if [ -n "${BEFORE_BIN:-}" ]; then

@@ -259,7 +259,7 @@ def main():
     env = dict(os.environ)
     if a.nvml_library:
         a.daemon_args = ["--nvml-library", a.nvml_library] + a.daemon_args
-    r = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+    r = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
          "host": f"{platform.machine()}, {os.cpu_count()} CPUs", "daemons": [], "floor": {}}
     smi = shutil.which("nvidia-smi")
     if smi:
