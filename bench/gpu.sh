@@ -14,8 +14,8 @@
 #   INTERVAL_MS (1000) and SECONDS_PER_RUN (61): the collection interval and measuring window;
 #   DEFAULT_CSV=0 skips the default-counters run; BEFORE_BIN=path adds the same DCP run of
 #   another build (a before/after in the same run); NVML_LIBRARY=path (default: the system's);
-#   FLOOR_SWEEPS (100) and FLOOR_INTERVAL_MS (100): the floor's sweeps and their cadence; SIMULATED=1 uses the bundle's simulated
-#   GPUs (NVMLX_SIMGPU_SCENARIO picks the scenario).
+#   FLOOR_SWEEPS (100) and FLOOR_INTERVAL_MS (100): the floor's sweeps and their cadence;
+#   SIMULATED=1 uses the bundle's simulated GPUs (NVMLX_SIMGPU_SCENARIO picks the scenario).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bundle="${1:-$(cd "$here/.." && pwd)}"
