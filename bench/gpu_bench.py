@@ -34,9 +34,17 @@ def free_port():
 
 
 def cpu_s(pid):
-    """utime + stime of the whole process (every thread), seconds."""
-    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / TCK
+    """CPU time of the whole process, seconds: the sum of its threads' schedstat run time (ns
+    resolution; the daemon's threads live as long as it does), else utime + stime from
+    /proc/<pid>/stat (clock ticks)."""
+    try:
+        total = 0
+        for t in os.listdir(f"/proc/{pid}/task"):
+            total += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / TCK
 
 
 def rss_kib(pid):

@@ -749,8 +749,20 @@ std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
 
 void Collector::Start(PublishFn publish) {
   publish_ = std::move(publish);
-  // The first snapshot carries slow fields too, so the first scrape is complete.
+  // The first snapshot carries slow fields too, so the first scrape is complete but for GPM.
   if (auto snap = Collect(true, read_deadline_)) publish_(std::move(snap));
+  // GPM values need two samples GpmReader::kMinWindow apart, and the priming one (Create) is
+  // usually younger than that here: one more round as soon as GPM can answer, instead of a whole
+  // interval later, so that the page is complete, GPM included, about 100 ms after start.
+  Clock::time_point gpm_ready = Clock::time_point::min();
+  for (const auto& d : devices_) {
+    if (d->gpm != nullptr) gpm_ready = std::max(gpm_ready, d->gpm->ReadyAt());
+  }
+  if (gpm_ready != Clock::time_point::min() && gpm_ready > Clock::now() &&
+      gpm_ready - Clock::now() < options_.interval / 2) {
+    std::this_thread::sleep_until(gpm_ready);
+    if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
+  }
   fast_loop_.Start();
 }
 

@@ -136,7 +136,8 @@ class Collector {
   std::shared_ptr<const model::Snapshot> CollectOnce();
 
   // Starts the loop; `publish` receives every snapshot (first one immediately, after at most
-  // one read deadline).
+  // one read deadline; with GPM fields a second one as soon as GPM can answer, ~100 ms later,
+  // when that is under half an interval away).
   void Start(PublishFn publish);
   // Stops the loop and every thread, waiting for a read in progress until `deadline` (steady
   // clock). True when every thread has ended; false when some are stuck inside NVML
