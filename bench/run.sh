@@ -10,7 +10,10 @@
 #      (per series, per document, and the ratio to the Prometheus renderer).
 #   5. the Kubernetes attribution section (bench/kubelet.sh: -k against the fake kubelet);
 #   6. the Prometheus render of this tree against 9085134, before the shared series model
-#      (bench/render_before_after.sh).
+#      (bench/render_before_after.sh);
+#   7. our CPU per collection minus the NVML floor's on 8 simulated GPUs (bench/collect_overhead.sh;
+#      BEFORE_BIN=<another build> adds a before/after);
+#   8. scaling: 1, 8, 64 GPUs and 0..5000 pods, with a plot (bench/scaling.sh).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -159,3 +162,6 @@ PY
 # The Prometheus render against the tree before the shared series model (issue 10), in the same
 # run: builds that revision's render_bench in a temporary clone.
 BUILD="$build" bash "$src/bench/render_before_after.sh" --write
+# Our own CPU per collection against the NVML floor, and the scaling table and plot.
+bash "$src/bench/collect_overhead.sh" "$build" --write
+bash "$src/bench/scaling.sh" "$build" --write
