@@ -50,7 +50,17 @@ sec = ["## Collection overhead (`bench/collect_overhead.sh`)", "",
        "readers, the snapshot, the render and gzip of the page, the Xid watcher's waits "
        "(500 ms each, so they weigh more at `-c 100`). The ratio is large here because the "
        "simulated floor is tiny; on an H200 the same daemon is at 1.09x its floor "
-       "([validation/h200-bench.md](validation/h200-bench.md)).", ""] + rows + [""]
+       "([validation/h200-bench.md](validation/h200-bench.md)).", ""] + rows + ["",
+       "Where the overhead goes (`perf record` of the daemon at `-c 100`, 8 GPUs): about half in "
+       "the kernel's futex wait/wake and task switch, i.e. waking the per-GPU readers (one fast "
+       "and one slow reader per GPU, about 18 wake-ups per collection), which is the price of "
+       "isolating a hung call to its GPU (docs/faults.md); the rest in the render, gzip and "
+       "the readers' own bookkeeping, a few percent each. What was removed (issue 15): the slow "
+       "loop, which woke at the same instant as the fast one and made each GPU's slow and fast "
+       "reads overlap (on the H200 the overlap cost 9 ms of CPU per collection: "
+       "[validation/h200-bench.md](validation/h200-bench.md)); one wake-up of the collecting "
+       "thread per GPU answer (now one per round); zlib's per-page stream set-up and level 6 "
+       "(now one stream, level 1); the main thread's wake-up every second.", ""]
 text = "\n".join(sec)
 print(text)
 if write == "--write":
