@@ -212,7 +212,7 @@ def markdown(r):
           "ratio to floor | overhead ms | % of a core | collect_duration ms | RSS MiB | "
           "first /metrics ms | first complete ms |", "|" + "---|" * 13]
     for d in r["daemons"]:
-        fl = r["floor"][d["csv"]]["cpu_ms_per_sweep"]
+        fl = r["floor"].get(d["csv"], {}).get("cpu_ms_per_sweep", float("nan"))
         L.append(f"| {d['label']} | {d['csv']} | {d['interval_ms']} | {d['collections']} | "
                  f"{d['cpu_ms_per_collection']:.2f} | {fl:.2f} | "
                  f"{d['cpu_ms_per_collection'] / fl:.2f} | {d['cpu_ms_per_collection'] - fl:.2f} | "
@@ -260,6 +260,7 @@ def main():
     ap.add_argument("--floor-interval-ms", type=int, default=100)
     ap.add_argument("--scrapes", type=int, default=500)
     ap.add_argument("--python-peer", action="store_true")
+    ap.add_argument("--no-floor", action="store_true", help="start-up only: no floor runs")
     ap.add_argument("--nvidia-smi-calls", type=int, default=0)
     ap.add_argument("daemon_args", nargs="*")
     a = ap.parse_args()
@@ -279,7 +280,7 @@ def main():
     for spec in a.daemon:
         label, rest = spec.split("=", 1)
         binary, csv, interval, secs = rest.rsplit(":", 3)
-        if os.path.basename(csv) not in r["floor"]:
+        if not a.no_floor and os.path.basename(csv) not in r["floor"]:
             r["floor"][os.path.basename(csv)] = run_floor(a, csv, env)
         scrapes = a.scrapes if not r["daemons"] else 0  # latency once, on the first daemon
         r["daemons"].append(run_daemon(a, label, binary, csv, int(interval), float(secs), env,

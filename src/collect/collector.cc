@@ -109,6 +109,10 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
                   .clock = clock_},
                  [this] {
+                   if (gpm_catchup_at_) {  // Start's GPM round (below), once
+                     std::this_thread::sleep_until(*gpm_catchup_at_);
+                     gpm_catchup_at_.reset();
+                   }
                    if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
                  }) {}
 
@@ -753,15 +757,17 @@ void Collector::Start(PublishFn publish) {
   if (auto snap = Collect(true, read_deadline_)) publish_(std::move(snap));
   // GPM values need two samples GpmReader::kMinWindow apart, and the priming one (Create) is
   // usually younger than that here: one more round as soon as GPM can answer, instead of a whole
-  // interval later, so that the page is complete, GPM included, about 100 ms after start.
+  // interval later, so that the page is complete, GPM included, about 100 ms after start. It runs
+  // on the loop's thread (a RunSoon run, which keeps the fixed schedule), so that Start returns
+  // at once and the server answers with the first page meanwhile.
   Clock::time_point gpm_ready = Clock::time_point::min();
   for (const auto& d : devices_) {
     if (d->gpm != nullptr) gpm_ready = std::max(gpm_ready, d->gpm->ReadyAt());
   }
   if (gpm_ready != Clock::time_point::min() && gpm_ready > Clock::now() &&
       gpm_ready - Clock::now() < options_.interval / 2) {
-    std::this_thread::sleep_until(gpm_ready);
-    if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
+    gpm_catchup_at_ = gpm_ready;
+    fast_loop_.RunSoon();
   }
   fast_loop_.Start();
 }

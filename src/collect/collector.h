@@ -136,8 +136,8 @@ class Collector {
   std::shared_ptr<const model::Snapshot> CollectOnce();
 
   // Starts the loop; `publish` receives every snapshot (first one immediately, after at most
-  // one read deadline; with GPM fields a second one as soon as GPM can answer, ~100 ms later,
-  // when that is under half an interval away).
+  // one read deadline, before Start returns; with GPM fields a second one, on the loop's
+  // thread, as soon as GPM can answer, ~100 ms later, when that is under half an interval away).
   void Start(PublishFn publish);
   // Stops the loop and every thread, waiting for a read in progress until `deadline` (steady
   // clock). True when every thread has ended; false when some are stuck inside NVML
@@ -315,6 +315,8 @@ class Collector {
   std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
 
   PublishFn publish_;  // set by Start before the fast loop runs; read by that loop only
+  // Set by Start before the loop runs; then the loop's own: when Start's GPM round is due.
+  std::optional<std::chrono::steady_clock::time_point> gpm_catchup_at_;
   // Last: stopped (by their destructors, after ~Collector's Stop) before the members above go.
   util::PeriodicWorker fast_loop_;
 };
