@@ -60,7 +60,7 @@ sec = ["## Collection overhead (`bench/collect_overhead.sh`)", "",
        "reads overlap (on the H200 the overlap cost 9 ms of CPU per collection: "
        "[validation/h200-bench.md](validation/h200-bench.md)); one wake-up of the collecting "
        "thread per GPU answer (now one per round); zlib's per-page stream set-up and level 6 "
-       "(now one stream, level 1); the main thread's wake-up every second.", ""]
+       "(now one stream, level 1: on the 8-GPU page of 48 KiB, zlib at level 1 took 0.05-0.08 ms against 0.18-0.23 ms at level 6 in one run, for 3355 against 3080 bytes); the main thread's wake-up every second.", ""]
 text = "\n".join(sec)
 print(text)
 if write == "--write":
