@@ -26,7 +26,7 @@ for csv in dcp-metrics-included.csv default-counters.csv; do
   done
 done
 python3 "$src/bench/gpu_bench.py" --out "$work" --floor "$build/bench/nvml_floor" \
-  --nvml-library "$build/simgpu/libnvidia-ml.so.1" --floor-sweeps 200 --scrapes 0 \
+  --nvml-library "$build/simgpu/libnvidia-ml.so.1" --floor-sweeps 100 --scrapes 0 \
   "${specs[@]}" >/dev/null
 python3 - "$work/gpu-bench.json" "$src/docs/benchmarks.md" "$write" "${BEFORE_LABEL:-}" <<'PY'
 import json, re, sys, datetime
@@ -35,7 +35,7 @@ r = json.load(open(res))
 rows = ["| file | -c ms | collections | floor ms / sweep | build | CPU ms / collection | "
         "our overhead ms | ratio to floor |", "|---|---|---|---|---|---|---|---|"]
 for d in r["daemons"]:
-    fl = r["floor"][d["csv"]]["cpu_ms_per_sweep"]
+    fl = d["floor_ms"]  # the mean of a floor run just before and one just after this daemon
     name = d["label"] if d["label"] != "before" or not before_label else f"before ({before_label})"
     rows.append(f"| {d['csv']} | {d['interval_ms']} | {d['collections']} | {fl:.3f} | {name} | "
                 f"{d['cpu_ms_per_collection']:.3f} | {d['cpu_ms_per_collection'] - fl:.3f} | "

@@ -165,6 +165,14 @@ def run_floor(a, csv, env):
     return r
 
 
+def floor_cpu(a, csv, env):
+    """One plain floor run (no --breakdown): CPU ms per sweep."""
+    cmd = [a.floor, "-f", csv, "-n", str(a.floor_sweeps), "-c", str(a.floor_interval_ms)] + (
+        ["--nvml-library", a.nvml_library] if a.nvml_library else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["cpu_ms_per_sweep"]
+
+
 def run_python_peer(a, env, scrapes):
     port = free_port()
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "pynvml_exporter.py")
@@ -208,18 +216,20 @@ def run_nvidia_smi(n):
 def markdown(r):
     L = [f"Measured by `bench/gpu.sh` on {r['date']}: {r['host']}, {r.get('gpu', '?')}, "
          f"driver {r.get('driver', '?')}. All figures from this one run.", ""]
-    L += ["| daemon | file | -c ms | collections | CPU ms / collection | floor CPU ms / sweep | "
+    L += ["| daemon | file | -c ms | collections | CPU ms / collection | floor CPU ms / sweep "
+          "(mean of the runs before and after) | "
           "ratio to floor | overhead ms | % of a core | collect_duration ms | RSS MiB | "
           "first /metrics ms | first complete ms |", "|" + "---|" * 13]
     for d in r["daemons"]:
-        fl = r["floor"].get(d["csv"], {}).get("cpu_ms_per_sweep", float("nan"))
+        fl = d.get("floor_ms", float("nan"))
         L.append(f"| {d['label']} | {d['csv']} | {d['interval_ms']} | {d['collections']} | "
-                 f"{d['cpu_ms_per_collection']:.2f} | {fl:.2f} | "
+                 f"{d['cpu_ms_per_collection']:.2f} | {fl:.2f} "
+                 f"({' / '.join(f'{x:.2f}' for x in d.get('floor_runs_ms', []))}) | "
                  f"{d['cpu_ms_per_collection'] / fl:.2f} | {d['cpu_ms_per_collection'] - fl:.2f} | "
                  f"{d['cpu_pct_of_core']:.2f} | {d['collect_duration_ms'] or 0:.2f} | "
                  f"{d['rss_mib']:.1f} | {d['first_answer_ms']:.0f} | {d['first_complete_ms']:.0f} |")
-    L += ["", "Floor (`bench/nvml_floor`, the same file's NVML calls, thread CPU per call kind, "
-          "µs per sweep):", ""]
+    L += ["", "Floor (`bench/nvml_floor`, the same file's NVML calls; its first run with "
+          "`--breakdown`: thread CPU per call kind, µs per sweep):", ""]
     for csv, f in r["floor"].items():
         parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(
             f.get("thread_cpu_us_per_sweep", {}).items(), key=lambda kv: -kv[1]))
@@ -283,8 +293,14 @@ def main():
         if not a.no_floor and os.path.basename(csv) not in r["floor"]:
             r["floor"][os.path.basename(csv)] = run_floor(a, csv, env)
         scrapes = a.scrapes if not r["daemons"] else 0  # latency once, on the first daemon
-        r["daemons"].append(run_daemon(a, label, binary, csv, int(interval), float(secs), env,
-                                       scrapes))
+        # The floor moves over minutes on a real GPU (NVML's own threads, the energy read): each
+        # daemon's ratio is to the mean of a floor run just before and one just after it.
+        before = floor_cpu(a, csv, env) if not a.no_floor else None
+        d = run_daemon(a, label, binary, csv, int(interval), float(secs), env, scrapes)
+        if before is not None:
+            d["floor_runs_ms"] = [before, floor_cpu(a, csv, env)]
+            d["floor_ms"] = sum(d["floor_runs_ms"]) / 2
+        r["daemons"].append(d)
         print(json.dumps(r["daemons"][-1]), flush=True)
     if a.python_peer:
         try:
