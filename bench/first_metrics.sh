@@ -4,9 +4,42 @@
 # into a temporary folder (no build tree, no ccache), runs `make run` there, polls /metrics once
 # a second, prints the seconds, then stops the daemon. Dependencies already installed by
 # scripts/install-deps.sh are not counted unless missing.
+#
+# bench/first_metrics.sh --daemon [BUILD] [RUNS]: the daemon's own start-up instead, on 8 simulated
+# GPUs (etc/dcp-metrics-included.csv, -c 1000), RUNS times (5): milliseconds from exec to the
+# first /metrics answer and to the first complete page (every family of the steady page, the
+# GPM ones included; bench/gpu_bench.py). BEFORE_BIN=<another build's daemon> alternates with it.
 set -euo pipefail
-rev="${1:-HEAD}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "${1:-}" = --daemon ]; then
+  build="$(cd "${2:-build}" && pwd)"
+  runs="${3:-5}"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  export NVMLX_SIMGPU_SCENARIO="${NVMLX_SIMGPU_SCENARIO:-$src/testdata/scenarios/eight_gpus.yaml}"
+  specs=()
+  for _ in $(seq "$runs"); do
+    specs+=(--daemon "after=$build/src/app/nvml-exporter:$src/etc/dcp-metrics-included.csv:1000:0")
+    if [ -n "${BEFORE_BIN:-}" ]; then
+      specs+=(--daemon "before=$BEFORE_BIN:$src/etc/dcp-metrics-included.csv:1000:0")
+    fi
+  done
+  python3 "$src/bench/gpu_bench.py" --out "$work" --floor none --no-floor --scrapes 0 \
+    --nvml-library "$build/simgpu/libnvidia-ml.so.1" "${specs[@]}" >/dev/null
+  python3 - "$work/gpu-bench.json" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))
+for label in ("before", "after"):
+    d = [x for x in r["daemons"] if x["label"] == label]
+    if d:
+        a = statistics.median(x["first_answer_ms"] for x in d)
+        c = statistics.median(x["first_complete_ms"] for x in d)
+        print(f"first_metrics: {label}: median of {len(d)}: first /metrics {a:.0f} ms, "
+              f"first complete page (GPM included) {c:.0f} ms")
+PY
+  exit 0
+fi
+rev="${1:-HEAD}"
 if curl -sf -o /dev/null localhost:9400/metrics; then
   echo "first_metrics: something already serves :9400" >&2
   exit 1

@@ -15,6 +15,9 @@
 #      costs against the /metrics render (bench/live_bench).
 #   8. resident memory above the simulator's nvmlInit baseline: plain, -k with 500 pods, EMF,
 #      TLS (bench/rss.sh; RSS_BEFORE_BUILD=<dir> adds another build's numbers).
+#   9. our CPU per collection minus the NVML floor's on 8 simulated GPUs (bench/collect_overhead.sh;
+#      BEFORE_BIN=<another build> adds a before/after);
+#  10. scaling: 1, 8, 64 GPUs and 0..5000 pods, with a plot (bench/scaling.sh).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -205,3 +208,6 @@ PY
 # The Prometheus render against the tree before the shared series model (issue 10), in the same
 # run: builds that revision's render_bench in a temporary clone.
 BUILD="$build" bash "$src/bench/render_before_after.sh" --write
+# Our own CPU per collection against the NVML floor, and the scaling table and plot.
+bash "$src/bench/collect_overhead.sh" "$build" --write
+bash "$src/bench/scaling.sh" "$build" --write

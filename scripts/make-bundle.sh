@@ -19,6 +19,13 @@ cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
 if [ -x "$build/bench/nvml_init_rss" ]; then
   cp "$build/bench/nvml_init_rss" "$out/" && strip --strip-debug "$out/nvml_init_rss"
 fi
+# The GPU benchmark (bench/gpu.sh): the NVML floor, the script and its Python stand-in peer.
+mkdir -p "$out/bench/peers"
+if [ -x "$build/bench/nvml_floor" ]; then
+  cp "$build/bench/nvml_floor" "$out/bench/" && strip --strip-debug "$out/bench/nvml_floor"
+fi
+cp bench/gpu.sh bench/gpu_bench.py "$out/bench/"
+cp bench/peers/pynvml_exporter.py "$out/bench/peers/"
 # The load generator, when this machine could build it (nvcc present); cudart is static in it.
 if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
   cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"

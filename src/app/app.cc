@@ -224,7 +224,9 @@ int Run(int argc, char** argv) {
   }
 
   for (;;) {
-    const int sig = wait_signal(std::chrono::seconds(1));
+    // Nothing else to do here: a long wait, so that an idle daemon's main thread does not wake
+    // every second for nothing.
+    const int sig = wait_signal(std::chrono::hours(1));
     if (sig == 0) continue;
     if (sig == SIGHUP) {
       daemon->Reload("SIGHUP");

@@ -482,7 +482,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
     emf_->AppendMetrics(&page->body);
   }
   AppendServerMetrics(server_->stats(), !options_.web_config_file.empty(), &page->body);
-  page->gzip_body = render::GzipCompress(page->body);
+  page->gzip_body = gzip_.Compress(page->body);
   store_->Publish(std::move(page), CountGpus(snap));
   live_->OnSnapshot(snap);  // after the page: /metrics never waits on the live page's JSON
 }

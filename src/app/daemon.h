@@ -51,6 +51,7 @@
 #include "config/options.h"
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
+#include "render/gzip.h"
 #include "render/prometheus.h"
 #include "serve/http_server.h"
 #include "util/mutex.h"
@@ -144,6 +145,7 @@ class Daemon {
   util::Mutex render_mu_;
   render::PrometheusOptions ropts_ NVMLX_GUARDED_BY(render_mu_);
   render::SeriesModel series_;        // the collector thread's (Publish), reused across collections
+  render::GzipCompressor gzip_;       // the collector thread's (Publish), one zlib stream
   std::unique_ptr<EmfPipeline> emf_;  // null without --emf-output
   std::unique_ptr<PageStore> store_;  // null with --once
   std::unique_ptr<LivePage> live_;    // null with --once

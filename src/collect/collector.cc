@@ -109,13 +109,12 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
                   .clock = clock_},
                  [this] {
+                   if (gpm_catchup_at_) {  // Start's GPM round (below), once
+                     std::this_thread::sleep_until(*gpm_catchup_at_);
+                     gpm_catchup_at_.reset();
+                   }
                    if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
-                 }),
-      slow_loop_({.name = "slow collection",
-                  .period = options_.interval,
-                  .schedule = util::PeriodicWorker::Schedule::kFixedRate,
-                  .clock = clock_},
-                 [this] { ReadSlow(); }) {}
+                 }) {}
 
 Collector::~Collector() {
   Stop();
@@ -262,7 +261,6 @@ void Collector::MakeGroups() {
   }
   util::MutexLock lock(&round_mu_);
   fast_results_.resize(groups_.size());
-  slow_done_.resize(groups_.size());
 }
 
 std::string Collector::GpuOf(size_t g) const {
@@ -478,18 +476,24 @@ void Collector::ReadSlowGroup(size_t g) {
   }
 }
 
-bool Collector::PostSlow(size_t g, uint64_t round) {
-  return groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
-                               [this, g, round] {
-                                 util::MutexLock lock(&round_mu_);
-                                 if (round != 0) slow_done_[g] = round;
-                                 round_cv_.SignalAll();
-                               });
+void Collector::FinishJob(uint64_t round) {
+  util::MutexLock lock(&round_mu_);
+  if (round != round_ || outstanding_ == 0) return;  // a late job of an earlier round
+  if (--outstanding_ == 0) round_cv_.SignalAll();    // one wake-up per round, not per job
 }
 
-void Collector::ReadSlow() {
-  // A GPU whose previous slow read still runs is skipped: the fast loop reports it stale.
-  for (size_t g = 0; g < groups_.size(); ++g) (void)PostSlow(g, 0);
+void Collector::PostSlowAfterFast(size_t g, uint64_t round, bool counted) {
+  {
+    util::MutexLock lock(&round_mu_);
+    if (stopping_) return;  // Stop is under way: no new work (a counted wait ends on stopping_)
+  }
+  const bool posted = groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
+                                            [this, round, counted] {
+                                              if (counted) FinishJob(round);
+                                            });
+  // Still running from an earlier round (stuck, or slower than the interval): skipped; the fast
+  // loop reports its values stale once it runs past the read deadline.
+  if (!posted && counted) FinishJob(round);
 }
 
 void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds,
@@ -594,31 +598,40 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
     if (stopping_) return nullptr;
     round = ++round_;
   }
-  // Post every GPU's reads. A GPU whose previous read is still running gets none (stale).
+  // Post every GPU's reads. A GPU whose previous read is still running gets none (stale). Its
+  // slow read follows its fast read on the slow worker (PostSlowAfterFast), so that one GPU's
+  // NVML calls never run on two threads at once: on an H200 a call made while the ~4 ms energy
+  // read holds the GPU waits for it, and the waiting costs CPU (docs/benchmarks.md).
+  const int per_group = read_slow_inline ? 2 : 1;  // jobs this round waits for, per GPU
+  {
+    util::MutexLock lock(&round_mu_);
+    outstanding_ = per_group * static_cast<int>(groups_.size());
+  }
   std::vector<bool> fast_posted(groups_.size(), false);
-  std::vector<bool> slow_posted(groups_.size(), false);
   for (size_t g = 0; g < groups_.size(); ++g) {
-    if (read_slow_inline) slow_posted[g] = PostSlow(g, round);
     auto result = std::make_shared<GroupResult>();
     fast_posted[g] = groups_[g].fast->Post([this, g, result] { ReadGroup(g, result.get()); },
-                                           [this, g, round, result] {
-                                             util::MutexLock lock(&round_mu_);
-                                             result->round = round;
-                                             fast_results_[g] = std::move(*result);
-                                             round_cv_.SignalAll();
+                                           [this, g, round, result, read_slow_inline] {
+                                             {
+                                               util::MutexLock lock(&round_mu_);
+                                               result->round = round;
+                                               fast_results_[g] = std::move(*result);
+                                             }
+                                             FinishJob(round);
+                                             PostSlowAfterFast(g, round, read_slow_inline);
                                            });
+    if (!fast_posted[g]) {
+      // Neither its fast read nor the slow one that would follow it comes this round.
+      util::MutexLock lock(&round_mu_);
+      outstanding_ -= per_group;
+      if (outstanding_ == 0) round_cv_.SignalAll();
+    }
   }
   // Wait for the answers until the read deadline (or Stop).
   std::vector<GroupResult> results(groups_.size());
   {
     util::MutexLock lock(&round_mu_);
-    for (;;) {
-      bool all = true;
-      for (size_t g = 0; g < groups_.size() && all; ++g) {
-        all = (!fast_posted[g] || fast_results_[g].round == round) &&
-              (!slow_posted[g] || slow_done_[g] == round);
-      }
-      if (all || stopping_) break;
+    while (outstanding_ > 0 && !stopping_) {
       if (clock_->WaitUntil(&round_cv_, &round_mu_, deadline)) break;
     }
     if (stopping_) return nullptr;
@@ -740,10 +753,23 @@ std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
 
 void Collector::Start(PublishFn publish) {
   publish_ = std::move(publish);
-  // The first snapshot carries slow fields too, so the first scrape is complete.
+  // The first snapshot carries slow fields too, so the first scrape is complete but for GPM.
   if (auto snap = Collect(true, read_deadline_)) publish_(std::move(snap));
+  // GPM values need two samples GpmReader::kMinWindow apart, and the priming one (Create) is
+  // usually younger than that here: one more round as soon as GPM can answer, instead of a whole
+  // interval later, so that the page is complete, GPM included, about 100 ms after start. It runs
+  // on the loop's thread (a RunSoon run, which keeps the fixed schedule), so that Start returns
+  // at once and the server answers with the first page meanwhile.
+  Clock::time_point gpm_ready = Clock::time_point::min();
+  for (const auto& d : devices_) {
+    if (d->gpm != nullptr) gpm_ready = std::max(gpm_ready, d->gpm->ReadyAt());
+  }
+  if (gpm_ready != Clock::time_point::min() && gpm_ready > Clock::now() &&
+      gpm_ready - Clock::now() < options_.interval / 2) {
+    gpm_catchup_at_ = gpm_ready;
+    fast_loop_.RunSoon();
+  }
   fast_loop_.Start();
-  slow_loop_.Start();
 }
 
 bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
@@ -754,7 +780,6 @@ bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
   round_cv_.SignalAll();
   // Neither loop calls NVML itself: both return promptly once stopping_ is set.
   fast_loop_.Stop();
-  slow_loop_.Stop();
   bool ended = true;
   for (Group& g : groups_) {
     ended = g.fast->StopUntil(deadline) && ended;

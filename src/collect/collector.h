@@ -6,11 +6,12 @@
 //  - the fast loop ticks every interval: it posts one read job per GPU to that GPU's fast
 //    DeviceWorker (the cheap fields, µs per call), waits for the answers until the read deadline,
 //    and publishes a snapshot of the GPUs that answered;
-//  - the slow loop posts, every interval, one job per GPU to that GPU's slow DeviceWorker for the
-//    expensive fields (energy ~4 ms, PCIe throughput ~21 ms, violation counters, PCIe replay on
-//    an H200; docs/nvml.md §9), which leave their latest values in a cache that the fast loop
-//    merges in. A slow call therefore never delays the gauges; its values are at most one slow
-//    round old;
+//  - each GPU's expensive fields (energy ~4 ms, PCIe throughput ~21 ms, violation counters, PCIe
+//    replay on an H200; docs/nvml.md §9) are read on that GPU's slow DeviceWorker, posted by its
+//    fast worker as soon as the fast read is done: the slow values land in a cache that the next
+//    collection merges in. A slow call therefore never delays the gauges (its values are at most
+//    one interval old), and one GPU's NVML calls never run on two threads at once (on an H200 a
+//    call waiting behind the energy read costs CPU while it waits: docs/benchmarks.md);
 //  - one fast and one slow DeviceWorker per physical GPU (it reads the GPU and its MIG
 //    instances), so that a call stuck in the driver on one GPU holds that GPU's worker only.
 // A stuck call (docs/faults.md): a GPU whose fast read has not answered by the read deadline
@@ -39,8 +40,8 @@
 // as DCGM reports such a GPU. The NVLINK health watch reads the link states and error totals
 // through an NvlinkHealthReader (collect/nvlink_health.h), one per GPU, on its fast worker.
 //
-// Both loops are util::PeriodicWorkers on a fixed schedule (kFixedRate: the collection rate does
-// not drift with the time the reads take; an overrun skips the ticks it missed) and on an
+// The fast loop is a util::PeriodicWorker on a fixed schedule (kFixedRate: the collection rate
+// does not drift with the time the reads take; an overrun skips the ticks it missed) and on an
 // injectable util::Clock (CollectorOptions::clock), so tests drive the ticks with a FakeClock.
 // The schedule, the read deadline and the Xid and clock-event windows run on that clock; the GPM
 // window of CollectOnce and collect_seconds are real time (NVML's GPM samples are).
@@ -102,7 +103,7 @@ struct CollectorOptions {
   // fast loop, for process attribution. A failure degrades only the processes (logged once per
   // GPU).
   bool process_metrics = false;
-  // Ticks both loops and times the read deadline and the Xid and clock-event windows (null: the
+  // Ticks the fast loop and times the read deadline and the Xid and clock-event windows (null: the
   // real clock). Must outlive the Collector.
   util::Clock* clock = nullptr;
   // How long the fast loop waits for a GPU's reads before publishing without it (stale); also
@@ -134,10 +135,11 @@ class Collector {
   // passed since the priming sample, so that --once prints them.
   std::shared_ptr<const model::Snapshot> CollectOnce();
 
-  // Starts both loops; `publish` receives every snapshot (first one immediately, after at most
-  // one read deadline).
+  // Starts the loop; `publish` receives every snapshot (first one immediately, after at most
+  // one read deadline, before Start returns; with GPM fields a second one, on the loop's
+  // thread, as soon as GPM can answer, ~100 ms later, when that is under half an interval away).
   void Start(PublishFn publish);
-  // Stops both loops and every thread, waiting for a read in progress until `deadline` (steady
+  // Stops the loop and every thread, waiting for a read in progress until `deadline` (steady
   // clock). True when every thread has ended; false when some are stuck inside NVML
   // (StuckCalls() says where): the Collector must then not be destroyed before they return.
   bool Stop(std::chrono::steady_clock::time_point deadline =
@@ -234,11 +236,12 @@ class Collector {
   // the collector is stopping.
   std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline, util::Clock::Duration wait)
       NVMLX_EXCLUDES(slow_mu_, round_mu_);
-  // Posts group g's slow read unless one is running; `round` (0: none) is reported as done.
-  bool PostSlow(size_t g, uint64_t round) NVMLX_EXCLUDES(round_mu_);
+  // On group g's fast worker, once its fast read of `round` is done: posts the group's slow read
+  // unless the previous one still runs. `counted`: this round waits for it (--once, Start).
+  void PostSlowAfterFast(size_t g, uint64_t round, bool counted) NVMLX_EXCLUDES(round_mu_);
+  // One job of `round` finished: the round's waiter wakes when the last one has.
+  void FinishJob(uint64_t round) NVMLX_EXCLUDES(round_mu_);
   void ReadSlowGroup(size_t g) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
-  // The slow loop's tick: a slow read for every GPU whose previous one has finished.
-  void ReadSlow() NVMLX_EXCLUDES(round_mu_);
   // Group g's fast reads (on its worker): everything but the slow cache.
   void ReadGroup(size_t g, GroupResult* out) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
   void ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds, bool* all_failed);
@@ -302,7 +305,8 @@ class Collector {
   util::CondVar round_cv_;  // a job of this round reported, or Stop
   uint64_t round_ NVMLX_GUARDED_BY(round_mu_) = 0;
   std::vector<GroupResult> fast_results_ NVMLX_GUARDED_BY(round_mu_);  // per group
-  std::vector<uint64_t> slow_done_ NVMLX_GUARDED_BY(round_mu_);  // per group: last round's slow
+  // Jobs of round_ not finished yet (fast reads, and with read_slow_inline the slow ones).
+  int outstanding_ NVMLX_GUARDED_BY(round_mu_) = 0;
   bool stopping_ NVMLX_GUARDED_BY(round_mu_) = false;
 
   util::Mutex log_mu_;
@@ -311,9 +315,10 @@ class Collector {
   std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
 
   PublishFn publish_;  // set by Start before the fast loop runs; read by that loop only
+  // Set by Start before the loop runs; then the loop's own: when Start's GPM round is due.
+  std::optional<std::chrono::steady_clock::time_point> gpm_catchup_at_;
   // Last: stopped (by their destructors, after ~Collector's Stop) before the members above go.
   util::PeriodicWorker fast_loop_;
-  util::PeriodicWorker slow_loop_;
 };
 
 }  // namespace nvmlx::collect

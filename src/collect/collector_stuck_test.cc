@@ -92,7 +92,7 @@ class StuckCollectorTest : public ::testing::Test {
       got_.push_back(std::move(s));
       published_.SignalAll();
     });
-    ASSERT_TRUE(clock_.AwaitWaiters(2));  // both loops parked after the first publish
+    ASSERT_TRUE(clock_.AwaitWaiters(1));  // the loop parked after the first publish
   }
   // Waits (bounded in real time) for the n-th snapshot and returns it.
   std::shared_ptr<const model::Snapshot> Await(size_t n) {
@@ -115,22 +115,23 @@ class StuckCollectorTest : public ::testing::Test {
     }
     EXPECT_LE(collector_->ReadsInProgress(), n);
   }
-  // One interval: the loops tick; when GPU 0 hangs at this tick, the fast loop then waits for
-  // the read deadline, which the test passes once the healthy GPUs have answered (the schedule
-  // keeps its ticks: the next one is still one interval after this one). `hung`: how many reads
-  // stay in progress (GPU 0's fast and slow ones while hung). Returns the round's snapshot.
+  // One interval: the loop ticks; when GPU 0 hangs at this tick, the loop then waits for the
+  // read deadline, which the test passes once the healthy GPUs have answered (the schedule keeps
+  // its ticks: the next one is still one interval after this one). `hung`: how many reads stay
+  // in progress (GPU 0's fast one while hung: its slow read would follow it, so it never starts).
+  // Returns the round's snapshot.
   std::shared_ptr<const model::Snapshot> Tick(bool expect_wait, size_t hung) {
     const size_t n = published() + 1;
     clock_.Advance(options_.interval);
     if (expect_wait) {
-      EXPECT_TRUE(clock_.AwaitWaiters(2));  // the slow loop parked, the fast one on its deadline
+      EXPECT_TRUE(clock_.AwaitWaiters(1));  // the loop waits on its read deadline
       AwaitReadsInProgress(hung);
       clock_.Advance(options_.read_deadline);
     }
     auto snap = Await(n);
-    // Both loops parked again and the healthy reads done before the next Advance, so that each
-    // Advance is one tick and no healthy read looks stuck.
-    EXPECT_TRUE(clock_.AwaitWaiters(2));
+    // The loop parked again and the healthy reads (slow ones included) done before the next
+    // Advance, so that each Advance is one tick and no healthy read looks stuck.
+    EXPECT_TRUE(clock_.AwaitWaiters(1));
     AwaitReadsInProgress(hung);
     return snap;
   }
@@ -155,7 +156,7 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   EXPECT_FALSE(first->devices[0].stale);
   ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 10), "");  // GPU 0's reads hang from now
 
-  auto stuck = Tick(/*expect_wait=*/true, /*hung=*/2);
+  auto stuck = Tick(/*expect_wait=*/true, /*hung=*/1);
   ASSERT_NE(stuck, nullptr);
   EXPECT_TRUE(stuck->devices[0].stale);
   EXPECT_FALSE(stuck->devices[0].up);
@@ -169,7 +170,7 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   // without waiting for the deadline.
   const size_t threads = ThreadCount();
   for (int round = 0; round < 20; ++round) {
-    auto snap = Tick(/*expect_wait=*/false, /*hung=*/2);
+    auto snap = Tick(/*expect_wait=*/false, /*hung=*/1);
     ASSERT_NE(snap, nullptr) << "round " << round << " waiters " << clock_.waiters()
                              << " published " << published();
     EXPECT_TRUE(snap->devices[0].stale);
@@ -177,17 +178,16 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
     EXPECT_NE(Find(snap->devices[1], kGpuTemp), nullptr);
   }
   EXPECT_EQ(ThreadCount(), threads) << "a stuck read must not pile up threads";
-  // The slow read of GPU 0 (energy) hangs too: its cache is stale, GPU 1's energy goes on.
+  // GPU 0's slow read follows its fast read on the slow worker, so it does not start while the
+  // fast one hangs (the hung energy read of the scenario is never reached); GPU 1's slow reads go
+  // on. (A slow read stuck on its own: lifecycle_test's hang_slow.yaml.)
   auto slow = Await(published());
-  EXPECT_TRUE(slow->devices[0].slow_stale);
   EXPECT_FALSE(slow->devices[1].slow_stale);
   EXPECT_NE(Find(slow->devices[1], kEnergy), nullptr);
   const std::vector<std::string> stuck_calls = collector_->StuckCalls();
-  ASSERT_EQ(stuck_calls.size(), 2u);
+  ASSERT_EQ(stuck_calls.size(), 1u);
   EXPECT_NE(stuck_calls[0].find("gpu=0 loop=fast call=nvmlDeviceGetTemperature"), std::string::npos)
       << stuck_calls[0];
-  EXPECT_NE(stuck_calls[1].find("gpu=0 loop=slow call=nvmlDeviceGetFieldValues"), std::string::npos)
-      << stuck_calls[1];
 
   // The stuck calls return: the next round is fresh again, fast and slow.
   ASSERT_EQ(simgpu::ReleaseHangs(NVMLX_SIMGPU_LIBRARY), "");
@@ -208,7 +208,7 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(Count(log, "GPU read did not finish within the read deadline"), 1u) << log;
   EXPECT_EQ(Count(log, "call=nvmlDeviceGetTemperature"), 1u) << log;
-  EXPECT_EQ(Count(log, "GPU slow read did not finish"), 1u) << log;
+  EXPECT_EQ(Count(log, "GPU slow read did not finish"), 0u) << log;
   EXPECT_EQ(Count(log, "GPU reads answer again"), 1u) << log;
 }
 
@@ -217,7 +217,7 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
 TEST_F(StuckCollectorTest, StopIsBoundedWithACallHung) {
   Start();
   ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 10), "");
-  auto stuck = Tick(/*expect_wait=*/true, /*hung=*/2);
+  auto stuck = Tick(/*expect_wait=*/true, /*hung=*/1);
   ASSERT_NE(stuck, nullptr);
   ASSERT_TRUE(stuck->devices[0].stale);
   const auto start = std::chrono::steady_clock::now();

@@ -34,6 +34,21 @@ TEST(GzipTest, RoundTrip) {
   EXPECT_EQ(Gunzip(gz), text);
 }
 
+TEST(GzipTest, CompressorReusedAcrossPagesGivesTheSameBytes) {
+  GzipCompressor z;
+  std::string a(20000, 'a'), b;
+  for (int i = 0; i < 3000; ++i)
+    b += "DCGM_FI_DEV_POWER_USAGE{gpu=\"" + std::to_string(i) + "\"} 1\n";
+  const std::string ga = z.Compress(a);
+  const std::string gb = z.Compress(b);
+  EXPECT_EQ(Gunzip(ga), a);
+  EXPECT_EQ(Gunzip(gb), b);
+  // No state leaks from one page into the next: each is what a fresh stream writes.
+  EXPECT_EQ(gb, GzipCompress(b));
+  EXPECT_EQ(z.Compress(a), ga);
+  EXPECT_EQ(Gunzip(z.Compress("")), "");
+}
+
 TEST(GzipTest, Empty) {
   const std::string gz = GzipCompress("");
   ASSERT_FALSE(gz.empty());
