@@ -11,6 +11,8 @@ cp "$bin" "$out/"
 strip --strip-debug "$out/nvml-exporter"
 cp etc/*.csv "$out/etc/"
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
+# The simulated CUPTI (--fake-gpus with a scenario that has pm_sampling keys).
+[ -e "$build/simgpu/libcupti.so.13" ] && cp "$build/simgpu/libcupti.so.13" "$out/simgpu/"
 # The load generator, when this machine could build it (nvcc present); cudart is static in it.
 if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
   cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"
