@@ -158,7 +158,7 @@ void PmSamplingReader::NoteLoss(const Status& why, Clock::time_point now) {
 }
 
 Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
-                              std::vector<fields::FieldError>* /*errors*/) {
+                              std::vector<fields::FieldError>* errors) {
   const Clock::time_point now = Clock::now();
   if (options_.paused != nullptr && options_.paused->load()) {
     if (sampler_ != nullptr) {
@@ -202,7 +202,10 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
   last_values_.clear();
   for (size_t i = 0; i < fields_.size(); ++i) {
     Result<model::Value> v = fields::FromGpm(*fields_[i], w->means[i] * to_gpm_units_[i]);
-    if (!v.ok()) continue;  // a non-finite mean: no value this window
+    if (!v.ok()) {  // a negative or non-finite mean: no value this window (logged once)
+      errors->push_back({fields_[i]->id, v.status()});
+      continue;
+    }
     last_values_.push_back({fields_[i]->id, std::move(v).value()});
   }
   samples->insert(samples->end(), last_values_.begin(), last_values_.end());

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "util/log.h"
+
 namespace nvmlx::cupti {
 namespace {
 
@@ -284,7 +286,6 @@ Status PmSampler::InitCounterData() {
   p.pPmSamplingObject = object_;
   p.counterDataSize = counter_data_.size();
   p.pCounterData = counter_data_.data();
-  evaluated_ = 0;
   return lib_.Check(lib_.cuptiPmSamplingCounterDataImageInitialize(&p),
                     "cuptiPmSamplingCounterDataImageInitialize");
 }
@@ -294,8 +295,9 @@ Result<PmSampler::Window> PmSampler::Decode() {
   w.means.assign(metric_names_.size(), 0.0);
   double weight = 0;
   std::vector<double> values(metric_names_.size());
-  // A full image is averaged and re-initialised, then decoding goes on: at most a few rounds
-  // (the hardware buffer holds far less than a few images of samples at our interval).
+  // As CUPTI's own PM-sampling sample does: decode into a fresh image, evaluate its completed
+  // samples, re-initialise it. The image holds two collections' samples, so one round is the
+  // rule; a full image (a collection late) takes another round, at most a few.
   for (int round = 0; round < 4; ++round) {
     api::PmDecodeDataParams decode{};
     decode.structSize = api::kPmDecodeDataParamsSize;
@@ -312,7 +314,14 @@ Result<PmSampler::Window> PmSampler::Decode() {
     info.counterDataImageSize = counter_data_.size();
     NVMLX_RETURN_IF_ERROR(lib_.Check(lib_.cuptiPmSamplingGetCounterDataInfo(&info),
                                      "cuptiPmSamplingGetCounterDataInfo"));
-    for (size_t i = evaluated_; i < info.numCompletedSamples; ++i) {
+    log::Debug("PM sampling decode",
+               {{"device", std::to_string(options_.device_index)},
+                {"total", std::to_string(info.numTotalSamples)},
+                {"populated", std::to_string(info.numPopulatedSamples)},
+                {"completed", std::to_string(info.numCompletedSamples)},
+                {"stop", std::to_string(decode.decodeStopReason)},
+                {"overflow", std::to_string(decode.overflow)}});
+    for (size_t i = 0; i < info.numCompletedSamples; ++i) {
       api::PmGetSampleInfoParams si{};
       si.structSize = api::kPmGetSampleInfoParamsSize;
       si.pPmSamplingObject = object_;
@@ -340,14 +349,8 @@ Result<PmSampler::Window> PmSampler::Decode() {
       w.end_ns = si.endTimestamp;
       ++w.samples;
     }
-    evaluated_ = std::max(evaluated_, info.numCompletedSamples);
-    const bool full = decode.decodeStopReason == api::kDecodeStopCounterDataFull ||
-                      info.numCompletedSamples >= info.numTotalSamples;
-    // Re-initialise once half the image is used, so that the next collection's samples fit.
-    if (full || evaluated_ * 2 >= info.numTotalSamples) {
-      NVMLX_RETURN_IF_ERROR(InitCounterData());
-    }
-    if (!full) break;
+    NVMLX_RETURN_IF_ERROR(InitCounterData());
+    if (decode.decodeStopReason != api::kDecodeStopCounterDataFull) break;
   }
   if (weight > 0) {
     for (double& m : w.means) m /= weight;

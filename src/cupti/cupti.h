@@ -130,7 +130,6 @@ class PmSampler {
   api::HostObject* host_ = nullptr;
   bool started_ = false;
   std::vector<uint8_t> counter_data_;
-  size_t evaluated_ = 0;  // samples of counter_data_ already averaged
   std::vector<const char*> metric_names_;
 };
 

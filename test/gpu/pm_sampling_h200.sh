@@ -16,8 +16,9 @@ OUT="${OUT:-pm-sampling-out}"
 PHASE_S="${PHASE_S:-15}"
 mkdir -p "$OUT"
 if [ -z "${CUPTI:-}" ]; then
-  CUPTI=$(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__))' 2>/dev/null)/lib/libcupti.so.13
-  [ -e "$CUPTI" ] || CUPTI=$(find / -name 'libcupti.so.13' -not -path '*/proc/*' 2>/dev/null | head -1)
+  # The pip wheel (nvidia-cuda-cupti; CUDA 13 wheels put it under nvidia/cu13/lib), else any.
+  CUPTI=$(find / \( -path /proc -o -path /sys \) -prune -o -name 'libcupti.so.13' -print 2>/dev/null |
+    sort | head -1)
 fi
 echo "cupti=$CUPTI" >"$OUT/env.txt"
 ls -la "$(dirname "$CUPTI")" >>"$OUT/env.txt" 2>&1
@@ -40,7 +41,7 @@ CSV
   2>"$OUT/gpm.log" &
 gpm=$!
 "$B/nvml-exporter" -f "$OUT/prof.csv" -c 1000 -a 127.0.0.1:9412 \
-  --profiling-source=pm-sampling --cupti-library "$CUPTI" 2>"$OUT/pm.log" &
+  --profiling-source=pm-sampling --cupti-library "$CUPTI" --debug 2>"$OUT/pm.log" &
 pm=$!
 for p in 9411 9412; do
   for _ in $(seq 100); do curl -fsS -o /dev/null "http://127.0.0.1:$p/ready" && break; sleep 0.2; done
