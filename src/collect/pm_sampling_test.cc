@@ -3,7 +3,6 @@
 // testdata/scenarios/pm_sampling.yaml. Covers the loader, the field mapping and units, the
 // single-pass limit, the window average, the source choice per GPU, busy counters, decode errors
 // with backoff and recovery, and pause/resume releasing the counters.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -13,6 +12,7 @@
 #include "collect/collector.h"
 #include "collect/pm_sampling_reader.h"
 #include "cupti/cupti.h"
+#include "tools/simgpu/sim_control.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
@@ -57,12 +57,7 @@ class PmSamplingTest : public ::testing::Test {
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
     cupti_ = std::move(lib).value();
     // Each test starts at the scenario's t = 0 (busy_until_s counts from there).
-    void* h = dlopen(NVMLX_SIMCUPTI_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
-    ASSERT_NE(h, nullptr);
-    auto restart = reinterpret_cast<int (*)()>(dlsym(h, "nvmlxSimCuptiRestartClock"));
-    ASSERT_NE(restart, nullptr);
-    ASSERT_EQ(restart(), 0);
-    dlclose(h);
+    ASSERT_EQ(simgpu::RestartCuptiClock(NVMLX_SIMCUPTI_LIBRARY), "");
     options_.interval = milliseconds(20);
     options_.collect_interval = milliseconds(100);
     options_.backoff_min = milliseconds(100);

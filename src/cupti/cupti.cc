@@ -314,13 +314,12 @@ Result<PmSampler::Window> PmSampler::Decode() {
     info.counterDataImageSize = counter_data_.size();
     NVMLX_RETURN_IF_ERROR(lib_.Check(lib_.cuptiPmSamplingGetCounterDataInfo(&info),
                                      "cuptiPmSamplingGetCounterDataInfo"));
-    log::Debug("PM sampling decode",
-               {{"device", std::to_string(options_.device_index)},
-                {"total", std::to_string(info.numTotalSamples)},
-                {"populated", std::to_string(info.numPopulatedSamples)},
-                {"completed", std::to_string(info.numCompletedSamples)},
-                {"stop", std::to_string(decode.decodeStopReason)},
-                {"overflow", std::to_string(decode.overflow)}});
+    log::Debug("PM sampling decode", {{"device", std::to_string(options_.device_index)},
+                                      {"total", std::to_string(info.numTotalSamples)},
+                                      {"populated", std::to_string(info.numPopulatedSamples)},
+                                      {"completed", std::to_string(info.numCompletedSamples)},
+                                      {"stop", std::to_string(decode.decodeStopReason)},
+                                      {"overflow", std::to_string(decode.overflow)}});
     for (size_t i = 0; i < info.numCompletedSamples; ++i) {
       api::PmGetSampleInfoParams si{};
       si.structSize = api::kPmGetSampleInfoParamsSize;

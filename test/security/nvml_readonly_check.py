@@ -7,8 +7,11 @@ This check fails when
   - a name in those lists is not a read-only call (a getter, GPM sampling, the Xid event set,
     init/shutdown/error strings): nvmlDeviceSet*, *Reset*, *Clear*, nvmlDeviceModify*, ... would
     have to be reviewed against docs/security.md first;
-  - a file of src/ outside nvml/ calls dlopen/dlsym, or a CMakeLists links libnvidia-ml directly
-    (either would bypass that list).
+  - a file of src/ outside nvml/ and cupti/ calls dlopen/dlsym, or a CMakeLists links
+    libnvidia-ml directly (either would bypass that list);
+  - cupti/ (PM sampling, docs/pm-sampling.md) resolves a CUPTI function outside its
+    observation-only set (profiler init, chip name, the host API's configuration and evaluation,
+    the PM-sampling session), or a libcuda function other than init and device enumeration.
 
 Usage: nvml_readonly_check.py [--root DIR]; --selftest checks the checker on made-up trees.
 """
@@ -25,6 +28,13 @@ READ_ONLY = re.compile(
     r"|EventSet(?:Create|Wait_v2|Wait|Free)|DeviceRegisterEvents"  # Xid events: a subscription
     r"|Init_v2|Init|Shutdown|ErrorString"
     r")$")
+CUPTI_OK = re.compile(
+    r"^cupti(?:ProfilerInitialize|DeviceGetChipName|GetResultString"
+    r"|ProfilerHost(?:Initialize|Deinitialize|ConfigAddMetrics|GetConfigImageSize|GetConfigImage"
+    r"|GetNumOfPasses|EvaluateToGpuValues)"
+    r"|PmSampling\w+)$")
+CUDA_OK = {"cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetPCIBusId"}
+CUPTI_LIST = re.compile(r"#define\s+NVMLX_CUPTI_FOR_EACH_FUNCTION\(X\)((?:[^\n]*\\\n)*[^\n]*)")
 LIST = re.compile(r"#define\s+NVMLX_FOR_EACH_\w*FUNCTION\(X\)((?:[^\n]*\\\n)*[^\n]*)")
 
 
@@ -40,8 +50,21 @@ def check(root: pathlib.Path) -> list:
     for n in names:
         if not READ_ONLY.match(n):
             errors.append(f"{api}: {n} is not a read-only NVML call (docs/security.md)")
+    cupti_api = root / "src/cupti/cupti_api.h"
+    if cupti_api.exists():
+        for m in CUPTI_LIST.finditer(cupti_api.read_text()):
+            for n in re.findall(r"\bX\((cupti\w+),", m.group(1)):
+                if not CUPTI_OK.match(n):
+                    errors.append(f"{cupti_api}: {n} is not an observation-only CUPTI call")
+    for f in sorted((root / "src/cupti").glob("*.cc")) if (root / "src/cupti").exists() else []:
+        for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            for n in re.findall(r'dlsym\([^,]+,\s*"(\w+)"', line):
+                if n not in CUDA_OK and not CUPTI_OK.match(n):
+                    errors.append(f"{f}:{i}: dlsym of {n}, not an observation-only call")
     for f in sorted((root / "src").rglob("*")):
         if f.suffix not in (".cc", ".h") or f.is_relative_to(root / "src/nvml"):
+            continue
+        if f.is_relative_to(root / "src/cupti"):
             continue
         for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
             if re.search(r"\bdl(?:open|sym|vsym)\s*\(", line):
