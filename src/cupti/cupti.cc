@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -293,7 +294,9 @@ Status PmSampler::InitCounterData() {
 Result<PmSampler::Window> PmSampler::Decode() {
   Window w;
   w.means.assign(metric_names_.size(), 0.0);
-  double weight = 0;
+  // Per metric: a sample whose value is not finite (seen: none yet; CUPTI documents NaN for
+  // metrics it cannot evaluate) is left out of that metric's mean instead of poisoning it.
+  std::vector<double> weight(metric_names_.size(), 0.0);
   std::vector<double> values(metric_names_.size());
   // As CUPTI's own PM-sampling sample does: decode into a fresh image, evaluate its completed
   // samples, re-initialise it. The image holds two collections' samples, so one round is the
@@ -342,8 +345,14 @@ Result<PmSampler::Window> PmSampler::Decode() {
                                        "cuptiProfilerHostEvaluateToGpuValues"));
       const double dt =
           si.endTimestamp > si.startTimestamp ? double(si.endTimestamp - si.startTimestamp) : 1.0;
-      for (size_t m = 0; m < values.size(); ++m) w.means[m] += values[m] * dt;
-      weight += dt;
+      for (size_t m = 0; m < values.size(); ++m) {
+        if (!std::isfinite(values[m])) {
+          ++w.non_finite;
+          continue;
+        }
+        w.means[m] += values[m] * dt;
+        weight[m] += dt;
+      }
       if (w.samples == 0) w.start_ns = si.startTimestamp;
       w.end_ns = si.endTimestamp;
       ++w.samples;
@@ -351,8 +360,8 @@ Result<PmSampler::Window> PmSampler::Decode() {
     NVMLX_RETURN_IF_ERROR(InitCounterData());
     if (decode.decodeStopReason != api::kDecodeStopCounterDataFull) break;
   }
-  if (weight > 0) {
-    for (double& m : w.means) m /= weight;
+  for (size_t m = 0; m < w.means.size(); ++m) {
+    w.means[m] = weight[m] > 0 ? w.means[m] / weight[m] : std::nan("");
   }
   return w;
 }

@@ -106,10 +106,11 @@ class PmSampler {
   static constexpr double kAssumedSysclkHz = 1.0e9;
 
   struct Window {
-    std::vector<double> means;  // per metric, in Options::metrics order
+    std::vector<double> means;  // per metric, in Options::metrics order (NaN: no finite value)
     size_t samples = 0;         // samples averaged (0: none completed since the last call)
     uint64_t start_ns = 0, end_ns = 0;
     bool overflow = false;  // the hardware buffer overflowed (oldest records lost)
+    size_t non_finite = 0;  // values left out of their metric's mean (NaN or infinite)
   };
 
   static Result<std::unique_ptr<PmSampler>> Start(const Library& lib, Options options);

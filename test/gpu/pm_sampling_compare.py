@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Compares PM sampling with GPM per load phase (test/gpu/pm_sampling_h200.sh's output).
 
-Usage: pm_sampling_compare.py OUTDIR. Reads OUTDIR/scrapes.txt and OUTDIR/phases.txt; writes
-OUTDIR/report.md and OUTDIR/plot.png (when matplotlib is there). Each phase's first 3 s and last
-1 s are left out (both daemons' windows must lie inside the phase). A field agrees when the
-median over the phase of |PM - GPM| per scrape is within 0.05 (ratios) or within 10 % of GPM's
-median with a floor of 1 MiB/s (bytes/s: at idle both are near zero). Exit 1 on a disagreement.
+Usage: pm_sampling_compare.py OUTDIR. Reads OUTDIR/scrapes.txt (lines "<src> <series> <value>"
+after "# t=<unix time>" markers; src is pm or gpm) and OUTDIR/phases.txt ("<time> <src>:<phase>").
+The two sources ran one after the other over the same schedule of steady loads, so each phase is
+compared by its medians: each phase's first 3 s and last 1 s are left out (the daemons' 1 s
+windows must lie inside the phase); a field agrees when |median(PM) - median(GPM)| is within
+0.05 (ratios) or within 10 % of GPM's median with a floor of 1 MiB/s (bytes/s: at idle both are
+near zero). Writes OUTDIR/report.md and OUTDIR/plot.png (with matplotlib). Exit 1 on a
+disagreement.
 """
 import collections
 import os
@@ -14,8 +17,8 @@ import statistics
 import sys
 
 out = sys.argv[1]
-series = collections.defaultdict(list)  # (source, field) -> [(t, value)]
-rss = []
+series = collections.defaultdict(list)  # (src, field) -> [(t, value)]
+rss = collections.defaultdict(list)
 t = None
 line_re = re.compile(r'^(gpm|pm) (\w+)\{[^}]*\} (\S+)$')
 for line in open(os.path.join(out, 'scrapes.txt')):
@@ -23,9 +26,9 @@ for line in open(os.path.join(out, 'scrapes.txt')):
     if line.startswith('# t='):
         t = float(line[4:])
         continue
-    m = re.match(r'^# (\S+) pm_VmRSS:\s+(\d+) kB', line)
+    m = re.match(r'^# \S+ (\w+)_VmRSS:\s+(\d+) kB', line)
     if m:
-        rss.append((float(m.group(1)), int(m.group(2)) / 1024))
+        rss[m.group(1)].append(int(m.group(2)) / 1024)
         continue
     m = line_re.match(line)
     if m and t is not None:
@@ -33,49 +36,65 @@ for line in open(os.path.join(out, 'scrapes.txt')):
 phases = []
 for line in open(os.path.join(out, 'phases.txt')):
     ts, name = line.split()
-    phases.append((float(ts), name))
-windows = []
-for i, (start, name) in enumerate(phases[:-1]):
-    windows.append((name, start + 3, phases[i + 1][0] - 1))
+    src, ph = name.split(':')
+    phases.append((float(ts), src, ph))
+windows = {}  # (src, phase) -> (lo, hi)
+for i, (start, src, ph) in enumerate(phases[:-1]):
+    windows[(src, ph)] = (start + 3, phases[i + 1][0] - 1, start)
 
+MODES = ('idle', 'tensor', 'fp32', 'fp64', 'memory', 'pcie')
 fields = sorted({f for (s, f) in series if f.startswith('DCGM_FI_PROF')})
+
+
+def values(src, f, ph):
+    if (src, ph) not in windows:
+        return []
+    lo, hi, _ = windows[(src, ph)]
+    return [v for tt, v in series.get((src, f), []) if lo <= tt <= hi]
+
+
 rows, failures = [], 0
-for name, lo, hi in windows:
-    if name not in ('idle', 'tensor', 'fp32', 'fp64', 'memory', 'pcie'):
-        continue
+for ph in MODES:
     for f in fields:
-        g = {round(t): v for t, v in series.get(('gpm', f), []) if lo <= t <= hi}
-        p = {round(t): v for t, v in series.get(('pm', f), []) if lo <= t <= hi}
-        both = sorted(set(g) & set(p))
-        if not both:
-            rows.append((name, f, len(g), len(p), '-', '-', '-', 'n/a' if not p else 'no pair'))
-            continue
-        gm = statistics.median(g[k] for k in both)
-        pmed = statistics.median(p[k] for k in both)
-        diff = statistics.median(abs(p[k] - g[k]) for k in both)
+        g, p = values('gpm', f, ph), values('pm', f, ph)
         is_bytes = 'BYTES' in f
+        fmt = (lambda v: f'{v / 1048576:.1f} MiB/s') if is_bytes else (lambda v: f'{v:.3f}')
+        if not g or not p:
+            rows.append((ph, f, len(g), len(p), fmt(statistics.median(g)) if g else '-',
+                         fmt(statistics.median(p)) if p else '-', '-',
+                         'not served by PM sampling' if g and not p else 'n/a'))
+            continue
+        gm, pmed = statistics.median(g), statistics.median(p)
+        diff = abs(pmed - gm)
         tol = max(0.10 * abs(gm), 1048576.0) if is_bytes else 0.05
         ok = diff <= tol
         failures += 0 if ok else 1
-        fmt = (lambda v: f'{v / 1048576:.1f} MiB/s') if is_bytes else (lambda v: f'{v:.3f}')
-        rows.append((name, f, len(g), len(p), fmt(gm), fmt(pmed), fmt(diff),
-                     'ok' if ok else f'FAIL (tol {fmt(tol)})'))
+        rows.append((ph, f.replace('DCGM_FI_PROF_', ''), len(g), len(p), fmt(gm), fmt(pmed),
+                     fmt(diff), 'ok' if ok else f'FAIL (tol {fmt(tol)})'))
 
 with open(os.path.join(out, 'report.md'), 'w') as r:
-    r.write('| phase | field | GPM n | PM n | GPM median | PM median | median abs diff | verdict |\n')
+    r.write('| phase | field | GPM n | PM n | GPM median | PM median | abs diff | verdict |\n')
     r.write('|---|---|---|---|---|---|---|---|\n')
     for row in rows:
+        if row[-1] == 'n/a':
+            continue
         r.write('| ' + ' | '.join(str(c) for c in row) + ' |\n')
-    missing = [f for f in fields if not series.get(('pm', f))]
-    r.write(f'\nfields GPM serves but PM sampling does not: {", ".join(missing) or "none"}\n')
-    if rss:
-        r.write(f'PM-sampling daemon RSS: min {min(v for _, v in rss):.0f} MiB, '
-                f'max {max(v for _, v in rss):.0f} MiB\n')
-    for name, lo, hi in [(n, a - 2, b + 1) for n, a, b in windows
-                         if n in ('ncu_busy', 'paused', 'resumed')]:
-        act = [v for t, v in series.get(('pm', 'nvml_exporter_pm_sampling_active'), []) if lo <= t <= hi]
-        los = [v for t, v in series.get(('pm', 'nvml_exporter_pm_sampling_losses_total'), []) if lo <= t <= hi]
-        r.write(f'{name}: pm_sampling_active {act}, losses {los[-1] if los else "-"}\n')
+    for src in ('pm', 'gpm'):
+        if rss[src]:
+            r.write(f'\n{src} daemon RSS: {min(rss[src]):.0f}-{max(rss[src]):.0f} MiB')
+    r.write('\n')
+    for ph in ('ncu_busy', 'paused', 'resumed'):
+        if ('pm', ph) not in windows:
+            continue
+        lo, hi, start = windows[('pm', ph)]
+        act = [v for tt, v in series.get(('pm', 'nvml_exporter_pm_sampling_active'), [])
+               if start <= tt <= hi + 1]
+        los = [v for tt, v in series.get(('pm', 'nvml_exporter_pm_sampling_losses_total'), [])
+               if start <= tt <= hi + 1]
+        gr = len([1 for tt, _ in series.get(('pm', 'DCGM_FI_PROF_GR_ENGINE_ACTIVE'), [])
+                  if start <= tt <= hi + 1])
+        r.write(f'{ph}: pm_sampling_active {act}, losses {los[-1] if los else "-"}, '
+                f'GR_ENGINE series in {gr} of {len(act)} scrapes\n')
     r.write(f'\ndisagreements: {failures}\n')
 print(open(os.path.join(out, 'report.md')).read())
 
@@ -83,20 +102,22 @@ try:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    n = len(fields)
-    fig, axes = plt.subplots(n, 1, figsize=(11, 2.1 * n), sharex=True)
-    t0 = phases[0][0]
-    for ax, f in zip(axes, fields):
+    shown = [f for f in fields if series.get(('pm', f))]
+    fig, axes = plt.subplots(len(shown), 1, figsize=(11, 1.9 * len(shown)), sharex=True)
+    for ax, f in zip(axes, shown):
         for src, style in (('gpm', '-'), ('pm', '--')):
-            pts = series.get((src, f), [])
-            ax.plot([t - t0 for t, _ in pts], [v for _, v in pts], style, label=src)
-        for ts, name in phases:
-            ax.axvline(ts - t0, color='grey', lw=0.5)
-            if f == fields[0]:
-                ax.text(ts - t0, ax.get_ylim()[1], name, fontsize=7, va='bottom')
+            t0 = windows[(src, 'idle')][2]
+            pts = [(tt - t0, v) for tt, v in series.get((src, f), [])
+                   if tt <= windows[(src, 'pcie')][1] + 1]
+            ax.plot([a for a, _ in pts], [b for _, b in pts], style, label=src)
+        for ph in MODES:
+            x = windows[('gpm', ph)][2] - windows[('gpm', 'idle')][2]
+            ax.axvline(x, color='grey', lw=0.5)
+            if f == shown[0]:
+                ax.text(x + 0.3, ax.get_ylim()[1], ph, fontsize=7, va='bottom')
         ax.set_ylabel(f.replace('DCGM_FI_PROF_', ''), fontsize=7)
     axes[0].legend(loc='upper right', fontsize=7)
-    axes[-1].set_xlabel('seconds')
+    axes[-1].set_xlabel('seconds since the idle phase (each source its own run)')
     fig.tight_layout()
     fig.savefig(os.path.join(out, 'plot.png'), dpi=80)
 except ImportError:
