@@ -80,7 +80,11 @@ run_source() {  # $1: tag, $2: port, $3: --profiling-source value
   for _ in $(seq 100); do curl -fsS -o /dev/null "http://127.0.0.1:$2/ready" && break; sleep 0.2; done
   sampler "$1" "$2" "$pid" &
   local smp=$!
+  local t0 c0; t0=$(date +%s.%N); c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
   loads "$1"
+  # CPU of the daemon over the load schedule (clock ticks; 1 collection a second).
+  echo "$1 cpu_ticks=$(( $(awk '{print $14 + $15}' "/proc/$pid/stat") - c0 )) hz=$(getconf CLK_TCK)" \
+    "seconds=$(python3 -c "import time; print(round(time.time() - $t0, 1))")" >>"$OUT/cpu.txt"
   if [ "$1" = pm ]; then  # coexistence with Nsight Compute, then pause/resume
     phase pm:ncu_busy
     timeout 60 ncu --clock-control none -c 2 "$B/gpu-pulse" --on 1s --off 0 --duration 1s --mode fp32 \
