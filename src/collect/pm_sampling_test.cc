@@ -309,5 +309,34 @@ TEST_F(PmSamplingCollectorTest, NoCuptiMeansGpmOnlyAsBefore) {
   EXPECT_NE(Find(snap->devices[1].samples, 1001), nullptr);
 }
 
+TEST_F(PmSamplingCollectorTest, MigIsRefusedWithOneWarningPerEntity) {
+  // testdata/scenarios/mig.yaml: GPU 0 MIG on (three instances), GPU 1 MIG off.
+  nvml_.reset();  // the simulator reads its scenario at the init that takes its count from 0
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/mig.yaml", 1);
+  auto mig = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/pm_sampling.yaml", 1);
+  ASSERT_TRUE(mig.ok()) << mig.status().ToString();
+  nvml_ = std::move(mig).value();
+  copts_.profiling = ProfilingChoice::kPmSampling;
+  ::testing::internal::CaptureStderr();
+  auto c = Collector::Create(*nvml_, copts_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto snap = (*c)->CollectOnce();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  size_t mig_entities = 0;
+  for (const auto& d : snap->devices) {
+    if (d.identity->index != 0) continue;
+    ++mig_entities;
+    EXPECT_FALSE(d.pm_sampling.has_value());
+    EXPECT_EQ(Find(d.samples, 1001), nullptr) << "PM sampling cannot split a GPU by instance";
+  }
+  EXPECT_EQ(mig_entities, 4u);  // the GPU and its three instances
+  EXPECT_GE(Count(log, "not used on a MIG-enabled GPU"), 1u) << log;
+  EXPECT_LE(Count(log, "not used on a MIG-enabled GPU"), 4u) << log;
+  const auto& gpu1 = snap->devices.back();
+  EXPECT_EQ(gpu1.identity->index, 1u);
+  EXPECT_TRUE(gpu1.pm_sampling.has_value()) << "the GPU without MIG is sampled";
+}
+
 }  // namespace
 }  // namespace nvmlx::collect
