@@ -33,7 +33,7 @@
 namespace nvmlx::collect {
 
 struct PmSamplingOptions {
-  std::chrono::milliseconds interval{100};            // the hardware sampling interval
+  std::chrono::milliseconds interval{500};            // the hardware sampling interval
   std::chrono::milliseconds collect_interval{30000};  // sizes the counter-data image
   const std::atomic<bool>* paused = nullptr;          // null: never paused
   std::chrono::milliseconds backoff_min{1000};

@@ -75,7 +75,7 @@ struct Options {
   // --cupti-library / NVML_EXPORTER_CUPTI_LIBRARY: CUPTI for PM sampling (docs/pm-sampling.md)
   std::string cupti_library = "libcupti.so.13";
   // --pm-sampling-interval / NVML_EXPORTER_PM_SAMPLING_INTERVAL: milliseconds, 20-1000
-  int pm_sampling_interval_ms = 100;
+  int pm_sampling_interval_ms = 500;
   // --once: collect once, print the exposition to stdout, exit
   bool once = false;
   // --web-read-timeout / DCGM_EXPORTER_WEB_READ_TIMEOUT and --web-write-timeout /

@@ -46,7 +46,7 @@ constexpr FlagSpec kRuntime[] = {
    "sampling), gpm, pm-sampling or none."},
   {"cupti-library", "", "NVML_EXPORTER_CUPTI_LIBRARY", Kind::kString, "libcupti.so.13", true,
    "PATH", "CUPTI library for PM sampling (libnvperf_host.so is taken from beside it)."},
-  {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "100", true,
+  {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "500", true,
    "MS", "PM sampling's hardware sampling interval in milliseconds (20 to 1000)."},
 };
 

@@ -706,7 +706,7 @@ TEST(Options, ProfilingSourceFlags) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->profiling_source, "auto");
   EXPECT_EQ(d->cupti_library, "libcupti.so.13");
-  EXPECT_EQ(d->pm_sampling_interval_ms, 100);
+  EXPECT_EQ(d->pm_sampling_interval_ms, 500);
   Result<Options> r = Parse({"--profiling-source", "pm-sampling", "--cupti-library",
                              "/opt/cupti/libcupti.so.13", "--pm-sampling-interval", "250"});
   ASSERT_TRUE(r.ok()) << r.status().message();
