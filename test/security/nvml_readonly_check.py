@@ -87,6 +87,15 @@ def selftest() -> int:
         (good, "void* h = dlopen(\"libnvidia-ml.so.1\", 0);", ["dlopen/dlsym outside src/nvml/"]),
         ("// nothing\n", "", ["no NVMLX_FOR_EACH_*FUNCTION list"]),
     ]
+    cupti_good = ("#define NVMLX_CUPTI_FOR_EACH_FUNCTION(X) \\\n"
+                  "  X(cuptiPmSamplingEnable, PmEnableParams) \\\n"
+                  "  X(cuptiProfilerHostInitialize, HostInitializeParams)\n")
+    cupti_cases = [
+        (cupti_good, 'dlsym(h, "cuInit");', []),
+        (cupti_good.replace("cuptiPmSamplingEnable", "cuptiActivityEnable"), "",
+         ["cuptiActivityEnable is not an observation-only CUPTI call"]),
+        (cupti_good, 'dlsym(h, "cuCtxCreate");', ["dlsym of cuCtxCreate"]),
+    ]
     failures = 0
     for api, other, want in cases:
         with tempfile.TemporaryDirectory() as d:
@@ -95,6 +104,18 @@ def selftest() -> int:
             (root / "src/app").mkdir(parents=True)
             (root / "src/nvml/nvml_api.h").write_text(api)
             (root / "src/app/x.cc").write_text(other)
+            got = check(root)
+            if len(got) != len(want) or any(w not in g for w, g in zip(want, got)):
+                print(f"selftest: want {want}, got {got}")
+                failures += 1
+    for api, code, want in cupti_cases:
+        with tempfile.TemporaryDirectory() as d:
+            root = pathlib.Path(d)
+            (root / "src/nvml").mkdir(parents=True)
+            (root / "src/cupti").mkdir(parents=True)
+            (root / "src/nvml/nvml_api.h").write_text(good)
+            (root / "src/cupti/cupti_api.h").write_text(api)
+            (root / "src/cupti/cupti.cc").write_text(code)
             got = check(root)
             if len(got) != len(want) or any(w not in g for w, g in zip(want, got)):
                 print(f"selftest: want {want}, got {got}")
