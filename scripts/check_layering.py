@@ -23,7 +23,7 @@ import sys
 LAYERS = [
     ["util"],
     ["model"],
-    ["nvml"],
+    ["nvml", "cupti"],
     ["fields"],
     ["config"],
     ["collect", "attribute"],

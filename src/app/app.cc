@@ -58,6 +58,13 @@ std::string NvmlLibrary(const config::Options& opts, const char* argv0) {
   return FindSimulator(argv0);
 }
 
+// The CUPTI library to load; with --fake-gpus the simulated one built beside the simulated NVML
+// (tools/simgpu), unless --cupti-library names another.
+std::string CuptiLibrary(const config::Options& opts, const std::string& nvml_library) {
+  if (!opts.fake_gpus || opts.cupti_library != "libcupti.so.13") return opts.cupti_library;
+  return (std::filesystem::path(nvml_library).parent_path() / "libcupti.so.13").string();
+}
+
 // Leaves the process now, without destructors or atexit handlers: threads stuck inside NVML
 // still use the objects a normal exit would destroy, and the driver's own exit path may wait for
 // them. Only taken when something is stuck (a clean stop returns from Run instead, so the
@@ -77,6 +84,10 @@ const char* SignalName(int sig) {
       return "SIGTERM";
     case SIGHUP:
       return "SIGHUP";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
     default:
       return "signal";
   }
@@ -162,9 +173,14 @@ int Run(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGHUP);
+  // SIGUSR1 pauses PM sampling (the GPU's counters become free for Nsight), SIGUSR2 resumes it
+  // (docs/pm-sampling.md §5); like `dcgmi profile --pause / --resume`.
+  sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  const Daemon::Environment env{NvmlLibrary(opts, argv[0]), GetEnv};
+  const std::string nvml_library = NvmlLibrary(opts, argv[0]);
+  const Daemon::Environment env{nvml_library, CuptiLibrary(opts, nvml_library), GetEnv};
   Startup startup;
   std::thread starter([&opts, &env, &startup] { RunStartup(opts, env, &startup); });
   // Waits for a signal, at most `timeout`; 0 when none came.
@@ -179,8 +195,8 @@ int Run(int argc, char** argv) {
   while (!startup.done.load()) {
     const int sig = wait_signal(std::chrono::milliseconds(100));
     if (sig == 0) continue;
-    if (sig == SIGHUP) {
-      log::Info("SIGHUP during start-up: nothing to reload yet");
+    if (sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2) {
+      log::Info("signal during start-up: ignored", {{"signal", SignalName(sig)}});
       continue;
     }
     log::Info("shutting down during start-up", {{"signal", SignalName(sig)}});
@@ -230,6 +246,10 @@ int Run(int argc, char** argv) {
     if (sig == 0) continue;
     if (sig == SIGHUP) {
       daemon->Reload("SIGHUP");
+      continue;
+    }
+    if (sig == SIGUSR1 || sig == SIGUSR2) {
+      daemon->SetProfilingPaused(sig == SIGUSR1);
       continue;
     }
     log::Info("shutting down", {{"signal", SignalName(sig)}});

@@ -173,6 +173,7 @@ Status Daemon::Build(const Environment& env) {
     seen_ = Identify(opts.collectors);
     last_reload_success_s_ = UnixNow();
   }
+  cupti_path_ = env.cupti_library;
   Result<std::unique_ptr<nvml::Library>> lib = LoadNvml(env.nvml_library);
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
@@ -208,6 +209,29 @@ Status Daemon::Build(const Environment& env) {
   return BuildOutputs(env);
 }
 
+void Daemon::SetProfilingPaused(bool paused) {
+  log::Info(paused ? "PM sampling pause requested: counters released at the next collection"
+                   : "PM sampling resume requested");
+  if (collector_ != nullptr) collector_->SetProfilingPaused(paused);
+}
+
+const cupti::Library* Daemon::LoadCupti() {
+  util::MutexLock lock(&cupti_mu_);
+  if (cupti_tried_) return cupti_.get();
+  cupti_tried_ = true;
+  Result<std::unique_ptr<cupti::Library>> lib = cupti::Library::Load(cupti_path_);
+  if (!lib.ok()) {
+    log::Warn(
+        "CUPTI not loaded: DCGM_FI_PROF_* fields of GPUs without GPM are skipped (mount "
+        "libcupti.so.13 and libnvperf_host.so and set --cupti-library; docs/pm-sampling.md)",
+        {{"library", cupti_path_}, {"err", lib.status().ToString()}});
+    return nullptr;
+  }
+  cupti_ = std::move(*lib);
+  log::Info("CUPTI loaded for PM sampling", {{"library", cupti_path_}});
+  return cupti_.get();
+}
+
 Status Daemon::BuildCollector() {
   const config::Options& opts = options_;
   collect::CollectorOptions copts;
@@ -220,6 +244,12 @@ Status Daemon::BuildCollector() {
   // The collector copies the sources' latest parts into each snapshot. `sources_` is built
   // before the collector and destroyed after it.
   copts.process_metrics = sources_->process_metrics();
+  copts.profiling = opts.profiling_source == "gpm"           ? collect::ProfilingChoice::kGpm
+                    : opts.profiling_source == "pm-sampling" ? collect::ProfilingChoice::kPmSampling
+                    : opts.profiling_source == "none"        ? collect::ProfilingChoice::kNone
+                                                             : collect::ProfilingChoice::kAuto;
+  copts.pm_sampling.interval = std::chrono::milliseconds(opts.pm_sampling_interval_ms);
+  if (!cupti_path_.empty()) copts.cupti = [this] { return LoadCupti(); };
   if (sources_->enabled()) {
     copts.attribution = [sources = sources_.get()] { return sources->Latest(); };
   }

@@ -49,6 +49,7 @@
 #include "collect/collector.h"
 #include "config/collectors_csv.h"
 #include "config/options.h"
+#include "cupti/cupti.h"
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
 #include "render/gzip.h"
@@ -68,6 +69,8 @@ class Daemon {
     // The NVML library to dlopen: --nvml-library, or the simulator's path under --fake-gpus
     // (app::Run resolves it and sets the simulator's scenario variable).
     std::string nvml_library;
+    // CUPTI for PM sampling: --cupti-library, or the simulated one beside the simulated NVML.
+    std::string cupti_library;
     // The process environment (the in-cluster Kubernetes API configuration).
     config::GetEnvFn getenv;
   };
@@ -97,6 +100,8 @@ class Daemon {
   // Asks for a reload of the collectors file (SIGHUP): done on the reloader thread, so the
   // caller (the signal-waiting main thread) never blocks on the file or NVML. Running only.
   void Reload(std::string_view why);
+  // Pauses or resumes PM sampling on every GPU (SIGUSR1 / SIGUSR2); logged. Thread-safe.
+  void SetProfilingPaused(bool paused);
   // Reloads the collectors file now, on the calling thread, when `force` or when the file
   // changed since the last look (size, mtime, inode): a file that parses replaces the field
   // list (Collector::SetEntries) and the rendered rows; one that does not is rejected with its
@@ -137,6 +142,12 @@ class Daemon {
   const config::Options options_;
   std::vector<config::CollectorEntry> entries_;
   std::unique_ptr<nvml::Library> nvml_;
+  // CUPTI for PM sampling (docs/pm-sampling.md), loaded on the collector's first need; tried once.
+  const cupti::Library* LoadCupti() NVMLX_EXCLUDES(cupti_mu_);
+  std::string cupti_path_;
+  util::Mutex cupti_mu_;
+  bool cupti_tried_ NVMLX_GUARDED_BY(cupti_mu_) = false;
+  std::unique_ptr<cupti::Library> cupti_ NVMLX_GUARDED_BY(cupti_mu_);
   std::unique_ptr<AttributionSources> sources_;
   std::unique_ptr<collect::Collector> collector_;
   config::GetEnvFn getenv_;

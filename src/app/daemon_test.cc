@@ -42,7 +42,7 @@ config::Options Flags(std::vector<std::string> args) {
 }
 
 Daemon::Environment SimulatedGpus() {
-  return {NVMLX_SIMGPU_LIBRARY,
+  return {NVMLX_SIMGPU_LIBRARY, "",
           [](std::string_view) -> std::optional<std::string> { return std::nullopt; }};
 }
 
@@ -164,7 +164,7 @@ TEST_F(DaemonTest, BadCollectorsFileIsAUsageError) {
 
 TEST_F(DaemonTest, UnusableNvmlOrGpuIsExitCodeOne) {
   Result<std::unique_ptr<Daemon>> d = Daemon::Create(
-      Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", SimulatedGpus().getenv});
+      Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", "", SimulatedGpus().getenv});
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUnavailable);
   EXPECT_THAT(d.status().message(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));

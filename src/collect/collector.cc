@@ -306,6 +306,8 @@ void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
   dev->index = identity.index;
   dev->gpm_device = gpm_device;
   dev->gpm_gi = gpm_gpu_instance;
+  dev->mig_gpu = parent.has_value() || dev->scope == Device::Scope::kMigGpu;
+  dev->pci_bus_id = identity.pci_bus_id;
   dev->fast = std::make_unique<fields::DeviceReader>(lib, handle, f.fast);
   dev->slow = std::make_unique<fields::DeviceReader>(lib, handle, f.slow);
   // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
@@ -314,7 +316,7 @@ void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
   std::vector<fields::FieldError> ignored_errors;
   dev->fast->Read(&ignored_samples, &ignored_errors);
   // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
-  dev->gpm = GpmReader::Create(lib, gpm_device, identity.index, f.gpm, gpm_gpu_instance);
+  dev->gpm = MakeProfilingSource(lib, *dev, f.gpm);
   if (clock_events) {
     dev->clock_events = std::make_unique<ClockEventWindow>(options_.clock_events_window);
   }
@@ -334,6 +336,47 @@ void Collector::MarkLost(size_t device, const Status& why) {
              {{"gpu", std::to_string((*identities_)[device].index)},
               {"UUID", (*identities_)[device].uuid},
               {"err", why.ToString()}});
+}
+
+std::unique_ptr<ProfilingSource> Collector::MakeProfilingSource(
+    const nvml::Library& lib, const Device& d, const std::vector<const fields::FieldDef*>& f) {
+  if (f.empty()) return nullptr;
+  const std::string gpu = std::to_string(d.index);
+  auto gpm = [&]() -> std::unique_ptr<ProfilingSource> {
+    return GpmReader::Create(lib, d.gpm_device, d.index, f, d.gpm_gi);
+  };
+  auto pm = [&]() -> std::unique_ptr<ProfilingSource> {
+    if (d.mig_gpu) {
+      // PM sampling counts the whole GPU: its values cannot be split per GPU instance.
+      log::Warn(
+          "PM sampling is device-level and is not used on a MIG-enabled GPU or its "
+          "instances; DCGM_FI_PROF_* series omitted",
+          {{"gpu", gpu}, {"GPU_I_ID", d.gpm_gi ? std::to_string(*d.gpm_gi) : "-"}});
+      return nullptr;
+    }
+    const cupti::Library* cupti = options_.cupti ? options_.cupti() : nullptr;
+    if (cupti == nullptr) return nullptr;
+    PmSamplingOptions o = options_.pm_sampling;
+    o.collect_interval = options_.interval;
+    o.paused = &profiling_paused_;
+    return PmSamplingReader::Create(*cupti, cupti->CudaIndexFor(d.pci_bus_id, d.index), d.index, f,
+                                    o);
+  };
+  switch (options_.profiling) {
+    case ProfilingChoice::kNone:
+      return nullptr;
+    case ProfilingChoice::kGpm:
+      return gpm();
+    case ProfilingChoice::kPmSampling:
+      return pm();
+    case ProfilingChoice::kAuto:
+      break;
+  }
+  // Auto: GPM where the GPU has it (no cost, no other profiler blocked), else PM sampling.
+  Result<bool> has_gpm = lib.GpmSupported(d.gpm_device);
+  if ((has_gpm.ok() && *has_gpm) || !options_.cupti || d.mig_gpu) return gpm();
+  if (std::unique_ptr<ProfilingSource> p = pm()) return p;
+  return gpm();  // no CUPTI: GPM's own "metric not enabled" warnings, as without PM sampling
 }
 
 void Collector::NoteGpmFailure(size_t device, const Status& status) {
@@ -535,6 +578,10 @@ void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds
     good += prof.size() + (prof_errors.size() - failures(prof_errors));
     bad += failures(prof_errors) + (st.ok() || st.code() == StatusCode::kNotSupported ? 0 : 1);
     MergeSorted(&ds->samples, prof);
+    if (devices_[i]->gpm->name() == "pm_sampling") {
+      ds->pm_sampling =
+          model::DeviceSnapshot::PmSampling{devices_[i]->gpm->active(), devices_[i]->gpm->losses()};
+    }
   }
   *all_failed = good == 0 && bad > 0;
   if (devices_[i]->clock_events != nullptr && !Lost(i)) {
@@ -744,7 +791,7 @@ std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
   Clock::time_point ready = Clock::now();
   for (const auto& d : devices_) {
     if (d->gpm != nullptr) {
-      ready = std::max(ready, d->gpm->ReadyAt() - GpmReader::kMinWindow + kOnceGpmWindow);
+      ready = std::max(ready, d->gpm->OnceReadyAt());
     }
   }
   std::this_thread::sleep_until(ready);

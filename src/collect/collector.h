@@ -73,7 +73,9 @@
 #include "collect/health.h"
 #include "collect/mig.h"
 #include "collect/nvlink_health.h"
+#include "collect/pm_sampling_reader.h"
 #include "collect/process_reader.h"
+#include "collect/profiling_source.h"
 #include "collect/xid_watcher.h"
 #include "config/collectors_csv.h"
 #include "config/device_selector.h"
@@ -110,6 +112,15 @@ struct CollectorOptions {
   // how long a slow read may run before the GPU's slow values count as stale. 0: the default,
   // half the interval, at most 5 s.
   std::chrono::milliseconds read_deadline{0};
+  // --profiling-source: which source serves DCGM_FI_PROF_* per GPU (collect/profiling_source.h).
+  ProfilingChoice profiling = ProfilingChoice::kAuto;
+  // CUPTI for PM sampling, loaded on first need (a GPU without GPM, or a forced PM source), so
+  // that GPUs GPM serves cost nothing; returns null when it cannot be loaded (it warns once).
+  // Empty: no PM sampling. What it returns must outlive the Collector. Called from Create and
+  // from the fast workers on a reload, one at a time (the caller memoises).
+  std::function<const cupti::Library*()> cupti;
+  // PM sampling's interval and backoff (collect_interval and paused are set by the Collector).
+  PmSamplingOptions pm_sampling;
 };
 
 class Collector {
@@ -160,13 +171,19 @@ class Collector {
   // Every collected entity: GPUs, and MIG instances (identity.mig set) after their GPU.
   const std::vector<model::DeviceIdentity>& identities() const { return *identities_; }
   std::chrono::milliseconds interval() const { return options_.interval; }
+  // Pauses (true) or resumes PM sampling on every GPU (SIGUSR1 / SIGUSR2): the next collection
+  // releases or retakes the counters. GPM is unaffected (it does not block other profilers).
+  // Thread-safe.
+  void SetProfilingPaused(bool paused) { profiling_paused_.store(paused); }
 
  private:
   struct Device {
     nvml::Device handle = nullptr;
     std::unique_ptr<fields::DeviceReader> fast;
     std::unique_ptr<fields::DeviceReader> slow;
-    std::unique_ptr<GpmReader> gpm;            // null: no GPM fields enabled, or GPM unsupported
+    // GPM or PM sampling (collect/profiling_source.h); null: no profiling fields enabled, or no
+    // source for this GPU.
+    std::unique_ptr<ProfilingSource> gpm;
     std::unique_ptr<ProcessReader> processes;  // null unless options.process_metrics
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
@@ -181,6 +198,8 @@ class Collector {
     enum class Scope { kWhole, kMigGpu, kInstance } scope = Scope::kWhole;
     unsigned index = 0;                 // NVML index of the GPU, for GPM's messages
     nvml::Device gpm_device = nullptr;  // GPM samples come from the GPU
+    bool mig_gpu = false;               // a MIG-enabled GPU or one of its instances
+    std::string pci_bus_id;             // for PM sampling's CUDA index
     std::optional<unsigned> gpm_gi;     // and, on a MIG instance, its GPU instance
     uint64_t fast_version = 1;          // the Plan the fast readers were built from
     uint64_t slow_version = 1;          // the Plan the slow reader was built from
@@ -261,6 +280,9 @@ class Collector {
                  const EntityFields& fields, nvml::Device gpm_device,
                  std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
                  bool clock_events, std::vector<model::DeviceIdentity>* identities);
+  // The profiling source of one entity: GPM, PM sampling or none, per options_.profiling.
+  std::unique_ptr<ProfilingSource> MakeProfilingSource(
+      const nvml::Library& lib, const Device& d, const std::vector<const fields::FieldDef*>& f);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
   void NoteGpmFailure(size_t device, const Status& status) NVMLX_EXCLUDES(log_mu_);
   // A per-process read failed: logged once per device; GPU_IS_LOST marks the device lost.
@@ -313,6 +335,8 @@ class Collector {
   // (device, field id); field id 0 stands for the device's GPM calls as a whole, -1 for its
   // per-process calls.
   std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
+
+  std::atomic<bool> profiling_paused_{false};  // SetProfilingPaused; read by PM samplers
 
   PublishFn publish_;  // set by Start before the fast loop runs; read by that loop only
   // Set by Start before the loop runs; then the loop's own: when Start's GPM round is due.

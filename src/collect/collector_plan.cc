@@ -107,7 +107,8 @@ void Collector::ApplyFastPlan(size_t i, const Plan& plan) {
   std::vector<model::Sample> ignored_samples;  // the priming read of rate fields, as in Create
   std::vector<fields::FieldError> ignored_errors;
   d.fast->Read(&ignored_samples, &ignored_errors);
-  d.gpm = GpmReader::Create(lib_, d.gpm_device, d.index, f.gpm, d.gpm_gi);
+  d.gpm.reset();  // one PM-sampling session per GPU: release the old one first
+  d.gpm = MakeProfilingSource(lib_, d, f.gpm);
   const bool clock_events = plan.clock_events && d.scope != Device::Scope::kInstance;
   if (!clock_events) {
     d.clock_events.reset();

@@ -1,4 +1,5 @@
-// GpmReader: the DCGM_FI_PROF_* fields of one GPU, from NVML GPM (docs/nvml.md §3).
+// GpmReader: the DCGM_FI_PROF_* fields of one GPU, from NVML GPM (docs/nvml.md §3); one of the
+// two ProfilingSources (collect/profiling_source.h).
 //
 // GPM metrics are averages between two samples, so the reader keeps two sample buffers that
 // alternate: each Read() fills the older one with a fresh sample and computes every field from
@@ -21,14 +22,14 @@
 #include <optional>
 #include <vector>
 
+#include "collect/profiling_source.h"
 #include "fields/reader.h"
 #include "nvml/nvml.h"
 
 namespace nvmlx::collect {
 
-class GpmReader {
+class GpmReader : public ProfilingSource {
  public:
-  using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kMinWindow{100};
 
   // The fields of `fields` that have a GPM metric (others are ignored). Returns null when there
@@ -46,11 +47,16 @@ class GpmReader {
   // id); a field whose metric failed becomes a FieldError. The first successful sample only
   // primes. A failure of a whole GPM call (sample or metrics) is the returned Status: no values
   // this time, and the previous good sample stays the baseline.
-  Status Read(std::vector<model::Sample>* samples, std::vector<fields::FieldError>* errors);
+  Status Read(std::vector<model::Sample>* samples,
+              std::vector<fields::FieldError>* errors) override;
 
   // The earliest time at which a Read() measures a full window (and does not repeat).
   Clock::time_point ReadyAt() const { return last_sample_time_ + kMinWindow; }
-  const std::vector<const fields::FieldDef*>& fields() const { return fields_; }
+  // --once: a window of kOnceWindow after the priming sample.
+  Clock::time_point OnceReadyAt() const override { return ReadyAt() - kMinWindow + kOnceWindow; }
+  static constexpr std::chrono::milliseconds kOnceWindow{150};
+  const std::vector<const fields::FieldDef*>& fields() const override { return fields_; }
+  std::string_view name() const override { return "gpm"; }
 
  private:
   GpmReader(const nvml::Library& lib, nvml::Device device, std::optional<unsigned> gi)

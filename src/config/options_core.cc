@@ -41,6 +41,13 @@ constexpr FlagSpec kRuntime[] = {
    "PATH", "NVML library to load."},
   {"once", "", "", Kind::kBool, "false", true, "",
    "Collect once, print the metrics page to stdout and exit."},
+  {"profiling-source", "", "NVML_EXPORTER_PROFILING_SOURCE", Kind::kString, "auto", true, "SRC",
+   "Source of the DCGM_FI_PROF_* fields: auto (GPM where the GPU has it, else CUPTI PM "
+   "sampling), gpm, pm-sampling or none."},
+  {"cupti-library", "", "NVML_EXPORTER_CUPTI_LIBRARY", Kind::kString, "libcupti.so.13", true,
+   "PATH", "CUPTI library for PM sampling (libnvperf_host.so is taken from beside it)."},
+  {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "500", true,
+   "MS", "PM sampling's hardware sampling interval in milliseconds (20 to 1000)."},
 };
 
 constexpr FlagSpec kWeb[] = {
@@ -118,6 +125,24 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
   ToText(raw.Get("fake-gpus-scenario"), &o->fake_gpus_scenario);
   if (!o->fake_gpus_scenario.empty()) o->fake_gpus = true;
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("nvml-library"), &o->nvml_library));
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("cupti-library"), &o->cupti_library));
+  if (const Raw& r = raw.Get("profiling-source"); r.set) {
+    const std::string& v = r.last();
+    if (v != "auto" && v != "gpm" && v != "pm-sampling" && v != "none") {
+      return InvalidArgument(r.origin + ": " + Quote(v) +
+                             " is not a profiling source (expected auto, gpm, pm-sampling or "
+                             "none)");
+    }
+    o->profiling_source = v;
+  }
+  if (const Raw& r = raw.Get("pm-sampling-interval"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v || *v < 20 || *v > 1000) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a PM-sampling interval (milliseconds, 20 to 1000)");
+    }
+    o->pm_sampling_interval_ms = static_cast<int>(*v);
+  }
   return ToBool(raw.Get("once"), &o->once);
 }
 

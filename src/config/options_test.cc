@@ -715,5 +715,29 @@ TEST(GoDuration, Parses) {
   }
 }
 
+TEST(Options, ProfilingSourceFlags) {
+  Result<Options> d = Parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->profiling_source, "auto");
+  EXPECT_EQ(d->cupti_library, "libcupti.so.13");
+  EXPECT_EQ(d->pm_sampling_interval_ms, 500);
+  Result<Options> r = Parse({"--profiling-source", "pm-sampling", "--cupti-library",
+                             "/opt/cupti/libcupti.so.13", "--pm-sampling-interval", "250"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->profiling_source, "pm-sampling");
+  EXPECT_EQ(r->cupti_library, "/opt/cupti/libcupti.so.13");
+  EXPECT_EQ(r->pm_sampling_interval_ms, 250);
+  Result<Options> e = Parse({}, {{"NVML_EXPORTER_PROFILING_SOURCE", "none"},
+                                 {"NVML_EXPORTER_PM_SAMPLING_INTERVAL", "20"}});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->profiling_source, "none");
+  EXPECT_EQ(e->pm_sampling_interval_ms, 20);
+  EXPECT_NE(Error({"--profiling-source", "dcgm"}).find("--profiling-source"), std::string::npos);
+  EXPECT_NE(Error({"--pm-sampling-interval", "10"}).find("--pm-sampling-interval"),
+            std::string::npos);
+  EXPECT_NE(Error({"--pm-sampling-interval", "2000"}).find("20 to 1000"), std::string::npos);
+  EXPECT_NE(Error({"--cupti-library", ""}).find("--cupti-library"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nvmlx::config

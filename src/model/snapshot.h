@@ -112,6 +112,13 @@ struct DeviceSnapshot {
   std::vector<HealthResult> health;
   // DCGM_EXP_P2P_STATUS: one per other GPU, ascending peer index; empty unless enabled.
   std::vector<P2pStatus> p2p;
+  // Set when PM sampling serves this GPU's DCGM_FI_PROF_* fields (docs/pm-sampling.md):
+  // whether it samples now (false: paused, or lost and retrying) and how often it was lost.
+  struct PmSampling {
+    bool active = false;
+    uint64_t losses = 0;
+  };
+  std::optional<PmSampling> pm_sampling;
 };
 
 struct Snapshot {

@@ -288,6 +288,34 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
     }
   }
 
+  // PM sampling's state (docs/pm-sampling.md §5), only where it serves a GPU: pages of GPUs
+  // served by GPM alone are unchanged.
+  bool any_pm = false;
+  for (const model::DeviceSnapshot& dev : snapshot.devices) any_pm |= dev.pm_sampling.has_value();
+  if (any_pm) {
+    // One family at a time: AddFamily may move the families added before it.
+    for (const bool losses : {false, true}) {
+      SeriesFamily& f =
+          losses ? family("nvml_exporter_pm_sampling_losses_total",
+                          "Times PM sampling could not start or lost the GPU's counters (busy, "
+                          "decode error).",
+                          "counter")
+                 : family("nvml_exporter_pm_sampling_active",
+                          "1 if CUPTI PM sampling holds the GPU's counters and serves its "
+                          "DCGM_FI_PROF_* fields; 0 while paused (SIGUSR1) or lost to another "
+                          "profiler (retrying with backoff).");
+      for (const model::DeviceSnapshot& dev : snapshot.devices) {
+        if (dev.identity == nullptr || !dev.pm_sampling) continue;
+        const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
+                                    {uuid_label, dev.identity->uuid}};
+        const std::span<const LabelView> set(labels, dev.identity->uuid.empty() ? 1 : 2);
+        const int64_t v = losses ? static_cast<int64_t>(dev.pm_sampling->losses)
+                                 : (dev.pm_sampling->active ? 1 : 0);
+        f.points.push_back(SeriesPoint::Int(model->AddLabelSet(set), v, kToPrometheus));
+      }
+    }
+  }
+
   const LabelView build[] = {{"version", options.build.version},
                              {"revision", options.build.revision},
                              {"nvml_library", options.build.nvml_library},

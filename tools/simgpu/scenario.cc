@@ -465,7 +465,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   CheckKeys(n, where,
             {"name", "uuid", "pci_bus_id", "pci_device_id", "pci_subsystem_id", "serial", "vbios",
              "brand", "minor_number", "memory_total_mib", "inforom", "gpm", "values", "mig",
-             "processes", "process_info_stride"});
+             "processes", "process_info_stride", "pm_sampling"});
   GpuSpec gpu;
   for (int k = 0; k < kNumValueKeys; ++k) {
     gpu.values[k] = ValueFn::Constant(kValueKeys[k].default_value);
@@ -498,6 +498,30 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
       Fail(v, where + ".gpm: expected true or false");
     }
     gpu.gpm = v.Scalar() == "true";
+  }
+  if (auto pm = n["pm_sampling"]) {
+    const std::string at = where + ".pm_sampling";
+    RequireMap(pm, at);
+    CheckKeys(
+        pm, at,
+        {"chip", "metrics_per_pass", "busy_until_s", "decode_error_after", "missing_metrics"});
+    if (auto v = pm["chip"]) gpu.pm_sampling.chip = String(v, at + ".chip");
+    if (auto v = pm["metrics_per_pass"]) {
+      gpu.pm_sampling.metrics_per_pass =
+          static_cast<unsigned>(Unsigned(v, at + ".metrics_per_pass", 64));
+      if (gpu.pm_sampling.metrics_per_pass == 0) Fail(v, at + ".metrics_per_pass: expected >= 1");
+    }
+    if (auto v = pm["busy_until_s"]) gpu.pm_sampling.busy_until_s = Number(v, at + ".busy_until_s");
+    if (auto v = pm["decode_error_after"]) {
+      gpu.pm_sampling.decode_error_after =
+          static_cast<unsigned>(Unsigned(v, at + ".decode_error_after", 1000000));
+    }
+    if (auto v = pm["missing_metrics"]) {
+      if (!v.IsSequence()) Fail(v, at + ".missing_metrics: expected a list of metric names");
+      for (const auto& m : v) {
+        gpu.pm_sampling.missing_metrics.push_back(String(m, at + ".missing_metrics"));
+      }
+    }
   }
   if (auto inf = n["inforom"]) {
     const std::string at = where + ".inforom";

@@ -138,6 +138,16 @@ struct ProcessSpec {
   bool RunningAt(double t) const { return t >= start_s && (!end_s || t < *end_s); }
 };
 
+// The simulated CUPTI's view of a GPU (libcupti.so.13 built from cupti_sim.cc; SCENARIO.md
+// "PM sampling").
+struct PmSamplingSpec {
+  std::string chip;                 // cuptiDeviceGetChipName; empty: GH100 with gpm, else GA102
+  unsigned metrics_per_pass = 7;    // the host API's pass count: ceil(metrics / this)
+  double busy_until_s = 0;          // Enable answers HARDWARE_BUSY before this time; < 0: always
+  unsigned decode_error_after = 0;  // each session's Nth decode answers UNKNOWN; 0: never
+  std::vector<std::string> missing_metrics;  // metric base names this chip lacks
+};
+
 struct GpuSpec {
   std::string name = "NVIDIA H200";
   std::string uuid;        // default: derived from the index
@@ -152,8 +162,9 @@ struct GpuSpec {
   double memory_total_mib = 143771;
   std::string inforom_oem = "2.1", inforom_ecc = "7.16", inforom_power = "1.0";
   std::string inforom_image = "G525.0225.00.03";
-  bool gpm = false;          // nvmlGpmQueryDeviceSupport's isSupportedDevice (Hopper+: true)
-  bool mig_enabled = false;  // a `mig:` map is present
+  bool gpm = false;  // nvmlGpmQueryDeviceSupport's isSupportedDevice (Hopper+: true)
+  PmSamplingSpec pm_sampling;
+  bool mig_enabled = false;                   // a `mig:` map is present
   std::vector<MigProfileSpec> mig_profiles;   // ascending index; default: H200-like table
   std::array<ValueFn, kNumValueKeys> values;  // every key set, defaults included
   std::vector<ProcessSpec> processes;         // ascending pid, unique

@@ -43,6 +43,24 @@ inline std::string ReleaseHangs(const char* library_path) {
   return error;
 }
 
+// Restarts the loaded simulated CUPTI's clock (libcupti.so.13 from cupti_sim.cc, SCENARIO.md
+// "PM sampling"): `busy_until_s` and the value functions count from now again. Returns "" on
+// success, else what went wrong.
+inline std::string RestartCuptiClock(const char* library_path) {
+  void* handle = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return std::string("not loaded: ") + library_path;
+  using RestartFn = int (*)();
+  auto restart = reinterpret_cast<RestartFn>(dlsym(handle, "nvmlxSimCuptiRestartClock"));
+  std::string error;
+  if (restart == nullptr) {
+    error = "nvmlxSimCuptiRestartClock not exported";
+  } else if (int rc = restart(); rc != 0) {
+    error = "nvmlxSimCuptiRestartClock returned " + std::to_string(rc);
+  }
+  dlclose(handle);
+  return error;
+}
+
 }  // namespace nvmlx::simgpu
 
 #endif  // NVML_EXPORTER_TOOLS_SIMGPU_SIM_CONTROL_H_

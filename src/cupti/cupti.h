@@ -1,0 +1,139 @@
+// cupti::Library: CUPTI's PM-sampling and profiler-host API, dlopen()ed at run time like NVML
+// (nvml/nvml.h), and PmSampler, one GPU's PM-sampling session. This folder is the only code that
+// touches CUPTI; it sits beside nvml/ (docs/architecture.md) and depends on util/ only.
+//
+// Loading (docs/pm-sampling.md §2): libcupti.so.13 (--cupti-library) dlopen()s libnvperf_host.so
+// itself, by name. When a libnvperf_host.so lies beside the given libcupti (the pip wheel
+// nvidia-cuda-cupti, a toolkit's lib/ or extras/CUPTI/lib64/), Load() maps it first (RTLD_GLOBAL)
+// so that CUPTI's own lookup finds that copy instead of depending on LD_LIBRARY_PATH. CUPTI numbers
+// GPUs as CUDA does; CudaIndexFor() maps an NVML PCI bus id to that number through libcuda.so.1
+// (cuDeviceGetPCIBusId) when it can be loaded, and otherwise assumes NVML's order.
+//
+// Thread-safety: a Library is immutable after Load() and its methods may be called from any
+// thread (CUPTI's own calls are made per GPU from that GPU's worker). A PmSampler is used by one
+// thread at a time. The Library must outlive every PmSampler.
+#ifndef NVML_EXPORTER_CUPTI_CUPTI_H_
+#define NVML_EXPORTER_CUPTI_CUPTI_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cupti/cupti_api.h"
+#include "util/status.h"
+
+namespace nvmlx::cupti {
+
+// CUPTI result -> Status: HARDWARE_BUSY -> UNAVAILABLE (another profiler holds the counters),
+// INSUFFICIENT_PRIVILEGES -> NO_PERMISSION, NOT_SUPPORTED / MIG / invalid chip -> NOT_SUPPORTED,
+// INVALID_METRIC_NAME -> NOT_FOUND, everything else (UNKNOWN included) -> INTERNAL. The message
+// names the function, CUPTI's text and the number.
+Status FromCuptiResult(api::CUptiResult rc, std::string_view function,
+                       api::GetResultStringFn result_string);
+
+// A metric configuration built by the host API for one chip.
+struct Config {
+  std::vector<uint8_t> image;
+  size_t passes = 0;  // PM sampling accepts 1 only
+};
+
+class Library {
+ public:
+  // Loads `path` (and libnvperf_host.so beside it, when there) and calls cuptiProfilerInitialize.
+  // Errors: NOT_FOUND when dlopen or a symbol fails, else CUPTI's error.
+  static Result<std::unique_ptr<Library>> Load(const std::string& path);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  // The CUDA device index of the GPU at `pci_bus_id` (NVML's "DDDDDDDD:BB:DD.F" form), or
+  // `nvml_index` when libcuda.so.1 is absent or does not know the GPU.
+  size_t CudaIndexFor(std::string_view pci_bus_id, unsigned nvml_index) const;
+  // "GA102", "GH100", ...
+  Result<std::string> ChipName(size_t device_index) const;
+  // The counter-availability image of the GPU (which counters this GPU and driver expose).
+  Result<std::vector<uint8_t>> CounterAvailability(size_t device_index) const;
+  // A PM-sampling configuration of `metrics` for `chip` (host-side only; no GPU involved).
+  // NOT_FOUND when a metric does not exist on that chip.
+  Result<Config> BuildConfig(const std::string& chip, const std::vector<uint8_t>& availability,
+                             const std::vector<std::string>& metrics) const;
+
+  const std::string& path() const { return path_; }
+  Status Check(api::CUptiResult rc, std::string_view function) const {
+    return FromCuptiResult(rc, function, result_string_);
+  }
+
+#define NVMLX_CUPTI_MEMBER(name, P) api::CUptiResult (*name)(api::P*) = nullptr;
+  NVMLX_CUPTI_FOR_EACH_FUNCTION(NVMLX_CUPTI_MEMBER)
+#undef NVMLX_CUPTI_MEMBER
+
+ private:
+  Library() = default;
+  void LoadCuda();
+
+  std::string path_;
+  void* nvperf_handle_ = nullptr;
+  void* handle_ = nullptr;
+  void* cuda_handle_ = nullptr;
+  api::GetResultStringFn result_string_ = nullptr;
+  // From libcuda.so.1, in CUDA order: each device's PCI (domain, bus, device).
+  struct PciAddress {
+    unsigned domain = 0, bus = 0, device = 0;
+  };
+  std::vector<PciAddress> cuda_devices_;
+};
+
+// One GPU's PM-sampling session: enabled and started by Start(), stopped and disabled by the
+// destructor. Decode() drains the hardware buffer and returns the duration-weighted mean of every
+// metric over the samples completed since the previous Decode().
+class PmSampler {
+ public:
+  struct Options {
+    size_t device_index = 0;  // CUDA numbering
+    std::string chip;
+    std::vector<uint8_t> availability;
+    std::vector<std::string> metrics;  // as in the config
+    Config config;
+    uint64_t interval_ns = 100'000'000;
+    // Turing and GA100 lack the GPU-time trigger: the interval is then counted in sys clocks
+    // (kAssumedSysclkHz per second; the window uses the samples' own timestamps either way).
+    bool sysclk_trigger = false;
+    uint32_t max_samples = 64;  // counter-data image capacity
+    size_t hardware_buffer_bytes = 4u << 20;
+  };
+  static constexpr double kAssumedSysclkHz = 1.0e9;
+
+  struct Window {
+    std::vector<double> means;  // per metric, in Options::metrics order (NaN: no finite value)
+    size_t samples = 0;         // samples averaged (0: none completed since the last call)
+    uint64_t start_ns = 0, end_ns = 0;
+    bool overflow = false;  // the hardware buffer overflowed (oldest records lost)
+    size_t non_finite = 0;  // values left out of their metric's mean (NaN or infinite)
+  };
+
+  static Result<std::unique_ptr<PmSampler>> Start(const Library& lib, Options options);
+  ~PmSampler();
+  PmSampler(const PmSampler&) = delete;
+  PmSampler& operator=(const PmSampler&) = delete;
+
+  Result<Window> Decode();
+  size_t counter_data_bytes() const { return counter_data_.size(); }
+
+ private:
+  PmSampler(const Library& lib, Options options) : lib_(lib), options_(std::move(options)) {}
+  Status InitCounterData();
+
+  const Library& lib_;
+  Options options_;
+  api::PmSamplingObject* object_ = nullptr;
+  api::HostObject* host_ = nullptr;
+  bool started_ = false;
+  std::vector<uint8_t> counter_data_;
+  std::vector<const char*> metric_names_;
+};
+
+}  // namespace nvmlx::cupti
+
+#endif  // NVML_EXPORTER_CUPTI_CUPTI_H_

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# DCGM_FI_PROF_* through PM sampling, end to end with the real daemon on simulated GPUs whose
+# scenario has `pm_sampling` keys (testdata/scenarios/pm_sampling.yaml): under --fake-gpus the
+# daemon loads the simulated libcupti.so.13 beside the simulated NVML through the same dlopen
+# path as the real one. Checks: --once serves the pre-Hopper GPUs through PM sampling and the
+# H200 through GPM, in the catalog's units; --profiling-source=none drops them; a bad value
+# exits 2; a missing --cupti-library warns once and serves GPM only; a running daemon reports a
+# busy GPU's loss, recovers it, and SIGUSR1 / SIGUSR2 pause and resume sampling.
+source "$(dirname "$0")/lib.sh"
+SCN="$SOURCE_DIR/testdata/scenarios/pm_sampling.yaml"
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, u\nDCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, gr\nDCGM_FI_PROF_PCIE_TX_BYTES, gauge, tx\n' \
+  >"$WORK/prof.csv"
+value() {  # value FILE SERIES GPU
+  sed -n "s/^$2{gpu=\"$3\",[^}]*} //p" "$1"
+}
+
+out="$WORK/once.txt"
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once >"$out" 2>"$WORK/once.log"
+[ "$(value "$out" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" = 0.400000 ] ||
+  fail "GPU 0 (A10G, PM sampling, 40 %) should read 0.400000: $(grep PROF_GR "$out" || true)"
+[ "$(value "$out" DCGM_FI_PROF_PCIE_TX_BYTES 0)" = 2097152 ] || fail "GPU 0 PCIe TX: want 2 MiB/s"
+[ "$(value "$out" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "GPU 1 (H200) via GPM"
+grep -q 'nvml_exporter_pm_sampling_active{gpu="0"' "$out" || fail "no pm_sampling_active for GPU 0"
+grep -q 'nvml_exporter_pm_sampling_active{gpu="1"' "$out" && fail "GPU 1 is GPM's, not PM's"
+[ "$(value "$out" nvml_exporter_pm_sampling_losses_total 2)" = 1 ] ||
+  fail "GPU 2 (busy at start) should count one loss"
+grep -q 'CUPTI loaded for PM sampling' "$WORK/once.log" || fail "no 'CUPTI loaded' line"
+pass "--once: PM sampling on pre-Hopper GPUs, GPM on the H200, busy GPU counted"
+
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once --profiling-source=none \
+  >"$WORK/none.txt" 2>/dev/null
+grep -q '^DCGM_FI_PROF_' "$WORK/none.txt" && fail "--profiling-source=none still has PROF series"
+grep -q '^DCGM_FI_DEV_GPU_UTIL' "$WORK/none.txt" || fail "--profiling-source=none lost GPU_UTIL"
+set +e
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once --profiling-source=dcgm \
+  >/dev/null 2>"$WORK/bad.log"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--profiling-source=dcgm: want exit 2, got $rc"
+grep -q 'not a profiling source' "$WORK/bad.log" || fail "bad value message: $(cat "$WORK/bad.log")"
+pass "--profiling-source none and a bad value"
+
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once \
+  --cupti-library /nonexistent/libcupti.so.13 >"$WORK/nolib.txt" 2>"$WORK/nolib.log"
+[ "$(grep -c 'CUPTI not loaded' "$WORK/nolib.log")" = 1 ] || fail "want one 'CUPTI not loaded'"
+[ -z "$(value "$WORK/nolib.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" ] || fail "GPU 0 without CUPTI"
+[ "$(value "$WORK/nolib.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "GPM lost"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0"' "$WORK/nolib.txt" || fail "other fields lost"
+pass "absent CUPTI: one warning, GPM and every other field as before"
+
+port=$(free_port)
+start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" -c 500
+pid=${PIDS[-1]}
+page="$WORK/page.txt"
+scrape() { curl -fsS "http://127.0.0.1:$port/metrics" >"$page"; }
+await() {  # await DESCRIPTION SERIES GPU WANT: polls the page for up to 10 s
+  for _ in $(seq 50); do
+    scrape
+    [ "$(value "$page" "$2" "$3")" = "$4" ] && return 0
+    sleep 0.2
+  done
+  fail "timed out: $1 ($2 of GPU $3 is '$(value "$page" "$2" "$3")', want '$4')"
+}
+await "GPU 2 recovers after busy_until_s" DCGM_FI_PROF_GR_ENGINE_ACTIVE 2 0.400000
+[ "$(value "$page" nvml_exporter_pm_sampling_active 2)" = 1 ] || fail "GPU 2 active after recovery"
+kill -USR1 "$pid"
+await "paused" nvml_exporter_pm_sampling_active 0 0
+[ -z "$(value "$page" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" ] || fail "paused GPU 0 still has PROF"
+[ "$(value "$page" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "GPM paused too"
+[ -n "$(value "$page" DCGM_FI_DEV_GPU_UTIL 0)" ] || fail "pause dropped GPU_UTIL"
+kill -USR2 "$pid"
+await "resumed" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
+[ "$(value "$page" nvml_exporter_pm_sampling_losses_total 0)" = 0 ] || fail "a pause is no loss"
+[ "$(grep -c 'PM sampling paused' "$WORK/exporter.log")" -ge 1 ] || fail "pause not logged"
+kill -0 "$pid" || fail "daemon died"
+pass "daemon: busy GPU recovers; SIGUSR1 pauses and SIGUSR2 resumes PM sampling only"
+echo "pm_sampling_test: all passed"

@@ -1,0 +1,451 @@
+// The simulated CUPTI: our own libcupti.so.13 (the PM-sampling and profiler-host entry points the
+// exporter uses, src/cupti/cupti_api.h), driven by the same scenario file as the simulated NVML
+// (NVMLX_SIMGPU_SCENARIO; SCENARIO.md "PM sampling"). The exporter loads it through the very same
+// dlopen path as the real libcupti (--cupti-library; under --fake-gpus the one beside the
+// simulated libnvidia-ml.so.1).
+//
+// What it models: a chip name per GPU; a host API whose configuration takes
+// ceil(metrics / metrics_per_pass) passes and rejects unknown metrics; one PM-sampling session per
+// GPU (a second Enable answers HARDWARE_BUSY, as a GPU held by another profiler); samples on a
+// fixed grid of the sampling interval from the session's start, each the mean of the scenario's
+// gpm_* values over its interval (so the exporter's window average can be checked against the
+// GPM path's); a counter-data image that holds maxSamples samples; `busy_until_s` and
+// `decode_error_after` faults. Time: the scenario's clock from cuptiProfilerInitialize
+// (NVMLX_SIMGPU_FROZEN_TIME_S freezes it, as in the simulated NVML).
+//
+// Thread-safety: every entry point takes one mutex.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cupti/cupti_api.h"
+#include "scenario.h"
+
+namespace nvmlx::simgpu {
+namespace {
+
+namespace api = nvmlx::cupti::api;
+
+struct Known {
+  const char* base;  // metric name up to the first '.'
+  ValueKey key;
+  double scale;  // scenario unit -> metric unit (MiB/s -> B/s)
+};
+constexpr Known kKnown[] = {
+    {"gr__cycles_active", ValueKey::kGpmGraphicsUtil, 1},
+    {"sm__cycles_active", ValueKey::kGpmSmUtil, 1},
+    {"sm__warps_active", ValueKey::kGpmSmOccupancy, 1},
+    {"sm__pipe_tensor_cycles_active", ValueKey::kGpmAnyTensorUtil, 1},
+    {"dram__cycles_active", ValueKey::kGpmDramBwUtil, 1},
+    {"sm__pipe_fp64_cycles_active", ValueKey::kGpmFp64Util, 1},
+    {"sm__pipe_fma_cycles_active", ValueKey::kGpmFp32Util, 1},
+    {"pcie__write_bytes", ValueKey::kGpmPcieTxMibs, 1048576},
+    {"pcie__read_bytes", ValueKey::kGpmPcieRxMibs, 1048576},
+    {"nvltx__bytes", ValueKey::kGpmNvlinkTxMibs, 1048576},
+    {"nvlrx__bytes", ValueKey::kGpmNvlinkRxMibs, 1048576},
+};
+constexpr size_t kNumKnown = sizeof(kKnown) / sizeof(kKnown[0]);
+
+int KnownIndex(const std::string& metric) {
+  const std::string base = metric.substr(0, metric.find('.'));
+  for (size_t i = 0; i < kNumKnown; ++i) {
+    if (base == kKnown[i].base) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+struct Host {
+  std::string chip;
+  std::vector<std::string> metrics;
+};
+
+struct Session {
+  unsigned gpu = 0;
+  std::vector<std::string> metrics;
+  double interval_s = 0.1;
+  double next_start = 0;  // simulation time of the next sample's start
+  unsigned decodes = 0;
+  bool started = false;
+};
+
+// The counter-data image: this header, then `capacity` records of two uint64 timestamps (ns of
+// simulation time) and kNumKnown doubles.
+struct ImageHeader {
+  uint32_t magic;
+  uint32_t capacity;
+  uint32_t count;
+  uint32_t reserved;
+};
+constexpr uint32_t kMagic = 0x53494d43;  // "SIMC"
+constexpr size_t kRecord = 16 + 8 * kNumKnown;
+
+struct State {
+  std::mutex mu;
+  std::unique_ptr<Scenario> scenario;
+  std::string error;
+  std::chrono::steady_clock::time_point origin;
+  bool frozen = false;
+  double frozen_s = 0;
+  std::set<unsigned> enabled;  // GPUs with a session
+};
+
+State& S() {
+  static State* s = new State();  // never destroyed: entry points may run during exit
+  return *s;
+}
+
+double Now(const State& s) {
+  if (s.frozen) return s.frozen_s;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - s.origin).count();
+}
+
+std::string ChipOf(const GpuSpec& g) {
+  if (!g.pm_sampling.chip.empty()) return g.pm_sampling.chip;
+  return g.gpm ? "GH100" : "GA102";
+}
+
+const GpuSpec* GpuByChip(const State& s, const std::string& chip) {
+  for (const GpuSpec& g : s.scenario->gpus) {
+    if (ChipOf(g) == chip) return &g;
+  }
+  return nullptr;
+}
+
+bool Missing(const GpuSpec& g, const std::string& metric) {
+  const std::string base = metric.substr(0, metric.find('.'));
+  for (const std::string& m : g.pm_sampling.missing_metrics) {
+    if (m == base || m == metric) return true;
+  }
+  return KnownIndex(metric) < 0;
+}
+
+// The config image carries its chip and metric list: "SIMCFG <chip>" then the names, one a line.
+std::vector<std::string> MetricsOfConfig(const uint8_t* image, size_t size,
+                                         std::string* chip = nullptr) {
+  std::vector<std::string> out;
+  std::string text(reinterpret_cast<const char*>(image), size);
+  if (text.rfind("SIMCFG ", 0) != 0) return out;
+  size_t pos = text.find('\n');
+  if (pos == std::string::npos) return out;
+  if (chip != nullptr) *chip = text.substr(7, pos - 7);
+  ++pos;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    if (nl > pos) out.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return out;
+}
+
+#define NEED_INIT()                       \
+  State& s = S();                         \
+  std::lock_guard<std::mutex> lock(s.mu); \
+  if (s.scenario == nullptr) return api::kErrorNotInitialized
+
+}  // namespace
+}  // namespace nvmlx::simgpu
+
+using namespace nvmlx::simgpu;  // NOLINT: the C entry points below
+namespace api = nvmlx::cupti::api;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int cuptiGetResultString(int rc, const char** text) {
+  switch (rc) {
+    case api::kSuccess:
+      *text = "CUPTI_SUCCESS";
+      break;
+    case api::kErrorHardwareBusy:
+      *text = "CUPTI_ERROR_HARDWARE_BUSY";
+      break;
+    case api::kErrorUnknown:
+      *text = "CUPTI_ERROR_UNKNOWN";
+      break;
+    case api::kErrorNotSupported:
+      *text = "CUPTI_ERROR_NOT_SUPPORTED";
+      break;
+    case api::kErrorInvalidMetricName:
+      *text = "CUPTI_ERROR_INVALID_METRIC_NAME";
+      break;
+    default:
+      *text = "CUPTI_ERROR (simulated)";
+  }
+  return api::kSuccess;
+}
+
+// Fails with NOT_SUPPORTED when the scenario has no GPU with a `pm_sampling` map: a scenario
+// written before PM sampling existed simulates a host without CUPTI.
+__attribute__((visibility("default"))) int cuptiProfilerInitialize(
+    api::ProfilerInitializeParams* p) {
+  if (p == nullptr) return api::kErrorInvalidParameter;
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.scenario != nullptr) return api::kSuccess;
+  const char* path = std::getenv("NVMLX_SIMGPU_SCENARIO");
+  ParseResult parsed =
+      (path != nullptr && *path != '\0') ? LoadScenarioFile(path) : DefaultScenario();
+  if (std::holds_alternative<std::string>(parsed)) return api::kErrorInvalidOperation;
+  auto sc = std::make_unique<Scenario>(std::move(std::get<Scenario>(parsed)));
+  bool any = false;
+  for (const GpuSpec& g : sc->gpus) {
+    any = any || !g.pm_sampling.chip.empty() || g.pm_sampling.busy_until_s != 0 ||
+          g.pm_sampling.decode_error_after != 0 || g.pm_sampling.metrics_per_pass != 7 ||
+          !g.pm_sampling.missing_metrics.empty();
+  }
+  if (!any) return api::kErrorNotSupported;
+  if (const char* frozen = std::getenv("NVMLX_SIMGPU_FROZEN_TIME_S"); frozen && *frozen) {
+    s.frozen = true;
+    s.frozen_s = std::strtod(frozen, nullptr);
+  }
+  s.origin = std::chrono::steady_clock::now();
+  s.scenario = std::move(sc);
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiDeviceGetChipName(api::DeviceGetChipNameParams* p) {
+  NEED_INIT();
+  if (p == nullptr || p->deviceIndex >= s.scenario->gpus.size()) return api::kErrorInvalidDevice;
+  // The string lives as long as the scenario (the process).
+  static thread_local std::string name;
+  name = ChipOf(s.scenario->gpus[p->deviceIndex]);
+  p->pChipName = name.c_str();
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingGetCounterAvailability(
+    api::PmGetCounterAvailabilityParams* p) {
+  NEED_INIT();
+  if (p == nullptr || p->deviceIndex >= s.scenario->gpus.size()) return api::kErrorInvalidDevice;
+  if (p->pCounterAvailabilityImage == nullptr) {
+    p->counterAvailabilityImageSize = 16;
+  } else {
+    std::memset(p->pCounterAvailabilityImage, 0, p->counterAvailabilityImageSize);
+  }
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiProfilerHostInitialize(
+    api::HostInitializeParams* p) {
+  NEED_INIT();
+  if (p == nullptr || p->pChipName == nullptr) return api::kErrorInvalidParameter;
+  if (GpuByChip(s, p->pChipName) == nullptr) return 46;  // CUPTI_ERROR_INVALID_CHIP_NAME
+  p->pHostObject = reinterpret_cast<api::HostObject*>(new Host{p->pChipName, {}});
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiProfilerHostDeinitialize(
+    api::HostDeinitializeParams* p) {
+  NEED_INIT();
+  delete reinterpret_cast<Host*>(p->pHostObject);
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiProfilerHostConfigAddMetrics(
+    api::HostConfigAddMetricsParams* p) {
+  NEED_INIT();
+  auto* h = reinterpret_cast<Host*>(p->pHostObject);
+  const GpuSpec* g = GpuByChip(s, h->chip);
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    // The real host API answers INVALID_PARAMETER for a metric the chip lacks.
+    if (Missing(*g, p->ppMetricNames[i])) return api::kErrorInvalidParameter;
+  }
+  for (size_t i = 0; i < p->numMetrics; ++i) h->metrics.emplace_back(p->ppMetricNames[i]);
+  return api::kSuccess;
+}
+
+namespace {
+std::string ConfigText(const Host& h) {
+  std::string text = "SIMCFG " + h.chip + "\n";
+  for (const std::string& m : h.metrics) text += m + "\n";
+  return text;
+}
+}  // namespace
+
+__attribute__((visibility("default"))) int cuptiProfilerHostGetConfigImageSize(
+    api::HostGetConfigImageSizeParams* p) {
+  NEED_INIT();
+  p->configImageSize = ConfigText(*reinterpret_cast<Host*>(p->pHostObject)).size();
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiProfilerHostGetConfigImage(
+    api::HostGetConfigImageParams* p) {
+  NEED_INIT();
+  const std::string text = ConfigText(*reinterpret_cast<Host*>(p->pHostObject));
+  if (p->configImageSize < text.size()) return api::kErrorInvalidParameter;
+  std::memcpy(p->pConfigImage, text.data(), text.size());
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiProfilerHostGetNumOfPasses(
+    api::HostGetNumOfPassesParams* p) {
+  NEED_INIT();
+  std::string chip;
+  const std::vector<std::string> metrics =
+      MetricsOfConfig(p->pConfigImage, p->configImageSize, &chip);
+  const GpuSpec* g = GpuByChip(s, chip);
+  if (g == nullptr) return api::kErrorInvalidParameter;
+  const unsigned per_pass = g->pm_sampling.metrics_per_pass;
+  p->numOfPasses = (metrics.size() + per_pass - 1) / per_pass;
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingEnable(api::PmEnableParams* p) {
+  NEED_INIT();
+  if (p->deviceIndex >= s.scenario->gpus.size()) return api::kErrorInvalidDevice;
+  const unsigned gpu = static_cast<unsigned>(p->deviceIndex);
+  const PmSamplingSpec& spec = s.scenario->gpus[gpu].pm_sampling;
+  if (spec.busy_until_s < 0 || Now(s) < spec.busy_until_s) return api::kErrorHardwareBusy;
+  if (!s.enabled.insert(gpu).second) return api::kErrorHardwareBusy;  // one session per GPU
+  auto* session = new Session();
+  session->gpu = gpu;
+  p->pPmSamplingObject = reinterpret_cast<api::PmSamplingObject*>(session);
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingDisable(api::PmObjectParams* p) {
+  NEED_INIT();
+  auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  if (session == nullptr) return api::kErrorInvalidParameter;
+  s.enabled.erase(session->gpu);
+  delete session;
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingSetConfig(api::PmSetConfigParams* p) {
+  NEED_INIT();
+  auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  session->metrics = MetricsOfConfig(p->pConfig, p->configSize);
+  if (session->metrics.empty() || p->samplingInterval == 0) return api::kErrorInvalidParameter;
+  // Both triggers count nanoseconds here (the sysclk one at the exporter's assumed 1 GHz).
+  session->interval_s = static_cast<double>(p->samplingInterval) / 1e9;
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingStart(api::PmObjectParams* p) {
+  NEED_INIT();
+  auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  session->started = true;
+  session->next_start = Now(s);
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingStop(api::PmObjectParams* p) {
+  NEED_INIT();
+  reinterpret_cast<Session*>(p->pPmSamplingObject)->started = false;
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingGetCounterDataSize(
+    api::PmGetCounterDataSizeParams* p) {
+  NEED_INIT();
+  p->counterDataSize = sizeof(ImageHeader) + p->maxSamples * kRecord;
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingCounterDataImageInitialize(
+    api::PmCounterDataImageInitializeParams* p) {
+  NEED_INIT();
+  if (p->counterDataSize < sizeof(ImageHeader)) return api::kErrorInvalidParameter;
+  ImageHeader h{kMagic, static_cast<uint32_t>((p->counterDataSize - sizeof(ImageHeader)) / kRecord),
+                0, 0};
+  std::memcpy(p->pCounterData, &h, sizeof h);
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingDecodeData(api::PmDecodeDataParams* p) {
+  NEED_INIT();
+  auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  if (session == nullptr || !session->started) return api::kErrorInvalidOperation;
+  ImageHeader h;
+  std::memcpy(&h, p->pCounterDataImage, sizeof h);
+  if (h.magic != kMagic) return api::kErrorInvalidParameter;
+  const PmSamplingSpec& spec = s.scenario->gpus[session->gpu].pm_sampling;
+  ++session->decodes;
+  if (spec.decode_error_after != 0 && session->decodes == spec.decode_error_after) {
+    return api::kErrorUnknown;
+  }
+  const GpuSpec& g = s.scenario->gpus[session->gpu];
+  const double now = Now(s);
+  p->decodeStopReason = api::kDecodeStopEndOfRecords;
+  p->overflow = 0;
+  while (session->next_start + session->interval_s <= now) {
+    if (h.count >= h.capacity) {
+      p->decodeStopReason = api::kDecodeStopCounterDataFull;
+      break;
+    }
+    const double t1 = session->next_start, t2 = t1 + session->interval_s;
+    uint8_t* rec = p->pCounterDataImage + sizeof(ImageHeader) + h.count * kRecord;
+    const uint64_t ts[2] = {static_cast<uint64_t>(t1 * 1e9), static_cast<uint64_t>(t2 * 1e9)};
+    std::memcpy(rec, ts, sizeof ts);
+    for (size_t k = 0; k < kNumKnown; ++k) {
+      const double v = g.value(kKnown[k].key).Average(t1, t2) * kKnown[k].scale;
+      std::memcpy(rec + 16 + 8 * k, &v, sizeof v);
+    }
+    ++h.count;
+    session->next_start = t2;
+  }
+  std::memcpy(p->pCounterDataImage, &h, sizeof h);
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingGetCounterDataInfo(
+    api::PmGetCounterDataInfoParams* p) {
+  NEED_INIT();
+  ImageHeader h;
+  std::memcpy(&h, p->pCounterDataImage, sizeof h);
+  if (h.magic != kMagic) return api::kErrorInvalidParameter;
+  p->numTotalSamples = h.capacity;
+  p->numPopulatedSamples = h.count;
+  p->numCompletedSamples = h.count;
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiPmSamplingCounterDataGetSampleInfo(
+    api::PmGetSampleInfoParams* p) {
+  NEED_INIT();
+  ImageHeader h;
+  std::memcpy(&h, p->pCounterDataImage, sizeof h);
+  if (p->sampleIndex >= h.count) return api::kErrorInvalidParameter;
+  uint64_t ts[2];
+  std::memcpy(ts, p->pCounterDataImage + sizeof(ImageHeader) + p->sampleIndex * kRecord, sizeof ts);
+  p->startTimestamp = ts[0];
+  p->endTimestamp = ts[1];
+  return api::kSuccess;
+}
+
+__attribute__((visibility("default"))) int cuptiProfilerHostEvaluateToGpuValues(
+    api::HostEvaluateToGpuValuesParams* p) {
+  NEED_INIT();
+  ImageHeader h;
+  std::memcpy(&h, p->pCounterDataImage, sizeof h);
+  if (p->rangeIndex >= h.count) return api::kErrorInvalidParameter;
+  const uint8_t* rec = p->pCounterDataImage + sizeof(ImageHeader) + p->rangeIndex * kRecord;
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    const int k = KnownIndex(p->ppMetricNames[i]);
+    if (k < 0) return api::kErrorInvalidMetricName;
+    std::memcpy(&p->pMetricValues[i], rec + 16 + 8 * k, sizeof(double));
+  }
+  return api::kSuccess;
+}
+
+// Not CUPTI: a test control (dlsym it from the same library). Restarts the simulated clock from
+// zero, so that `busy_until_s` and the value functions count from now: each test of one process
+// gets the scenario's start again. Sessions still open keep running.
+__attribute__((visibility("default"))) int nvmlxSimCuptiRestartClock() {
+  NEED_INIT();
+  s.origin = std::chrono::steady_clock::now();
+  return api::kSuccess;
+}
+
+}  // extern "C"
