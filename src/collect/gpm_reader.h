@@ -51,7 +51,7 @@ class GpmReader : public ProfilingSource {
               std::vector<fields::FieldError>* errors) override;
 
   // The earliest time at which a Read() measures a full window (and does not repeat).
-  Clock::time_point ReadyAt() const { return last_sample_time_ + kMinWindow; }
+  Clock::time_point ReadyAt() const override { return last_sample_time_ + kMinWindow; }
   // --once: a window of kOnceWindow after the priming sample.
   Clock::time_point OnceReadyAt() const override { return ReadyAt() - kMinWindow + kOnceWindow; }
   static constexpr std::chrono::milliseconds kOnceWindow{150};

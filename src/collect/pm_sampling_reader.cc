@@ -212,6 +212,11 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
   return Status::Ok();
 }
 
+ProfilingSource::Clock::time_point PmSamplingReader::ReadyAt() const {
+  // One completed sample.
+  return started_at_ + options_.interval + std::chrono::milliseconds(50);
+}
+
 ProfilingSource::Clock::time_point PmSamplingReader::OnceReadyAt() const {
   // A few completed samples.
   return started_at_ + 3 * options_.interval + std::chrono::milliseconds(50);

@@ -52,6 +52,7 @@ class PmSamplingReader : public ProfilingSource {
 
   Status Read(std::vector<model::Sample>* samples,
               std::vector<fields::FieldError>* errors) override;
+  Clock::time_point ReadyAt() const override;
   Clock::time_point OnceReadyAt() const override;
   const std::vector<const fields::FieldDef*>& fields() const override { return fields_; }
   std::string_view name() const override { return "pm_sampling"; }

@@ -35,6 +35,9 @@ class ProfilingSource {
   virtual ~ProfilingSource() = default;
   virtual Status Read(std::vector<model::Sample>* samples,
                       std::vector<fields::FieldError>* errors) = 0;
+  // The earliest time at which a Read() gives values for a full window (the collector's early
+  // second round at start-up waits for it).
+  virtual Clock::time_point ReadyAt() const = 0;
   // When --once should read so that its window holds data.
   virtual Clock::time_point OnceReadyAt() const = 0;
   // The fields it serves (ascending id).
