@@ -15,7 +15,7 @@ value() {  # value FILE SERIES GPU
 }
 
 out="$WORK/once.txt"
-"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once >"$out" 2>"$WORK/once.log"
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once --profiling-source=auto >"$out" 2>"$WORK/once.log"
 [ "$(value "$out" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" = 0.400000 ] ||
   fail "GPU 0 (A10G, PM sampling, 40 %) should read 0.400000: $(grep PROF_GR "$out" || true)"
 [ "$(value "$out" DCGM_FI_PROF_PCIE_TX_BYTES 0)" = 2097152 ] || fail "GPU 0 PCIe TX: want 2 MiB/s"
@@ -40,7 +40,18 @@ set -e
 grep -q 'not a profiling source' "$WORK/bad.log" || fail "bad value message: $(cat "$WORK/bad.log")"
 pass "--profiling-source none and a bad value"
 
-"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once \
+# The default is gpm: PM sampling is opt-in until it agrees with GPM on real hardware
+# (docs/validation/h200-pm-sampling.md), so the GPU without GPM has no PROF series and CUPTI
+# is not even loaded.
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once >"$WORK/default.txt" \
+  2>"$WORK/default.log"
+[ -z "$(value "$WORK/default.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" ] ||
+  fail "default source served PM sampling on GPU 0"
+[ "$(value "$WORK/default.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "default lost GPM"
+grep -q 'CUPTI' "$WORK/default.log" && fail "default source loaded CUPTI: $(grep CUPTI "$WORK/default.log")"
+pass "default (gpm): no PM sampling, CUPTI not loaded"
+
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once --profiling-source=auto \
   --cupti-library /nonexistent/libcupti.so.13 >"$WORK/nolib.txt" 2>"$WORK/nolib.log"
 [ "$(grep -c 'CUPTI not loaded' "$WORK/nolib.log")" = 1 ] || fail "want one 'CUPTI not loaded'"
 [ -z "$(value "$WORK/nolib.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" ] || fail "GPU 0 without CUPTI"
@@ -49,7 +60,7 @@ grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0"' "$WORK/nolib.txt" || fail "other fields 
 pass "absent CUPTI: one warning, GPM and every other field as before"
 
 port=$(free_port)
-start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" -c 500
+start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" -c 500 --profiling-source=auto
 pid=${PIDS[-1]}
 page="$WORK/page.txt"
 scrape() { curl -fsS "http://127.0.0.1:$port/metrics" >"$page"; }
