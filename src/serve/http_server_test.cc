@@ -672,7 +672,9 @@ int RawConnect(uint16_t port, int rcvbuf = 0) {
 
 // The load: 300 slowloris sockets (a header line every 200 ms, never finishing) and
 // 2000 idle connections, while a client scrapes every 100 ms on a new connection: every scrape
-// must succeed within 100 ms.
+// must succeed, and none may wait behind the slow clients (their header timeout is seconds). The
+// bound is 1 s, not the 100 ms the scrapes take unloaded: this is a correctness test, and a
+// sanitizer build on a busy 2-core CI machine once took 114 ms (the speed is bench/'s job).
 TEST_F(ServerTest, SlowlorisAndIdleFloodDoNotDelayScrapes) {
   constexpr int kSlow = 300, kIdle = 2000, kScrapes = 30;
   // Both ends of every connection live in this process.
@@ -709,7 +711,7 @@ TEST_F(ServerTest, SlowlorisAndIdleFloodDoNotDelayScrapes) {
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - start);
     worst = std::max(worst, took);
-    if (r.status == 200 && r.body.size() == 200 * 1024 && took < std::chrono::milliseconds(100)) {
+    if (r.status == 200 && r.body.size() == 200 * 1024 && took < std::chrono::seconds(1)) {
       ++ok;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -746,7 +748,8 @@ TEST_F(ServerTest, ClientsThatNeverReadDoNotBlockOthers) {
     Reply r = c.Request("GET", "/metrics");
     EXPECT_EQ(r.status, 200u);
     EXPECT_EQ(r.body.size(), 4u * 1024 * 1024);
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100)) << i;
+    // Not behind the 200 (their write timeout is seconds); 1 s leaves room for sanitizer builds.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << i;
   }
   const auto start = std::chrono::steady_clock::now();
   server_->Stop();

@@ -263,6 +263,8 @@ __attribute__((visibility("default"))) int cuptiProfilerHostConfigAddMetrics(
   return api::kSuccess;
 }
 
+}  // extern "C"
+
 namespace {
 std::string ConfigText(const Host& h) {
   std::string text = "SIMCFG " + h.chip + "\n";
@@ -270,6 +272,8 @@ std::string ConfigText(const Host& h) {
   return text;
 }
 }  // namespace
+
+extern "C" {
 
 __attribute__((visibility("default"))) int cuptiProfilerHostGetConfigImageSize(
     api::HostGetConfigImageSizeParams* p) {
