@@ -31,23 +31,9 @@ exporter="$build/src/app/nvml-exporter"
 "$build/bench/kubelet_bench" --benchmark_format=json --benchmark_min_time=0.3 \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true >"$work/kubelet.json"
 
-# The 8 UUIDs, then a script of $pods pods time-slicing them ("GPU-…::k").
-"$exporter" --fake-gpus --fake-gpus-scenario "$scenario" -f "$csv" --once 2>/dev/null |
-  sed -n 's/^nvml_exporter_gpu_up{gpu="[0-9]*",UUID="\([^"]*\)"} 1$/\1/p' >"$work/uuids.txt"
-python3 - "$work/uuids.txt" "$pods" >"$work/script.json" <<'PY'
-import json, sys
-uuids = open(sys.argv[1]).read().split()
-pods = [{"namespace": f"team-{i % 20}", "name": f"inference-{i}",
-         "containers": [{"name": "server", "devices": [
-             {"resource_name": "nvidia.com/gpu",
-              "device_ids": [f"{uuids[i % len(uuids)]}::{i // len(uuids)}"]}]}]}
-        for i in range(int(sys.argv[2]))]
-print(json.dumps({"answers": [{"pods": pods}]}))
-PY
-sock="$work/kubelet.sock"
-"$build/test/fixtures/kubelet_fixture" --socket "$sock" --script "$work/script.json" >"$work/fixture.out" 2>"$work/fixture.log" &
-pids+=($!)
-for _ in $(seq 100); do grep -q ready "$work/fixture.out" && break; sleep 0.05; done
+# The fake kubelet: $pods pods time-slicing the 8 GPUs (bench/fake_kubelet.sh).
+. "$src/bench/fake_kubelet.sh"
+start_fake_kubelet "$exporter" "$scenario" "$csv" "$pods"
 
 # CPU time of every thread of the process, in ns (schedstat: exact, unlike 10 ms clock ticks).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }

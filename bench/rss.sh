@@ -34,23 +34,9 @@ simgpu="$build/simgpu/libnvidia-ml.so.1"
 NVMLX_SIMGPU_SCENARIO="$scenario" "$build/bench/nvml_init_rss" "$simgpu" >"$work/baseline.txt"
 baseline=$(awk '/after_devices_kib/ {print $2}' "$work/baseline.txt")
 
-# The fake kubelet: $pods pods time-slicing the 8 GPUs ("GPU-…::k").
-"$build/src/app/nvml-exporter" --fake-gpus --fake-gpus-scenario "$scenario" -f "$csv" --once 2>/dev/null |
-  sed -n 's/^nvml_exporter_gpu_up{gpu="[0-9]*",UUID="\([^"]*\)"} 1$/\1/p' >"$work/uuids.txt"
-python3 - "$work/uuids.txt" "$pods" >"$work/script.json" <<'PY'
-import json, sys
-uuids = open(sys.argv[1]).read().split()
-pods = [{"namespace": f"team-{i % 20}", "name": f"inference-{i}",
-         "containers": [{"name": "server", "devices": [
-             {"resource_name": "nvidia.com/gpu",
-              "device_ids": [f"{uuids[i % len(uuids)]}::{i // len(uuids)}"]}]}]}
-        for i in range(int(sys.argv[2]))]
-print(json.dumps({"answers": [{"pods": pods}]}))
-PY
-sock="$work/kubelet.sock"
-"$build/test/fixtures/kubelet_fixture" --socket "$sock" --script "$work/script.json" >"$work/fixture.out" 2>"$work/fixture.log" &
-pids+=($!)
-for _ in $(seq 100); do grep -q ready "$work/fixture.out" && break; sleep 0.05; done
+# The fake kubelet: $pods pods time-slicing the 8 GPUs (bench/fake_kubelet.sh).
+. "$src/bench/fake_kubelet.sh"
+start_fake_kubelet "$build/src/app/nvml-exporter" "$scenario" "$csv" "$pods"
 
 # A self-signed certificate for the TLS case.
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
