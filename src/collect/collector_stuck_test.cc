@@ -115,6 +115,17 @@ class StuckCollectorTest : public ::testing::Test {
     }
     EXPECT_LE(collector_->ReadsInProgress(), n);
   }
+  // Waits (bounded, in real time) until `n` calls are blocked inside the simulator: the read in
+  // progress may still be on its way to the hung call (TSan on a busy machine once advanced the
+  // deadline while it was between calls, and the log named no call).
+  void AwaitHungCalls(size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (simgpu::HungCalls(NVMLX_SIMGPU_LIBRARY) < static_cast<int>(n) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    EXPECT_GE(simgpu::HungCalls(NVMLX_SIMGPU_LIBRARY), static_cast<int>(n));
+  }
   // One interval: the loop ticks; when GPU 0 hangs at this tick, the loop then waits for the
   // read deadline, which the test passes once the healthy GPUs have answered (the schedule keeps
   // its ticks: the next one is still one interval after this one). `hung`: how many reads stay
@@ -126,6 +137,7 @@ class StuckCollectorTest : public ::testing::Test {
     if (expect_wait) {
       EXPECT_TRUE(clock_.AwaitWaiters(1));  // the loop waits on its read deadline
       AwaitReadsInProgress(hung);
+      AwaitHungCalls(hung);
       clock_.Advance(options_.read_deadline);
     }
     auto snap = Await(n);

@@ -98,6 +98,20 @@ TEST(WebConfig, ErrorsNameFileLineAndWhatWasExpected) {
   EXPECT_THAT(Err("tls_config:\n  cert_file: a\n"), HasSubstr("unknown key \"tls_config\""));
 }
 
+// With a certificate, a min_version above max_version is refused; without one, the exporter
+// toolkit ignores tls_server_config and serves plain HTTP, and so do we (found by the fuzzer:
+// its invariant had asked for the order even with TLS off).
+TEST(WebConfig, VersionOrderCheckedOnlyWithTlsOn) {
+  EXPECT_THAT(Err("tls_server_config:\n  cert_file: a\n  key_file: b\n"
+                  "  min_version: TLS13\n  max_version: TLS12\n"),
+              HasSubstr("min_version is above max_version"));
+  Result<WebConfig> c =
+      ParseWebConfig("tls_server_config:\n  min_version: TLS12\n  max_version: TLS11\n",
+                     "/etc/web.yml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->tls.enabled);
+}
+
 TEST(WebConfig, LoadNamesMissingFile) {
   Result<WebConfig> c = LoadWebConfig("/nonexistent/web.yml");
   ASSERT_FALSE(c.ok());

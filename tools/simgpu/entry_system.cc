@@ -244,6 +244,10 @@ nvmlReturn_t nvmlxSimReleaseHangs() {
   return NVML_SUCCESS;
 }
 
+// Not NVML: how many `hang: true` calls are blocked now, so that a test can wait until a read
+// is inside its hung call before it moves a deadline (SCENARIO.md "Faults").
+int nvmlxSimHungCalls() { return nvmlx::simgpu::HangGate::Get().waiting(); }
+
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   return OnSystem(__func__,
                   [&](const Ctx&) -> nvmlReturn_t { return Simulator::Get().FreeEventSet(set); });

@@ -38,6 +38,7 @@ HangGate& HangGate::Get() {
 
 void HangGate::Wait() {
   std::unique_lock<std::mutex> lock(mu_);
+  ++waiting_;
   while (!released_) {
     // The release file is polled: a test process outside this one cannot signal the condvar.
     if (ReleaseFileExists()) {
@@ -47,6 +48,7 @@ void HangGate::Wait() {
     }
     cv_.wait_for(lock, std::chrono::milliseconds(50));
   }
+  --waiting_;
 }
 
 void HangGate::Release() {
@@ -58,6 +60,11 @@ void HangGate::Release() {
 void HangGate::Reset() {
   std::lock_guard<std::mutex> lock(mu_);
   released_ = false;
+}
+
+int HangGate::waiting() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
 }
 
 bool HangGate::released() {

@@ -37,12 +37,14 @@ class HangGate {
   void Release();
   void Reset();  // closed again (nvmlInit_v2 from 0)
   bool released();
+  int waiting();  // calls blocked at the gate now
 
  private:
   HangGate() = default;
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;
+  int waiting_ = 0;  // guarded by mu_
 };
 
 class FaultSet {

@@ -43,6 +43,17 @@ inline std::string ReleaseHangs(const char* library_path) {
   return error;
 }
 
+// How many `hang: true` calls of the loaded simulator are blocked now; -1 when it cannot say.
+inline int HungCalls(const char* library_path) {
+  void* handle = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return -1;
+  using CountFn = int (*)();
+  auto count = reinterpret_cast<CountFn>(dlsym(handle, "nvmlxSimHungCalls"));
+  const int n = count != nullptr ? count() : -1;
+  dlclose(handle);
+  return n;
+}
+
 // Restarts the loaded simulated CUPTI's clock (libcupti.so.13 from cupti_sim.cc, SCENARIO.md
 // "PM sampling"): `busy_until_s` and the value functions count from now again. Returns "" on
 // success, else what went wrong.
