@@ -28,6 +28,10 @@ cp bench/gpu.sh bench/gpu_bench.py "$out/bench/"
 cp bench/peers/pynvml_exporter.py "$out/bench/peers/"
 # The simulated CUPTI (--fake-gpus with a scenario that has pm_sampling keys).
 [ -e "$build/simgpu/libcupti.so.13" ] && cp "$build/simgpu/libcupti.so.13" "$out/simgpu/"
+# The raw PM-sample probe (tools/pm-probe), for the PM-sampling validation.
+if [ -x "$build/tools/pm-probe/pm-probe" ]; then
+  cp "$build/tools/pm-probe/pm-probe" "$out/" && strip --strip-debug "$out/pm-probe"
+fi
 # The load generator, when this machine could build it (nvcc present); cudart is static in it.
 if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
   cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"

@@ -353,6 +353,9 @@ Result<PmSampler::Window> PmSampler::Decode() {
         w.means[m] += values[m] * dt;
         weight[m] += dt;
       }
+      if (options_.keep_samples) {
+        w.detail.push_back({si.startTimestamp, si.endTimestamp, values});
+      }
       if (w.samples == 0) w.start_ns = si.startTimestamp;
       w.end_ns = si.endTimestamp;
       ++w.samples;

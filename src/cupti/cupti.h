@@ -102,15 +102,22 @@ class PmSampler {
     bool sysclk_trigger = false;
     uint32_t max_samples = 64;  // counter-data image capacity
     size_t hardware_buffer_bytes = 4u << 20;
+    // Keep every sample's own values in Window::detail (tools/pm-probe: what one decode holds).
+    bool keep_samples = false;
   };
   static constexpr double kAssumedSysclkHz = 1.0e9;
 
+  struct SampleValues {
+    uint64_t start_ns = 0, end_ns = 0;
+    std::vector<double> values;  // per metric, as CUPTI evaluated them
+  };
   struct Window {
     std::vector<double> means;  // per metric, in Options::metrics order (NaN: no finite value)
     size_t samples = 0;         // samples averaged (0: none completed since the last call)
     uint64_t start_ns = 0, end_ns = 0;
     bool overflow = false;  // the hardware buffer overflowed (oldest records lost)
     size_t non_finite = 0;  // values left out of their metric's mean (NaN or infinite)
+    std::vector<SampleValues> detail;  // with Options::keep_samples only
   };
 
   static Result<std::unique_ptr<PmSampler>> Start(const Library& lib, Options options);

@@ -1,0 +1,148 @@
+// pm-probe: prints every PM sample CUPTI delivers for a list of metrics on one GPU, one line per
+// sample, so that what the exporter averages (docs/pm-sampling.md) can be looked at raw on a real
+// GPU. It goes through the exporter's own loader and session (cupti/cupti.h).
+//
+//   pm-probe --cupti PATH [--device N] [--interval-ms 500] [--decode-ms 1000] [--seconds 20]
+//            METRIC...
+//
+// Metrics the chip does not know are reported and left out; metrics are then dropped from the
+// end until the configuration fits one pass (PM sampling accepts one). Output (stdout, CSV):
+// decode,t_ms,sample,start_ms,dur_ms,<metric>... with times relative to the first sample.
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cupti/cupti.h"
+
+namespace {
+
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: pm-probe --cupti PATH [--device N] [--interval-ms MS] [--decode-ms MS] "
+               "[--seconds S] METRIC...\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string cupti_path;
+  size_t device = 0;
+  long interval_ms = 500, decode_ms = 1000, seconds = 20;
+  std::vector<std::string> metrics;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--cupti" && (v = value())) {
+      cupti_path = v;
+    } else if (a == "--device" && (v = value())) {
+      device = std::strtoul(v, nullptr, 10);
+    } else if (a == "--interval-ms" && (v = value())) {
+      interval_ms = std::strtol(v, nullptr, 10);
+    } else if (a == "--decode-ms" && (v = value())) {
+      decode_ms = std::strtol(v, nullptr, 10);
+    } else if (a == "--seconds" && (v = value())) {
+      seconds = std::strtol(v, nullptr, 10);
+    } else if (a.rfind("--", 0) == 0) {
+      return Usage();
+    } else {
+      metrics.push_back(a);
+    }
+  }
+  if (cupti_path.empty() || metrics.empty() || interval_ms <= 0 || decode_ms <= 0) return Usage();
+
+  auto lib = nvmlx::cupti::Library::Load(cupti_path);
+  if (!lib.ok()) {
+    std::fprintf(stderr, "pm-probe: %s\n", lib.status().ToString().c_str());
+    return 1;
+  }
+  auto chip = (*lib)->ChipName(device);
+  if (!chip.ok()) {
+    std::fprintf(stderr, "pm-probe: %s\n", chip.status().ToString().c_str());
+    return 1;
+  }
+  auto availability = (*lib)->CounterAvailability(device);
+  std::vector<uint8_t> avail = availability.ok() ? *availability : std::vector<uint8_t>{};
+  std::fprintf(stderr, "pm-probe: chip %s, availability image %zu bytes\n", chip->c_str(),
+               avail.size());
+  std::vector<std::string> known;
+  for (const std::string& m : metrics) {
+    auto c = (*lib)->BuildConfig(*chip, avail, {m});
+    if (c.ok()) {
+      known.push_back(m);
+    } else {
+      std::fprintf(stderr, "pm-probe: left out %s: %s\n", m.c_str(),
+                   c.status().ToString().c_str());
+    }
+  }
+  nvmlx::Result<nvmlx::cupti::Config> config = nvmlx::Internal("no configuration built");
+  while (!known.empty()) {
+    config = (*lib)->BuildConfig(*chip, avail, known);
+    if (config.ok() && config->passes == 1) break;
+    std::fprintf(stderr, "pm-probe: %s: dropping %s\n",
+                 config.ok() ? (std::to_string(config->passes) + " passes").c_str()
+                             : config.status().ToString().c_str(),
+                 known.back().c_str());
+    known.pop_back();
+  }
+  if (known.empty()) {
+    std::fprintf(stderr, "pm-probe: no metric left\n");
+    return 1;
+  }
+  nvmlx::cupti::PmSampler::Options o;
+  o.device_index = device;
+  o.chip = *chip;
+  o.availability = avail;
+  o.metrics = known;
+  o.config = std::move(config).value();
+  o.interval_ns = static_cast<uint64_t>(interval_ms) * 1'000'000;
+  o.sysclk_trigger = chip->rfind("TU", 0) == 0 || *chip == "GA100";
+  o.keep_samples = true;
+  auto sampler = nvmlx::cupti::PmSampler::Start(**lib, std::move(o));
+  if (!sampler.ok()) {
+    std::fprintf(stderr, "pm-probe: %s\n", sampler.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("decode,t_ms,sample,start_ms,dur_ms");
+  for (const std::string& m : known) std::printf(",%s", m.c_str());
+  std::printf("\n");
+  const auto begin = std::chrono::steady_clock::now();
+  uint64_t first_ns = 0;
+  for (int d = 0; std::chrono::steady_clock::now() - begin < std::chrono::seconds(seconds); ++d) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(decode_ms));
+    const double cpu0 = ThreadCpuMs();
+    auto w = (*sampler)->Decode();
+    const double cpu_ms = ThreadCpuMs() - cpu0;
+    const long t_ms = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - begin)
+                                            .count());
+    if (!w.ok()) {
+      std::printf("# decode %d at %ld ms: %s\n", d, t_ms, w.status().ToString().c_str());
+      continue;
+    }
+    std::printf("# decode %d: %zu samples, %.2f ms CPU%s\n", d, w->detail.size(), cpu_ms,
+                w->overflow ? ", hardware buffer overflow" : "");
+    for (size_t s = 0; s < w->detail.size(); ++s) {
+      const auto& sv = w->detail[s];
+      if (first_ns == 0) first_ns = sv.start_ns;
+      std::printf("%d,%ld,%zu,%.3f,%.3f", d, t_ms, s, (double(sv.start_ns) - double(first_ns)) / 1e6,
+                  (double(sv.end_ns) - double(sv.start_ns)) / 1e6);
+      for (double v : sv.values) std::printf(",%.6g", v);
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
