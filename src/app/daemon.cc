@@ -215,6 +215,46 @@ void Daemon::SetProfilingPaused(bool paused) {
   if (collector_ != nullptr) collector_->SetProfilingPaused(paused);
 }
 
+namespace {
+
+constexpr std::string_view kProfilingPath = "/api/v1/profiling";
+
+serve::Resource JsonResource(int status, std::string body) {
+  serve::Resource r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = std::make_shared<const std::string>(std::move(body));
+  r.no_store = true;
+  return r;
+}
+
+}  // namespace
+
+std::optional<serve::Resource> Daemon::ProfilingResource(std::string_view path) const {
+  if (path == kProfilingPath) {
+    const bool paused = collector_ != nullptr && collector_->ProfilingPaused();
+    return JsonResource(200, std::string("{\"profiling_source\":\"") + options_.profiling_source +
+                                 "\",\"paused\":" + (paused ? "true" : "false") +
+                                 ",\"pause_endpoint\":" +
+                                 (options_.profiling_pause_endpoint ? "true" : "false") + "}\n");
+  }
+  if (options_.profiling_pause_endpoint &&
+      (path == "/api/v1/profiling/pause" || path == "/api/v1/profiling/resume")) {
+    serve::Resource r = JsonResource(405, "{\"error\":\"POST only\"}\n");
+    r.allow = "POST";
+    return r;
+  }
+  return std::nullopt;
+}
+
+std::optional<serve::Resource> Daemon::ProfilingAction(std::string_view path) {
+  if (!options_.profiling_pause_endpoint) return std::nullopt;
+  const bool pause = path == "/api/v1/profiling/pause";
+  if (!pause && path != "/api/v1/profiling/resume") return std::nullopt;
+  SetProfilingPaused(pause);
+  return JsonResource(200, std::string("{\"paused\":") + (pause ? "true" : "false") + "}\n");
+}
+
 const cupti::Library* Daemon::LoadCupti() {
   util::MutexLock lock(&cupti_mu_);
   if (cupti_tried_) return cupti_.get();
@@ -331,10 +371,21 @@ Status Daemon::BuildOutputs(const Environment& env) {
              {"bytes_per_gpu", std::to_string(live_->history().BytesPerDevice())}});
   PageStore* store = store_.get();
   LivePage* live = live_.get();
+  if (opts.profiling_pause_endpoint && opts.web_config_file.empty()) {
+    log::Warn(
+        "--profiling-pause-endpoint without --web-config-file: anyone who reaches the port can "
+        "pause profiling (put basic auth in a web config)");
+  }
   server_ = std::make_unique<serve::HttpServer>(
       sopts, [store] { return store->Latest(); },
       [store](serve::Probe probe) { return store->Health(probe); },
-      [live](std::string_view path, std::string_view query) { return live->Answer(path, query); });
+      [this, live](std::string_view path, std::string_view query) {
+        if (path.starts_with(kProfilingPath)) {
+          if (std::optional<serve::Resource> r = ProfilingResource(path)) return r;
+        }
+        return live->Answer(path, query);
+      },
+      [this](std::string_view path) { return ProfilingAction(path); });
   return Status::Ok();
 }
 

@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,11 @@ class Daemon {
   void Reload(std::string_view why);
   // Pauses or resumes PM sampling on every GPU (SIGUSR1 / SIGUSR2); logged. Thread-safe.
   void SetProfilingPaused(bool paused);
+  // /api/v1/profiling (GET: the state) and its /pause and /resume (POST, with
+  // --profiling-pause-endpoint): the HTTP form of SIGUSR1 / SIGUSR2. nullopt: not such a path.
+  // Thread-safe (the server's io threads call them).
+  std::optional<serve::Resource> ProfilingResource(std::string_view path) const;
+  std::optional<serve::Resource> ProfilingAction(std::string_view path);
   // Reloads the collectors file now, on the calling thread, when `force` or when the file
   // changed since the last look (size, mtime, inode): a file that parses replaces the field
   // list (Collector::SetEntries) and the rendered rows; one that does not is rejected with its

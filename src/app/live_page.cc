@@ -14,7 +14,7 @@ constexpr std::string_view kText = "text/plain; charset=utf-8";
 
 serve::Resource Make(int status, std::string_view type, std::string body, bool no_store) {
   return serve::Resource{status, std::string(type),
-                         std::make_shared<const std::string>(std::move(body)), no_store};
+                         std::make_shared<const std::string>(std::move(body)), no_store, ""};
 }
 
 double Seconds(LivePage::Clock::duration d) { return std::chrono::duration<double>(d).count(); }

@@ -175,6 +175,7 @@ class Collector {
   // releases or retakes the counters. GPM is unaffected (it does not block other profilers).
   // Thread-safe.
   void SetProfilingPaused(bool paused) { profiling_paused_.store(paused); }
+  bool ProfilingPaused() const { return profiling_paused_.load(); }
 
  private:
   struct Device {

@@ -76,6 +76,9 @@ struct Options {
   std::string cupti_library = "libcupti.so.13";
   // --pm-sampling-interval / NVML_EXPORTER_PM_SAMPLING_INTERVAL: milliseconds, 20-1000
   int pm_sampling_interval_ms = 500;
+  // --profiling-pause-endpoint / NVML_EXPORTER_PROFILING_PAUSE_ENDPOINT: POST
+  // /api/v1/profiling/pause and /resume, like SIGUSR1 / SIGUSR2 (docs/pm-sampling.md §5)
+  bool profiling_pause_endpoint = false;
   // --once: collect once, print the exposition to stdout, exit
   bool once = false;
   // --web-read-timeout / DCGM_EXPORTER_WEB_READ_TIMEOUT and --web-write-timeout /

@@ -48,6 +48,9 @@ constexpr FlagSpec kRuntime[] = {
    "PATH", "CUPTI library for PM sampling (libnvperf_host.so is taken from beside it)."},
   {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "500", true,
    "MS", "PM sampling's hardware sampling interval in milliseconds (20 to 1000)."},
+  {"profiling-pause-endpoint", "", "NVML_EXPORTER_PROFILING_PAUSE_ENDPOINT", Kind::kBool, "false",
+   true, "", "Serve POST /api/v1/profiling/pause and /resume (as SIGUSR1/SIGUSR2 do); put basic "
+   "auth in front of it with --web-config-file."},
 };
 
 constexpr FlagSpec kWeb[] = {
@@ -143,6 +146,7 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
     }
     o->pm_sampling_interval_ms = static_cast<int>(*v);
   }
+  NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("profiling-pause-endpoint"), &o->profiling_pause_endpoint));
   return ToBool(raw.Get("once"), &o->once);
 }
 

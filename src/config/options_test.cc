@@ -721,17 +721,22 @@ TEST(Options, ProfilingSourceFlags) {
   EXPECT_EQ(d->profiling_source, "gpm");
   EXPECT_EQ(d->cupti_library, "libcupti.so.13");
   EXPECT_EQ(d->pm_sampling_interval_ms, 500);
-  Result<Options> r = Parse({"--profiling-source", "pm-sampling", "--cupti-library",
-                             "/opt/cupti/libcupti.so.13", "--pm-sampling-interval", "250"});
+  EXPECT_FALSE(d->profiling_pause_endpoint);
+  Result<Options> r =
+      Parse({"--profiling-source", "pm-sampling", "--cupti-library", "/opt/cupti/libcupti.so.13",
+             "--pm-sampling-interval", "250", "--profiling-pause-endpoint"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->profiling_source, "pm-sampling");
   EXPECT_EQ(r->cupti_library, "/opt/cupti/libcupti.so.13");
   EXPECT_EQ(r->pm_sampling_interval_ms, 250);
+  EXPECT_TRUE(r->profiling_pause_endpoint);
   Result<Options> e = Parse({}, {{"NVML_EXPORTER_PROFILING_SOURCE", "none"},
-                                 {"NVML_EXPORTER_PM_SAMPLING_INTERVAL", "20"}});
+                                 {"NVML_EXPORTER_PM_SAMPLING_INTERVAL", "20"},
+                                 {"NVML_EXPORTER_PROFILING_PAUSE_ENDPOINT", "true"}});
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->profiling_source, "none");
   EXPECT_EQ(e->pm_sampling_interval_ms, 20);
+  EXPECT_TRUE(e->profiling_pause_endpoint);
   EXPECT_NE(Error({"--profiling-source", "dcgm"}).find("--profiling-source"), std::string::npos);
   EXPECT_NE(Error({"--pm-sampling-interval", "10"}).find("--pm-sampling-interval"),
             std::string::npos);

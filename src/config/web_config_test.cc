@@ -105,9 +105,8 @@ TEST(WebConfig, VersionOrderCheckedOnlyWithTlsOn) {
   EXPECT_THAT(Err("tls_server_config:\n  cert_file: a\n  key_file: b\n"
                   "  min_version: TLS13\n  max_version: TLS12\n"),
               HasSubstr("min_version is above max_version"));
-  Result<WebConfig> c =
-      ParseWebConfig("tls_server_config:\n  min_version: TLS12\n  max_version: TLS11\n",
-                     "/etc/web.yml");
+  Result<WebConfig> c = ParseWebConfig(
+      "tls_server_config:\n  min_version: TLS12\n  max_version: TLS11\n", "/etc/web.yml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_FALSE(c->tls.enabled);
 }

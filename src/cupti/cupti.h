@@ -115,8 +115,8 @@ class PmSampler {
     std::vector<double> means;  // per metric, in Options::metrics order (NaN: no finite value)
     size_t samples = 0;         // samples averaged (0: none completed since the last call)
     uint64_t start_ns = 0, end_ns = 0;
-    bool overflow = false;  // the hardware buffer overflowed (oldest records lost)
-    size_t non_finite = 0;  // values left out of their metric's mean (NaN or infinite)
+    bool overflow = false;             // the hardware buffer overflowed (oldest records lost)
+    size_t non_finite = 0;             // values left out of their metric's mean (NaN or infinite)
     std::vector<SampleValues> detail;  // with Options::keep_samples only
   };
 

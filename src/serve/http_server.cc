@@ -387,12 +387,13 @@ void HttpServer::Impl::Reload() {
 }
 
 HttpServer::HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health,
-                       ResourceProvider resources)
+                       ResourceProvider resources, ActionProvider actions)
     : impl_(std::make_unique<Impl>()) {
   impl_->core.options = std::move(options);
   impl_->core.metrics = std::move(metrics);
   impl_->core.health = std::move(health);
   impl_->core.resources = std::move(resources);
+  impl_->core.actions = std::move(actions);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -61,6 +61,7 @@ struct Resource {
   std::string content_type;
   std::shared_ptr<const std::string> body;  // held until written; null: empty body
   bool no_store = false;                    // Cache-Control: no-store (live data)
+  std::string allow;                        // Allow header (a 405's methods); empty: none
 };
 
 // Which probe a health request is: /health or /ready.
@@ -132,8 +133,14 @@ class HttpServer {
   using ResourceProvider =
       std::function<std::optional<Resource>(std::string_view path, std::string_view query)>;
 
+  // A POST to `path` (no body): nullopt when the path takes no POST. A POST that carries an
+  // Origin header is refused (403) before it is asked: browsers send Origin on every
+  // cross-site POST, and a page elsewhere must not act on the daemon; curl and scripts send
+  // none. Basic auth, when the web config has users, is checked first, as for every path.
+  using ActionProvider = std::function<std::optional<Resource>(std::string_view path)>;
+
   HttpServer(ServerOptions options, PageProvider metrics, HealthProvider health,
-             ResourceProvider resources = nullptr);
+             ResourceProvider resources = nullptr, ActionProvider actions = nullptr);
   ~HttpServer();  // stops
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -168,12 +168,12 @@ TEST_F(ServerTest, ResourceProviderAnswersItsPaths) {
         ++calls;
         auto body = [](std::string s) { return std::make_shared<const std::string>(std::move(s)); };
         if (path == "/")
-          return Resource{200, "text/html; charset=utf-8", body("<p>live</p>"), false};
+          return Resource{200, "text/html; charset=utf-8", body("<p>live</p>"), false, ""};
         if (path == "/api/v1/x") {
           if (query == "bad=1")
-            return Resource{400, "text/plain; charset=utf-8", body("no\n"), true};
+            return Resource{400, "text/plain; charset=utf-8", body("no\n"), true, ""};
           return Resource{200, "application/json", body("{\"q\":\"" + std::string(query) + "\"}"),
-                          true};
+                          true, ""};
         }
         return std::nullopt;
       });
@@ -200,6 +200,51 @@ TEST_F(ServerTest, ResourceProviderAnswersItsPaths) {
   EXPECT_EQ(c.Request("GET", "/metrics").body, kBody);  // never asks the provider
   EXPECT_EQ(c.Request("GET", "/health").status, 200u);
   EXPECT_EQ(calls.load(), before);
+}
+
+// The owner's actions: a POST to a path it takes runs it and sends its answer; a POST with an
+// Origin header (a browser, cross-site) is refused before the action runs; a POST it declines
+// falls back to the GET paths (405 with their Allow, or 404); a 405 the resource provider
+// builds carries its own Allow; GET never runs an action.
+TEST_F(ServerTest, ActionProviderTakesPosts) {
+  SetPage(MakePage(kBody));
+  std::atomic<int> runs{0};
+  auto body = [](std::string s) { return std::make_shared<const std::string>(std::move(s)); };
+  ServerOptions options;
+  options.address = "127.0.0.1:0";
+  server_ = std::make_unique<HttpServer>(
+      options, [this] { return CurrentPage(); }, [this](Probe p) { return CurrentHealth(p); },
+      [&body](std::string_view path, std::string_view) -> std::optional<Resource> {
+        if (path == "/do") return Resource{405, "text/plain", body("POST only\n"), false, "POST"};
+        if (path == "/state") return Resource{200, "application/json", body("{}"), true, ""};
+        return std::nullopt;
+      },
+      [&runs, &body](std::string_view path) -> std::optional<Resource> {
+        if (path != "/do") return std::nullopt;
+        ++runs;
+        return Resource{200, "application/json", body("{\"done\":true}"), true, ""};
+      });
+  ASSERT_TRUE(server_->Start().ok());
+  Client c(port());
+  ASSERT_TRUE(c.connected());
+  Reply done = c.Request("POST", "/do");
+  EXPECT_EQ(done.status, 200u);
+  EXPECT_EQ(done.body, "{\"done\":true}");
+  EXPECT_EQ(done.headers["cache-control"], "no-store");
+  EXPECT_EQ(runs.load(), 1);
+  Reply cross = c.Request("POST", "/do", "Origin: https://evil.example\r\n");
+  EXPECT_EQ(cross.status, 403u);
+  EXPECT_EQ(runs.load(), 1) << "a cross-origin POST must not run the action";
+  Reply get = c.Request("GET", "/do");
+  EXPECT_EQ(get.status, 405u);
+  EXPECT_EQ(get.headers["allow"], "POST");
+  EXPECT_EQ(runs.load(), 1);
+  Reply post_state = c.Request("POST", "/state");
+  EXPECT_EQ(post_state.status, 405u);
+  EXPECT_EQ(post_state.headers["allow"], "GET, HEAD");
+  EXPECT_EQ(c.Request("POST", "/nope").status, 404u);
+  EXPECT_EQ(c.Request("POST", "/metrics").status, 405u) << "built-in paths take no POST";
+  EXPECT_EQ(c.Request("GET", "/metrics").body, kBody);
 }
 
 TEST_F(ServerTest, MetricsGet) {

@@ -215,6 +215,14 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     const bool builtin =
         target == "/metrics" || target == "/health" || target == "/ready" || target == "/";
     std::optional<Resource> resource;
+    if (req.method() == http::verb::post && core_.actions && !builtin) {
+      if (req.find(http::field::origin) != req.end()) {
+        return Send(http::status::forbidden, kTextContentType,
+                    "cross-origin POST refused (send no Origin header)\n", false);
+      }
+      resource = core_.actions(target);
+      if (resource) return SendResource(std::move(*resource), false);
+    }
     if (target != "/metrics" && target != "/health" && target != "/ready" && core_.resources) {
       std::string_view full(req.target().data(), req.target().size());
       const size_t q = full.find('?');
@@ -225,17 +233,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return Send(http::status::not_found, kTextContentType, "404 page not found\n", head);
     }
     if (!allowed) {
-      res_.set(http::field::allow, "GET, HEAD");
+      res_.set(http::field::allow, resource && !resource->allow.empty()
+                                       ? beast::string_view(resource->allow)
+                                       : beast::string_view("GET, HEAD"));
       return Send(http::status::method_not_allowed, kTextContentType, "method not allowed\n",
                   false);
     }
-    if (resource) {
-      // The body stays alive in resource_ until the write completes.
-      resource_ = std::move(resource->body);
-      if (resource->no_store) res_.set(http::field::cache_control, "no-store");
-      return Send(static_cast<http::status>(resource->status), resource->content_type,
-                  resource_ ? std::string_view(*resource_) : std::string_view(), head);
-    }
+    if (resource) return SendResource(std::move(*resource), head);
     if (target == "/") return Send(http::status::ok, kHtmlContentType, kIndexHtml, head);
     if (target == "/health" || target == "/ready") {
       const Probe probe = target == "/health" ? Probe::kLive : Probe::kReady;
@@ -257,6 +261,15 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       body = page_->gzip_body;
     }
     Send(http::status::ok, kMetricsContentType, body, head);
+  }
+
+  void SendResource(Resource resource, bool head) {
+    // The body stays alive in resource_ until the write completes.
+    resource_ = std::move(resource.body);
+    if (resource.no_store) res_.set(http::field::cache_control, "no-store");
+    if (!resource.allow.empty()) res_.set(http::field::allow, resource.allow);
+    Send(static_cast<http::status>(resource.status), resource.content_type,
+         resource_ ? std::string_view(*resource_) : std::string_view(), head);
   }
 
   static bool ClientAcceptsGzip(const http::request<http::empty_body>& req) {

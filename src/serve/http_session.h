@@ -62,6 +62,7 @@ struct Core {
   HttpServer::PageProvider metrics;
   HttpServer::HealthProvider health;
   HttpServer::ResourceProvider resources;  // may be null
+  HttpServer::ActionProvider actions;      // may be null
   ServerStats stats;
   int max_connections = 0;
   std::atomic<bool> stopping{false};

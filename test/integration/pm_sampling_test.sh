@@ -5,7 +5,8 @@
 # path as the real one. Checks: --once serves the pre-Hopper GPUs through PM sampling and the
 # H200 through GPM, in the catalog's units; --profiling-source=none drops them; a bad value
 # exits 2; a missing --cupti-library warns once and serves GPM only; a running daemon reports a
-# busy GPU's loss, recovers it, and SIGUSR1 / SIGUSR2 pause and resume sampling.
+# busy GPU's loss, recovers it, and SIGUSR1 / SIGUSR2 pause and resume sampling, as does
+# POST /api/v1/profiling/pause and /resume with --profiling-pause-endpoint.
 source "$(dirname "$0")/lib.sh"
 SCN="$SOURCE_DIR/testdata/scenarios/pm_sampling.yaml"
 printf 'DCGM_FI_DEV_GPU_UTIL, gauge, u\nDCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, gr\nDCGM_FI_PROF_PCIE_TX_BYTES, gauge, tx\n' \
@@ -85,4 +86,33 @@ await "resumed" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
 [ "$(grep -c 'PM sampling paused' "$WORK/exporter.log")" -ge 1 ] || fail "pause not logged"
 kill -0 "$pid" || fail "daemon died"
 pass "daemon: busy GPU recovers; SIGUSR1 pauses and SIGUSR2 resumes PM sampling only"
+
+# The HTTP form: off by default (404), on with --profiling-pause-endpoint.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/api/v1/profiling/pause")
+[ "$code" = 404 ] || fail "pause endpoint off by default: want 404, got $code"
+curl -fsS "http://127.0.0.1:$port/api/v1/profiling" | grep -q '"pause_endpoint":false' ||
+  fail "GET /api/v1/profiling should say the endpoint is off"
+port=$(free_port)
+start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" -c 500 \
+  --profiling-source=auto --profiling-pause-endpoint
+await "second daemon serves PM sampling" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
+grep -q 'anyone who reaches the port can pause profiling' "$WORK/exporter.log" ||
+  fail "no warning for the endpoint without a web config"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/v1/profiling/pause")
+[ "$code" = 405 ] || fail "GET of the pause endpoint: want 405, got $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Origin: https://elsewhere.example' \
+  "http://127.0.0.1:$port/api/v1/profiling/pause")
+[ "$code" = 403 ] || fail "cross-origin POST: want 403, got $code"
+scrape
+[ "$(value "$page" nvml_exporter_pm_sampling_active 0)" = 1 ] || fail "the refused POST paused"
+curl -fsS -X POST "http://127.0.0.1:$port/api/v1/profiling/pause" | grep -q '"paused":true' ||
+  fail "POST pause did not answer paused"
+await "paused over HTTP" nvml_exporter_pm_sampling_active 0 0
+curl -fsS "http://127.0.0.1:$port/api/v1/profiling" | grep -q '"paused":true' ||
+  fail "GET /api/v1/profiling should say paused"
+[ "$(value "$page" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "GPM paused over HTTP"
+curl -fsS -X POST "http://127.0.0.1:$port/api/v1/profiling/resume" | grep -q '"paused":false' ||
+  fail "POST resume did not answer"
+await "resumed over HTTP" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
+pass "--profiling-pause-endpoint: POST pause/resume, GET state, cross-origin and GET refused"
 echo "pm_sampling_test: all passed"

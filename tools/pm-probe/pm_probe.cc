@@ -83,8 +83,7 @@ int main(int argc, char** argv) {
     if (c.ok()) {
       known.push_back(m);
     } else {
-      std::fprintf(stderr, "pm-probe: left out %s: %s\n", m.c_str(),
-                   c.status().ToString().c_str());
+      std::fprintf(stderr, "pm-probe: left out %s: %s\n", m.c_str(), c.status().ToString().c_str());
     }
   }
   nvmlx::Result<nvmlx::cupti::Config> config = nvmlx::Internal("no configuration built");
@@ -137,7 +136,8 @@ int main(int argc, char** argv) {
     for (size_t s = 0; s < w->detail.size(); ++s) {
       const auto& sv = w->detail[s];
       if (first_ns == 0) first_ns = sv.start_ns;
-      std::printf("%d,%ld,%zu,%.3f,%.3f", d, t_ms, s, (double(sv.start_ns) - double(first_ns)) / 1e6,
+      std::printf("%d,%ld,%zu,%.3f,%.3f", d, t_ms, s,
+                  (double(sv.start_ns) - double(first_ns)) / 1e6,
                   (double(sv.end_ns) - double(sv.start_ns)) / 1e6);
       for (double v : sv.values) std::printf(",%.6g", v);
       std::printf("\n");
