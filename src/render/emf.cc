@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "util/json_string.h"
+
 namespace nvmlx::render {
 namespace {
 
@@ -43,33 +45,6 @@ bool UsableDimension(const Labels& labels, std::string_view key) {
   return non_blank;
 }
 
-// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(1) >= 0x90) return 0;  // beyond U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-void AppendQuoted(std::string_view s, std::string* out) {
-  out->push_back('"');
-  AppendJsonString(s, out);
-  out->push_back('"');
-}
-
 }  // namespace
 
 std::string_view EmfUnitFor(std::string_view u) {
@@ -84,62 +59,6 @@ std::string_view EmfUnitFor(std::string_view u) {
   if (u == "ms") return "Milliseconds";
   if (u == "us") return "Microseconds";
   return "None";  // ratio, MHz, C, W, mJ, ns (CloudWatch has no nanoseconds), bitmask, none
-}
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (size_t i = 0; i < s.size();) {
-    // Runs of plain ASCII (almost every label and name) are appended at once.
-    size_t run = i;
-    while (run < s.size()) {
-      const unsigned char r = static_cast<unsigned char>(s[run]);
-      if (r < 0x20 || r >= 0x80 || r == '"' || r == '\\') break;
-      ++run;
-    }
-    if (run > i) {
-      out->append(s.data() + i, run - i);
-      i = run;
-      continue;
-    }
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"");
-          break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          if (c < 0x20) {
-            out->append("\\u00");
-            out->push_back(kHex[c >> 4]);
-            out->push_back(kHex[c & 0xF]);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    const size_t n = Utf8Length(s, i);
-    if (n == 0) {
-      out->append("\\ufffd");
-      ++i;
-    } else {
-      out->append(s.substr(i, n));
-      i += n;
-    }
-  }
 }
 
 EmfRenderer::EmfRenderer(EmfRules rules, EmfOptions options)
@@ -308,11 +227,11 @@ std::string EmfRenderer::WriteDocument(const Labels& labels, const std::vector<M
   out.append(IntText(timestamp_ms));
   if (!options_.log_group_name.empty()) {
     out.append(",\"LogGroupName\":");
-    AppendQuoted(options_.log_group_name, &out);
+    util::AppendJsonQuoted(options_.log_group_name, &out);
   }
   if (!options_.log_stream_name.empty()) {
     out.append(",\"LogStreamName\":");
-    AppendQuoted(options_.log_stream_name, &out);
+    util::AppendJsonQuoted(options_.log_stream_name, &out);
   }
   out.append(",\"CloudWatchMetrics\":[");
   bool any_directive = false;
@@ -323,14 +242,14 @@ std::string EmfRenderer::WriteDocument(const Labels& labels, const std::vector<M
     if (any_directive) out.push_back(',');
     any_directive = true;
     out.append("{\"Namespace\":");
-    AppendQuoted(rules_.metric_namespace, &out);
+    util::AppendJsonQuoted(rules_.metric_namespace, &out);
     out.append(",\"Dimensions\":[");
     for (size_t s = 0; s < d.dimensions.size(); ++s) {
       if (s > 0) out.push_back(',');
       out.push_back('[');
       for (size_t k = 0; k < d.dimensions[s].size(); ++k) {
         if (k > 0) out.push_back(',');
-        AppendQuoted(d.dimensions[s][k], &out);
+        util::AppendJsonQuoted(d.dimensions[s][k], &out);
       }
       out.push_back(']');
     }
@@ -341,9 +260,9 @@ std::string EmfRenderer::WriteDocument(const Labels& labels, const std::vector<M
       if (!first) out.push_back(',');
       first = false;
       out.append("{\"Name\":");
-      AppendQuoted(metrics[m].name, &out);
+      util::AppendJsonQuoted(metrics[m].name, &out);
       out.append(",\"Unit\":");
-      AppendQuoted(metrics[m].unit, &out);
+      util::AppendJsonQuoted(metrics[m].unit, &out);
       if (options_.high_resolution) out.append(",\"StorageResolution\":1");
       out.push_back('}');
     }
@@ -353,13 +272,13 @@ std::string EmfRenderer::WriteDocument(const Labels& labels, const std::vector<M
   out.append("]}");
   for (const auto& [k, v] : labels) {
     out.push_back(',');
-    AppendQuoted(k, &out);
+    util::AppendJsonQuoted(k, &out);
     out.push_back(':');
-    AppendQuoted(v, &out);
+    util::AppendJsonQuoted(v, &out);
   }
   for (size_t m : chosen) {
     out.push_back(',');
-    AppendQuoted(metrics[m].name, &out);
+    util::AppendJsonQuoted(metrics[m].name, &out);
     out.push_back(':');
     out.append(metrics[m].value);
   }

@@ -69,10 +69,6 @@ struct EmfOptions {
 // in the DCGM unit, as on /metrics.
 std::string_view EmfUnitFor(std::string_view dcgm_unit);
 
-// JSON string body (no quotes): escapes " \ and control characters; invalid UTF-8 bytes become
-// U+FFFD so the document stays valid JSON.
-void AppendJsonString(std::string_view s, std::string* out);
-
 class EmfRenderer {
  public:
   EmfRenderer(EmfRules rules, EmfOptions options);

@@ -423,14 +423,5 @@ TEST(EmfUnitTest, CatalogUnitsMapToCloudWatchUnits) {
   EXPECT_EQ(EmfUnitFor("B/s"), "Bytes/Second");
 }
 
-TEST(EmfJsonTest, EscapesAndRepairsStrings) {
-  std::string out;
-  AppendJsonString("a\"b\\c\n\x1f\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\xc3\xed\xa0\x80", &out);
-  EXPECT_EQ(out,
-            "a\\\"b\\\\c\\n\\u001f\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80\\ufffd\\ufffd\\ufffd"
-            "\\ufffd");
-  EXPECT_EQ(json::parse("\"" + out + "\"").get<std::string>().substr(0, 3), "a\"b");
-}
-
 }  // namespace
 }  // namespace nvmlx::render

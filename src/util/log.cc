@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "util/json_string.h"
+
 namespace nvmlx::log {
 namespace {
 
@@ -42,38 +44,6 @@ void AppendLogfmtValue(std::string_view v, std::string* out) {
         break;
       default:
         out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
-void AppendJsonString(std::string_view v, std::string* out) {
-  out->push_back('"');
-  for (char c : v) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-          out->append(buf);
-        } else {
-          out->push_back(c);
-        }
     }
   }
   out->push_back('"');
@@ -119,16 +89,16 @@ std::string FormatLine(Format format, std::string_view time, std::string_view le
   out.reserve(64 + msg.size());
   if (format == Format::kJson) {
     out += "{\"time\":";
-    AppendJsonString(time, &out);
+    util::AppendJsonQuoted(time, &out);
     out += ",\"level\":";
-    AppendJsonString(level, &out);
+    util::AppendJsonQuoted(level, &out);
     out += ",\"msg\":";
-    AppendJsonString(msg, &out);
+    util::AppendJsonQuoted(msg, &out);
     for (const auto& [k, v] : kvs) {
       out.push_back(',');
-      AppendJsonString(k, &out);
+      util::AppendJsonQuoted(k, &out);
       out.push_back(':');
-      AppendJsonString(v, &out);
+      util::AppendJsonQuoted(v, &out);
     }
     out.push_back('}');
     return out;
