@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "app/daemon.h"
+#include "app/gpu_binding_watch.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "config/options.h"
@@ -130,6 +131,27 @@ constexpr std::chrono::milliseconds kStopBudget{1000};
 // How long a stop signal during start-up waits for the start-up to finish on its own.
 constexpr std::chrono::milliseconds kStartupGrace{500};
 
+// The GPU bind/unbind watch's reset: the stopped daemon is destroyed (NVML shut down) when it
+// could be, then the process re-executes itself. Exits (code 1) when it cannot: under
+// --web-systemd-socket (the socket systemd passed is closed by the stop, and LISTEN_PID would
+// need the same socket again: exit so that systemd restarts the service), or when execv fails.
+[[noreturn]] void ReExecuteDaemon(char** argv, const sigset_t& mask, const config::Options& opts,
+                                  std::unique_ptr<Daemon>* daemon) {
+  if (daemon != nullptr) daemon->reset();
+  if (opts.web_systemd_socket) {
+    log::Error(
+        "GPUs bound or unbound under --web-systemd-socket: exiting for systemd to restart the "
+        "service (its socket cannot be carried into a new process image)");
+    ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kUnavailable));
+  }
+  spdlog::default_logger()->flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  Status st = ReExecute(argv, mask);
+  log::Error("cannot re-execute; exiting for the supervisor to restart", {{"err", st.ToString()}});
+  ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kUnavailable));
+}
+
 }  // namespace
 
 int Run(int argc, char** argv) {
@@ -177,7 +199,11 @@ int Run(int argc, char** argv) {
   // (docs/pm-sampling.md §5); like `dcgmi profile --pause / --resume`.
   sigaddset(&signals, SIGUSR1);
   sigaddset(&signals, SIGUSR2);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // The GPU bind/unbind watch's own wake-up (GpuBindingWatch: the set of bound GPUs changed).
+  const int gpu_set_changed = SIGRTMIN + 1;
+  sigaddset(&signals, gpu_set_changed);
+  sigset_t original_mask;
+  pthread_sigmask(SIG_BLOCK, &signals, &original_mask);
 
   const std::string nvml_library = NvmlLibrary(opts, argv[0]);
   const Daemon::Environment env{nvml_library, CuptiLibrary(opts, nvml_library), GetEnv};
@@ -239,11 +265,34 @@ int Run(int argc, char** argv) {
     return config::ToInt(config::ExitCode::kOk);
   }
 
+  // --enable-gpu-bind-unbind-watch: a GPU bound or unbound makes the daemon re-execute itself,
+  // so that NVML enumerates the GPUs afresh (dcgm-exporter re-initialises DCGM in-process; a new
+  // process image is the reset that leaves nothing of the old NVML session behind).
+  std::unique_ptr<GpuBindingWatch> watch;
+  if (opts.enable_gpu_bind_unbind_watch) {
+    // NVMLX_GPU_BIND_DIR: the directory to watch instead of the kernel's (tests).
+    const std::string dir =
+        GetEnv("NVMLX_GPU_BIND_DIR").value_or(GpuBindingWatch::kDefaultDirectory);
+    watch =
+        std::make_unique<GpuBindingWatch>(dir, opts.gpu_bind_unbind_poll_interval,
+                                          [gpu_set_changed] { kill(getpid(), gpu_set_changed); });
+    if (Status st = watch->Start(); !st.ok()) {
+      log::Warn("GPU bind/unbind watch off: the nvidia driver's directory cannot be read",
+                {{"err", st.ToString()}});
+      watch.reset();
+    }
+  }
+  bool reexecute = false;
   for (;;) {
     // Nothing else to do here: a long wait, so that an idle daemon's main thread does not wake
     // every second for nothing.
     const int sig = wait_signal(std::chrono::hours(1));
     if (sig == 0) continue;
+    if (sig == gpu_set_changed) {
+      log::Warn("GPUs bound or unbound: re-executing to enumerate them afresh");
+      reexecute = true;
+      break;
+    }
     if (sig == SIGHUP) {
       daemon->Reload("SIGHUP");
       continue;
@@ -255,12 +304,15 @@ int Run(int argc, char** argv) {
     log::Info("shutting down", {{"signal", SignalName(sig)}});
     break;
   }
-  if (!daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
+  watch.reset();
+  const bool stopped = daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget);
+  if (!stopped) {
     for (const std::string& s : daemon->StuckCalls()) {
       log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
     }
-    ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+    if (!reexecute) ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
   }
+  if (reexecute) ReExecuteDaemon(argv, original_mask, opts, stopped ? &daemon : nullptr);
   return config::ToInt(config::ExitCode::kOk);
 }
 

@@ -162,9 +162,12 @@ struct Options {
   // --kubernetes-enable-dra / KUBERNETES_ENABLE_DRA: with -k, attribute GPUs and MIG devices
   // allocated through DRA claims (the ResourceSlices come from the API server).
   bool kubernetes_enable_dra = false;
-  // --enable-gpu-bind-unbind-watch / DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH: carried; GPUs
-  // are enumerated once at start (a warning says so).
+  // --enable-gpu-bind-unbind-watch / DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH: when the set of
+  // GPUs bound to the nvidia driver changes, the daemon re-executes itself and enumerates them
+  // afresh (app/gpu_binding_watch.h); --gpu-bind-unbind-poll-interval /
+  // DCGM_EXPORTER_GPU_BIND_UNBIND_POLL_INTERVAL: how often it looks (a bad value: 1s, warned).
   bool enable_gpu_bind_unbind_watch = false;
+  std::chrono::milliseconds gpu_bind_unbind_poll_interval{1000};
   // --web-systemd-socket / DCGM_EXPORTER_SYSTEMD_SOCKET: serve on the listening socket systemd
   // passes (LISTEN_PID, LISTEN_FDS, fd 3) instead of binding --address.
   bool web_systemd_socket = false;

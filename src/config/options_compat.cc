@@ -4,11 +4,12 @@
 // Every one is accepted with dcgm-exporter's name, alias, env var and default, and its value is
 // checked as dcgm-exporter checks it (a start-up that fails there fails here). Then:
 //   - no meaning without DCGM (-r, -p, -s, --enable-dcgm-log, --dcgm-log-level, --dump-*,
-//     --disable-startup-validate, --enable-pprof), or not done yet (GPU bind/unbind watch): one
-//     start-up warning per option that asks for something, naming the flag or
-//     env var that set it and why it has no effect (Options::startup_warnings; app/ logs them);
-//   - --kubernetes-enable-dra, --web-systemd-socket, --web-config-file, --configmap-data: carried
-//     in Options (the web config file is parsed and checked by app/ at start).
+//     --disable-startup-validate, --enable-pprof): one start-up warning per option that asks
+//     for something, naming the flag or env var that set it and why it has no effect
+//     (Options::startup_warnings; app/ logs them);
+//   - --kubernetes-enable-dra, --web-systemd-socket, --web-config-file, --configmap-data, the GPU
+//     bind/unbind watch: carried in Options (the web config file is parsed and checked by app/
+//     at start; app/gpu_binding_watch.h watches the GPUs).
 #include <string>
 
 #include "config/device_selector.h"
@@ -43,9 +44,10 @@ constexpr FlagSpec kCompat[] = {
   {"enable-pprof", "", "DCGM_EXPORTER_ENABLE_PPROF", Kind::kBool, "false", false, "",
    "Go's /debug/pprof/ endpoints (no effect: not a Go program)."},
   {"enable-gpu-bind-unbind-watch", "", "DCGM_EXPORTER_ENABLE_GPU_BIND_UNBIND_WATCH", Kind::kBool,
-   "false", false, "", "Reload on GPU bind/unbind (no effect yet: GPUs are enumerated at start)."},
+   "false", true, "", "Re-enumerate the GPUs (the daemon re-executes itself) when a GPU is bound "
+   "to or unbound from the nvidia driver."},
   {"gpu-bind-unbind-poll-interval", "", "DCGM_EXPORTER_GPU_BIND_UNBIND_POLL_INTERVAL",
-   Kind::kString, "1s", false, "DUR", "Poll interval of the bind/unbind watch (no effect yet)."},
+   Kind::kString, "1s", true, "DUR", "Poll interval of the bind/unbind watch (Go duration)."},
   {"kubernetes-enable-dra", "", "KUBERNETES_ENABLE_DRA", Kind::kBool, "false", true, "",
    "Attribute GPUs allocated through Dynamic Resource Allocation (accepted; not attributed yet)."},
   {"web-systemd-socket", "", "DCGM_EXPORTER_SYSTEMD_SOCKET", Kind::kBool, "false", true, "",
@@ -63,9 +65,6 @@ constexpr std::string_view kNoDcgmLog =
 constexpr std::string_view kNoDumps =
     "nvml-exporter has no DCGM debug dumps; --debug logs what it reads and --once prints one "
     "collection";
-constexpr std::string_view kNoBindWatch =
-    "GPUs are enumerated once at start; restart nvml-exporter to pick up a GPU bound or unbound "
-    "later";
 
 // "-r/--remote-hostengine-info".
 std::string Names(const FlagSpec& f) {
@@ -112,10 +111,7 @@ Status ConvertCompat(const RawFlags& raw, Options* o) {
              "(the binary keeps its symbols)",
              o);
       }
-      if (f.name == "enable-gpu-bind-unbind-watch") {
-        o->enable_gpu_bind_unbind_watch = *on;
-        if (*on) Warn(f, r, kNoBindWatch, o);
-      }
+      if (f.name == "enable-gpu-bind-unbind-watch") o->enable_gpu_bind_unbind_watch = *on;
       if (f.name == "kubernetes-enable-dra") {
         o->kubernetes_enable_dra = *on;
       }
@@ -156,7 +152,15 @@ Status ConvertCompat(const RawFlags& raw, Options* o) {
       Warn(f, r, kNoDumps, o);
     } else if (f.name == "gpu-bind-unbind-poll-interval") {
       // dcgm-exporter reads a bad duration as its default (with a warning): never an error.
-      Warn(f, r, kNoBindWatch, o);
+      Result<std::chrono::nanoseconds> d = ParseGoDuration(r.last());
+      if (d.ok() && *d >= std::chrono::milliseconds(1)) {
+        o->gpu_bind_unbind_poll_interval =
+            std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+      } else {
+        o->startup_warnings.push_back(
+            {std::string(f.name),
+             r.origin + ": " + Quote(r.last()) + " is not a duration of 1ms or more; 1s is used"});
+      }
     } else if (f.name == "web-config-file") {
       o->web_config_file = r.last();
     } else if (f.name == "configmap-data") {

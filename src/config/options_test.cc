@@ -425,18 +425,11 @@ constexpr UpstreamFlag kUpstreamFlags[] = {
 };
 
 // The flags that have no effect here: each one set gives exactly one warning.
-const std::set<std::string, std::less<>> kIgnored = {"cpu-devices",
-                                                     "remote-hostengine-info",
-                                                     "switch-devices",
-                                                     "enable-dcgm-log",
-                                                     "dcgm-log-level",
-                                                     "dump-enabled",
-                                                     "dump-directory",
-                                                     "dump-retention",
-                                                     "dump-compression",
-                                                     "disable-startup-validate",
-                                                     "enable-gpu-bind-unbind-watch",
-                                                     "gpu-bind-unbind-poll-interval",
+const std::set<std::string, std::less<>> kIgnored = {"cpu-devices",      "remote-hostengine-info",
+                                                     "switch-devices",   "enable-dcgm-log",
+                                                     "dcgm-log-level",   "dump-enabled",
+                                                     "dump-directory",   "dump-retention",
+                                                     "dump-compression", "disable-startup-validate",
                                                      "enable-pprof"};
 
 std::vector<std::string> WarnedOptions(const Options& o) {
@@ -560,8 +553,13 @@ TEST(Options, CarriedCompatOptions) {
   EXPECT_TRUE(r->web_systemd_socket);
   EXPECT_EQ(r->configmap_namespace, "gpu-operator");
   EXPECT_EQ(r->configmap_name, "metrics-config");
-  // DRA is honoured (with -k): no warning for it.
-  EXPECT_THAT(WarnedOptions(*r), ElementsAre("enable-gpu-bind-unbind-watch"));
+  // DRA and the bind/unbind watch are honoured: no warning for them.
+  EXPECT_TRUE(r->startup_warnings.empty()) << r->startup_warnings[0].message;
+  EXPECT_EQ(r->gpu_bind_unbind_poll_interval, std::chrono::seconds(1));
+  Result<Options> p = Parse({"--gpu-bind-unbind-poll-interval", "250ms"});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->gpu_bind_unbind_poll_interval, std::chrono::milliseconds(250));
+  EXPECT_TRUE(p->startup_warnings.empty());
 }
 
 TEST(Options, CompatValuesAreCheckedAsUpstreamChecksThem) {
@@ -586,6 +584,8 @@ TEST(Options, CompatValuesAreCheckedAsUpstreamChecksThem) {
   Result<Options> poll = Parse({"--gpu-bind-unbind-poll-interval", "often"});
   ASSERT_TRUE(poll.ok());
   EXPECT_THAT(WarnedOptions(*poll), ElementsAre("gpu-bind-unbind-poll-interval"));
+  EXPECT_EQ(poll->gpu_bind_unbind_poll_interval, std::chrono::seconds(1));
+  EXPECT_THAT(poll->startup_warnings[0].message, HasSubstr("\"often\""));
 }
 
 TEST(Options, WebFlags) {

@@ -1,0 +1,120 @@
+#include "app/gpu_binding_watch.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "util/clock.h"
+
+namespace nvmlx::app {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+class GpuBindingWatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpu_bind_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    // What the kernel's directory holds besides the bound devices.
+    for (const char* f : {"bind", "unbind", "new_id", "remove_id", "uevent"}) Touch(f);
+    fs::create_directory(dir_ + "/module");
+    Touch("0000:3b:00.0");
+    Touch("0000:86:00.0");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Touch(const std::string& name) { std::ofstream(dir_ + "/" + name).put('\n'); }
+  void Remove(const std::string& name) { fs::remove(dir_ + "/" + name); }
+  // One poll: the worker runs at the next tick and parks again.
+  void Tick() {
+    clock_.Advance(milliseconds(100));
+    ASSERT_TRUE(clock_.AwaitWaiters(1));
+  }
+
+  std::string dir_;
+  util::FakeClock clock_;
+};
+
+TEST_F(GpuBindingWatchTest, BoundDevicesAreThePciAddresses) {
+  Touch("00000001:02:03.4");  // a 32-bit PCI domain
+  Touch("0000:3b:00.8");      // function 8 does not exist
+  Touch("0000:3B:00.0");      // sysfs writes lower case
+  Result<std::set<std::string>> got = GpuBindingWatch::BoundDevices(dir_);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, (std::set<std::string>{"00000001:02:03.4", "0000:3b:00.0", "0000:86:00.0"}));
+  Result<std::set<std::string>> missing = GpuBindingWatch::BoundDevices(dir_ + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(dir_ + "/nope"), std::string::npos);
+}
+
+TEST_F(GpuBindingWatchTest, UnreadableDirectoryFailsStart) {
+  GpuBindingWatch w(
+      dir_ + "/nope", milliseconds(100), [] {}, &clock_);
+  EXPECT_EQ(w.Start().code(), StatusCode::kNotFound);
+}
+
+// A change fires once the new set held still for one more poll; a flicker back to the baseline
+// fires nothing; after firing, later changes are not reported again (the daemon is going away).
+TEST_F(GpuBindingWatchTest, FiresOnceWhenTheSetSettles) {
+  std::atomic<int> fired{0};
+  GpuBindingWatch w(
+      dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
+  ASSERT_TRUE(w.Start().ok());
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  Tick();
+  EXPECT_EQ(fired.load(), 0) << "nothing changed";
+
+  Remove("0000:86:00.0");  // unbound ...
+  Tick();
+  Touch("0000:86:00.0");  // ... and back before the next poll: a flicker
+  Tick();
+  Tick();
+  EXPECT_EQ(fired.load(), 0);
+
+  Remove("0000:86:00.0");
+  Touch("0000:af:00.0");
+  Tick();
+  EXPECT_EQ(fired.load(), 0) << "first sight: wait one more poll";
+  Touch("0000:d8:00.0");  // still moving: the set seen last is the one to settle
+  Tick();
+  EXPECT_EQ(fired.load(), 0);
+  Tick();
+  EXPECT_EQ(fired.load(), 1);
+  const GpuBindingWatch::Change c = w.Changes();
+  EXPECT_EQ(c.added, (std::set<std::string>{"0000:af:00.0", "0000:d8:00.0"}));
+  EXPECT_EQ(c.removed, (std::set<std::string>{"0000:86:00.0"}));
+  Touch("0000:86:00.0");
+  Tick();
+  Tick();
+  EXPECT_EQ(fired.load(), 1);
+  w.Stop();
+}
+
+// The driver's directory vanishes while the module is reloaded: no change until it is back.
+TEST_F(GpuBindingWatchTest, VanishedDirectoryIsNoChange) {
+  std::atomic<int> fired{0};
+  GpuBindingWatch w(
+      dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
+  ASSERT_TRUE(w.Start().ok());
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  const std::string moved = dir_ + ".away";
+  fs::rename(dir_, moved);
+  Tick();
+  Tick();
+  EXPECT_EQ(fired.load(), 0);
+  fs::rename(moved, dir_);
+  Tick();
+  Tick();
+  EXPECT_EQ(fired.load(), 0) << "the same GPUs came back";
+  w.Stop();
+}
+
+}  // namespace
+}  // namespace nvmlx::app
