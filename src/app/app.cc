@@ -199,9 +199,10 @@ int Run(int argc, char** argv) {
   // (docs/pm-sampling.md §5); like `dcgmi profile --pause / --resume`.
   sigaddset(&signals, SIGUSR1);
   sigaddset(&signals, SIGUSR2);
-  // The GPU bind/unbind watch's own wake-up (GpuBindingWatch: the set of bound GPUs changed).
-  const int gpu_set_changed = SIGRTMIN + 1;
-  sigaddset(&signals, gpu_set_changed);
+  // Our own wake-up for a re-execution: the GPU bind/unbind watch saw the set of bound GPUs
+  // change, or a reload needs what only a start builds.
+  const int reexec_requested = SIGRTMIN + 1;
+  sigaddset(&signals, reexec_requested);
   sigset_t original_mask;
   pthread_sigmask(SIG_BLOCK, &signals, &original_mask);
 
@@ -268,6 +269,8 @@ int Run(int argc, char** argv) {
   // --enable-gpu-bind-unbind-watch: a GPU bound or unbound makes the daemon re-execute itself,
   // so that NVML enumerates the GPUs afresh (dcgm-exporter re-initialises DCGM in-process; a new
   // process image is the reset that leaves nothing of the old NVML session behind).
+  // A reload that needs what only a start builds (the Xid watcher) re-executes the same way.
+  daemon->SetRestartHandler([reexec_requested] { kill(getpid(), reexec_requested); });
   std::unique_ptr<GpuBindingWatch> watch;
   if (opts.enable_gpu_bind_unbind_watch) {
     // NVMLX_GPU_BIND_DIR: the directory to watch instead of the kernel's (tests).
@@ -275,7 +278,7 @@ int Run(int argc, char** argv) {
         GetEnv("NVMLX_GPU_BIND_DIR").value_or(GpuBindingWatch::kDefaultDirectory);
     watch =
         std::make_unique<GpuBindingWatch>(dir, opts.gpu_bind_unbind_poll_interval,
-                                          [gpu_set_changed] { kill(getpid(), gpu_set_changed); });
+                                          [reexec_requested] { kill(getpid(), reexec_requested); });
     if (Status st = watch->Start(); !st.ok()) {
       log::Warn("GPU bind/unbind watch off: the nvidia driver's directory cannot be read",
                 {{"err", st.ToString()}});
@@ -288,8 +291,8 @@ int Run(int argc, char** argv) {
     // every second for nothing.
     const int sig = wait_signal(std::chrono::hours(1));
     if (sig == 0) continue;
-    if (sig == gpu_set_changed) {
-      log::Warn("GPUs bound or unbound: re-executing to enumerate them afresh");
+    if (sig == reexec_requested) {
+      log::Warn("re-executing the daemon: its GPUs or fields changed beyond what a reload applies");
       reexecute = true;
       break;
     }

@@ -453,10 +453,24 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     }
     ropts_.entries = entries;
   }
-  collector_->SetEntries(entries);
+  const bool needs_restart = collector_->SetEntries(entries);
   log::Info(
       "collectors file reloaded",
       {{"file", path}, {"trigger", std::string(why)}, {"fields", std::to_string(entries.size())}});
+  if (needs_restart) {
+    // dcgm-exporter's reload rebuilds every collector, the Xid one included; ours starts the
+    // Xid watcher with the daemon, so the daemon starts again (app::Run re-executes it).
+    log::Warn(
+        "the reloaded collectors list has Xid or health fields; they need the Xid watcher, which "
+        "starts with the daemon",
+        {{"file", path}, {"action", restart_ ? "re-executing" : "restart to collect them"}});
+    if (restart_) restart_();
+  }
+}
+
+void Daemon::SetRestartHandler(std::function<void()> restart) {
+  util::MutexLock lock(&reload_mu_);
+  restart_ = std::move(restart);
 }
 
 void Daemon::RejectReload(std::string_view why, const std::string& err) {

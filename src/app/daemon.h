@@ -37,6 +37,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,6 +117,10 @@ class Daemon {
   // kCollectorsPoll and on Reload(); a test may call it directly. Not with a ConfigMap source
   // (-m): that is read at start only.
   void ReloadNow(bool force, std::string_view why) NVMLX_EXCLUDES(reload_mu_);
+  // What a reload that cannot be applied in place calls (a list that needs the Xid watcher):
+  // app::Run's re-execution of the daemon. Unset: the reload logs that a restart is needed.
+  // Thread-safe; called on the reloader thread.
+  void SetRestartHandler(std::function<void()> restart) NVMLX_EXCLUDES(reload_mu_);
 
   // How often the reloader looks at the collectors file.
   static constexpr std::chrono::seconds kCollectorsPoll{2};
@@ -181,6 +186,7 @@ class Daemon {
   static FileId Identify(const std::string& path);
   bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;  // Reload() asked: reload even if unchanged
   FileId seen_ NVMLX_GUARDED_BY(reload_mu_);          // the file as last looked at
+  std::function<void()> restart_ NVMLX_GUARDED_BY(reload_mu_);  // SetRestartHandler
   uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;
   double last_reload_success_s_ NVMLX_GUARDED_BY(reload_mu_) = 0;  // Unix time; start-up too
   std::unique_ptr<util::PeriodicWorker> reloader_;                 // null with -m or --once

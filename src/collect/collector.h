@@ -162,8 +162,9 @@ class Collector {
   // workers rebuild that GPU's readers before their next read, so a GPU whose read is stuck
   // picks the new list up when it returns. Never blocks on NVML. Label rows and the MIG layout
   // stay as read at start; Xid and health fields need the Xid watcher, which runs only when the
-  // start-up list had them (a reload adding them says so: restart). Thread-safe.
-  void SetEntries(const std::vector<config::CollectorEntry>& entries) NVMLX_EXCLUDES(plan_mu_);
+  // start-up list had them: true when the new list has such fields and no watcher runs (the
+  // owner restarts the daemon to collect them). Thread-safe.
+  bool SetEntries(const std::vector<config::CollectorEntry>& entries) NVMLX_EXCLUDES(plan_mu_);
   // Reads posted and not yet finished, fast and slow, over all GPUs (tests wait on it).
   size_t ReadsInProgress() const;
   std::chrono::milliseconds read_deadline() const { return read_deadline_; }

@@ -84,18 +84,14 @@ std::shared_ptr<const Collector::Plan> Collector::CurrentPlan() const {
   return plan_;
 }
 
-void Collector::SetEntries(const std::vector<config::CollectorEntry>& entries) {
+bool Collector::SetEntries(const std::vector<config::CollectorEntry>& entries) {
   std::shared_ptr<const Plan> plan;
   {
     util::MutexLock lock(&plan_mu_);
     plan = MakePlan(entries, plan_->version + 1);
     plan_ = plan;
   }
-  if ((plan->xid_last || plan->xid_counts || plan->health) && xids_ == nullptr) {
-    log::Warn(
-        "the reloaded collectors list has Xid or health fields; they need the Xid watcher, which "
-        "starts with the daemon: restart to collect them");
-  }
+  return (plan->xid_last || plan->xid_counts || plan->health) && xids_ == nullptr;
 }
 
 void Collector::ApplyFastPlan(size_t i, const Plan& plan) {

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# --enable-gpu-bind-unbind-watch, end to end: the daemon watches a stand-in for the nvidia
-# driver's PCI directory (NVMLX_GPU_BIND_DIR) and, when a GPU is bound or unbound there,
-# re-executes itself (same pid) so that the simulated NVML enumerates the GPUs of the scenario as
-# it is now. Also: a directory that cannot be read leaves the watch off with one warning, and the
-# re-executed daemon still stops cleanly on SIGTERM.
+# The daemon re-executing itself (same pid) where a reload cannot apply a change in place.
+# --enable-gpu-bind-unbind-watch: it watches a stand-in for the nvidia driver's PCI directory
+# (NVMLX_GPU_BIND_DIR) and, when a GPU is bound or unbound there, re-executes so that the
+# simulated NVML enumerates the GPUs of the scenario as it is now; a directory that cannot be
+# read leaves the watch off with one warning; the re-executed daemon still stops cleanly on
+# SIGTERM. A reload (SIGHUP) that adds Xid fields, which need the Xid watcher only a start
+# builds, re-executes too, and the new image serves them.
 source "$(dirname "$0")/lib.sh"
 BIND="$WORK/nvidia"
 mkdir -p "$BIND/module"
@@ -51,7 +53,7 @@ touch "$BIND/0000:00:07.0"  # a GPU is bound
 await_gpus 2
 kill -0 "$pid" || fail "the daemon is gone: it should have re-executed in place"
 grep -q 'GPU set changed.*added=0000:00:07.0' "$WORK/exporter.log" || fail "no 'GPU set changed' line"
-[ "$(grep -c 'GPUs bound or unbound: re-executing' "$WORK/exporter.log")" = 1 ] || fail "want one re-exec"
+[ "$(grep -c 're-executing the daemon' "$WORK/exporter.log")" = 1 ] || fail "want one re-exec"
 await_log 'GPU bind/unbind watch on' 2  # the new image watches again
 pass "a GPU bound: the daemon re-executed (same pid) and serves both GPUs"
 
@@ -77,4 +79,23 @@ start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/c.csv" --enable-gpu
 await_log 'GPU bind/unbind watch off' 1
 await_gpus 1
 pass "an unreadable directory: the watch is off, with one warning, and the daemon serves"
-echo "bind_unbind_test: all passed"
+
+# A reload that adds an Xid field: the Xid watcher only starts with the daemon.
+kill -TERM "${PIDS[-1]}"
+port=$(free_port)
+start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/c.csv" -c 200
+pid=${PIDS[-1]}
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, u\nDCGM_FI_DEV_XID_ERRORS, gauge, x\n' >"$WORK/c.csv.new"
+mv "$WORK/c.csv.new" "$WORK/c.csv"
+kill -HUP "$pid"
+await_log 're-executing the daemon' 1
+for _ in $(seq 150); do
+  curl -sS "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^DCGM_FI_DEV_XID_ERRORS{' && break
+  sleep 0.1
+done
+curl -sS "http://127.0.0.1:$port/metrics" | grep -q '^DCGM_FI_DEV_XID_ERRORS{gpu="0"' ||
+  fail "no Xid series after the reload's re-execution"
+kill -0 "$pid" || fail "the daemon is gone after the Xid reload"
+grep -q 'need the Xid watcher.*action=re-executing' "$WORK/exporter.log" || fail "no reason logged"
+pass "a reload adding Xid fields re-executes the daemon, which then serves them"
+echo "reexec_test: all passed"
