@@ -14,11 +14,15 @@ namespace {
 
 std::atomic<Format> g_format{Format::kText};  // trivially constructible: no static-init order
 
-// logfmt value: bare when safe, else quoted with \" \\ \n escaped.
+// logfmt value: bare when safe, else quoted. The quoting is JSON's (\" \\ \n \r \t, \u00XX for
+// other control bytes, U+FFFD for bytes that are not UTF-8), which Go's strconv.Unquote and
+// logfmt parsers read back: a value can never end a log line early or carry a terminal escape
+// sequence (a pod name, a file line echoed in an error).
 void AppendLogfmtValue(std::string_view v, std::string* out) {
   bool bare = !v.empty();
   for (char c : v) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == ' ' || c == '"' || c == '=' || c == '\\' || u < 0x20 || u == 0x7f) {
       bare = false;
       break;
     }
@@ -27,26 +31,7 @@ void AppendLogfmtValue(std::string_view v, std::string* out) {
     out->append(v);
     return;
   }
-  out->push_back('"');
-  for (char c : v) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
-  out->push_back('"');
+  util::AppendJsonQuoted(v, out);
 }
 
 std::string NowRfc3339() {
