@@ -34,6 +34,7 @@ import urllib.request
 src, build, exporter, fixture = map(os.path.abspath, sys.argv[1:5])
 sys.path.insert(0, os.path.join(src, "test/pylib"))
 from test_ca import make_test_ca  # noqa: E402
+from net import free_port  # noqa: E402
 
 SKIP = 77
 HERE = os.path.join(src, "test/browser")
@@ -78,14 +79,6 @@ shots = os.path.join(build, "browser-test/screenshots")
 os.makedirs(shots, exist_ok=True)
 work = tempfile.mkdtemp(prefix="live-page-")
 procs = []
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def stop_all():

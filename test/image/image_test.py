@@ -35,6 +35,7 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from test_ca import make_test_ca  # noqa: E402
+from net import free_port  # noqa: E402
 
 src, build, fixture = map(os.path.abspath, sys.argv[1:4])
 SKIP = 77
@@ -124,14 +125,6 @@ work = tempfile.mkdtemp(prefix="image_test.")
 kubelet_dir = os.path.join(work, "pod-resources")
 os.mkdir(kubelet_dir)
 configmap = os.path.join(src, "etc/dcp-metrics-included.csv")  # the seed's ConfigMap content
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def get(url, context=None, headers=None):

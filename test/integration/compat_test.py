@@ -25,6 +25,7 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from test_ca import make_test_ca  # noqa: E402
+from net import free_port  # noqa: E402
 
 exporter, fixture, source_dir = sys.argv[1:4]
 spec = yaml.safe_load(open(os.path.join(source_dir, "testdata/compat/deployments.yaml")))
@@ -37,14 +38,6 @@ failures = []
 def fail(case, msg):
     failures.append(f"{case}: {msg}")
     print(f"FAIL: {case}: {msg}", file=sys.stderr)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def mapped(value):

@@ -20,6 +20,9 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from net import free_port  # noqa: E402
+
 exporter, validate, src = sys.argv[1:4]
 work = tempfile.mkdtemp(prefix="emf_it_")
 procs = []
@@ -33,14 +36,6 @@ def fail(msg):
     if os.path.exists(log):
         sys.stderr.write(open(log).read()[-4000:])
     sys.exit(1)
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class TcpListener:

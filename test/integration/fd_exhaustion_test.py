@@ -26,16 +26,11 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from net import free_port  # noqa: E402
+
 exporter, source_dir = sys.argv[1:3]
 work = tempfile.mkdtemp()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def fail(msg):
