@@ -47,7 +47,8 @@ Result<std::set<std::string>> GpuBindingWatch::BoundDevices(const std::string& d
     const int err = errno;
     std::string why = dir + ": " + strerror(err);
     if (err == EACCES || err == EPERM) return Status(StatusCode::kNoPermission, std::move(why));
-    return NotFound(std::move(why));
+    if (err == ENOENT || err == ENOTDIR) return NotFound(std::move(why));
+    return Unavailable(std::move(why));  // EMFILE and the like: says nothing about the GPUs
   }
   std::set<std::string> out;
   while (dirent* e = readdir(d)) {
@@ -98,17 +99,20 @@ void GpuBindingWatch::Poll() {
     util::MutexLock lock(&mu_);
     if (fired_) return;
     if (!now.ok()) {
-      // The driver's directory vanishes while the nvidia module is unloaded; the change is
-      // judged once it is back.
+      // The driver's directory vanishes while the nvidia module is unloaded (a driver upgrade
+      // or reload): the NVML session of this process is then dead whatever GPUs come back,
+      // so its return is a change even with the same set. Any other failure (out of
+      // descriptors under a connection flood) says nothing about the GPUs: retried.
       if (!read_failed_) {
         log::Warn("GPU bind/unbind watch cannot read the driver's directory; retrying",
                   {{"err", now.status().ToString()}});
       }
       read_failed_ = true;
+      if (now.status().code() == StatusCode::kNotFound) driver_gone_ = true;
       return;
     }
     read_failed_ = false;
-    if (*now == baseline_) {
+    if (*now == baseline_ && !driver_gone_) {
       has_pending_ = false;
       return;
     }
@@ -121,11 +125,13 @@ void GpuBindingWatch::Poll() {
                         std::inserter(change_.added, change_.added.end()));
     std::set_difference(baseline_.begin(), baseline_.end(), now->begin(), now->end(),
                         std::inserter(change_.removed, change_.removed.end()));
+    change_.driver_reloaded = driver_gone_;
     fired_ = true;
     fire = true;
     log::Warn("GPU set changed", {{"bound", Join(*now)},
                                   {"added", Join(change_.added)},
-                                  {"removed", Join(change_.removed)}});
+                                  {"removed", Join(change_.removed)},
+                                  {"driver_reloaded", driver_gone_ ? "true" : "false"}});
   }
   if (fire) on_change_();
 }

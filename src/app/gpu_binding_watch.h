@@ -1,7 +1,9 @@
 // GpuBindingWatch: --enable-gpu-bind-unbind-watch. Polls the PCI driver directory of the NVIDIA
 // driver (/sys/bus/pci/drivers/nvidia: one entry per bound GPU, named by its PCI address) and
 // calls `on_change` once the set of bound GPUs differs from the set at Start() and has held
-// still for one more poll (a GPU bound or unbound; several at once make one change).
+// still for one more poll (a GPU bound or unbound; several at once make one change), or once
+// the directory is back after it vanished (the nvidia module reloaded: NVML must start again
+// even when the same GPUs return).
 //
 // Why sysfs and not NVML: NVML enumerates GPUs in nvmlInit only. A GPU bound after it stays
 // invisible to that session and an unbound one answers GPU_IS_LOST; dcgm-exporter's watch
@@ -34,11 +36,13 @@ class GpuBindingWatch {
   // The kernel's directory for the nvidia PCI driver.
   static constexpr char kDefaultDirectory[] = "/sys/bus/pci/drivers/nvidia";
   // The entries of `dir` that are PCI addresses (DDDD:BB:DD.F, lower-case hex; DDDD may be
-  // longer), sorted. NOT_FOUND / NO_PERMISSION when the directory cannot be read.
+  // longer), sorted. NOT_FOUND when the directory does not exist, NO_PERMISSION, else
+  // UNAVAILABLE (out of descriptors).
   static Result<std::set<std::string>> BoundDevices(const std::string& dir);
 
   struct Change {
     std::set<std::string> added, removed;
+    bool driver_reloaded = false;  // the directory was gone (the nvidia module unloaded)
   };
   // `clock`: the polls' time (null: the real clock; a test passes a FakeClock).
   GpuBindingWatch(std::string dir, std::chrono::milliseconds period,
@@ -68,6 +72,7 @@ class GpuBindingWatch {
   bool has_pending_ NVMLX_GUARDED_BY(mu_) = false;
   bool fired_ NVMLX_GUARDED_BY(mu_) = false;        // on_change called (once per watch)
   bool read_failed_ NVMLX_GUARDED_BY(mu_) = false;  // logged once per streak
+  bool driver_gone_ NVMLX_GUARDED_BY(mu_) = false;  // the directory vanished since Start
   Change change_ NVMLX_GUARDED_BY(mu_);
   std::unique_ptr<util::PeriodicWorker> worker_;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -97,8 +99,9 @@ TEST_F(GpuBindingWatchTest, FiresOnceWhenTheSetSettles) {
   w.Stop();
 }
 
-// The driver's directory vanishes while the module is reloaded: no change until it is back.
-TEST_F(GpuBindingWatchTest, VanishedDirectoryIsNoChange) {
+// The driver's directory vanishes while the nvidia module is reloaded: no change while it is
+// gone, and a change once it is back, even with the same GPUs (the NVML session is dead).
+TEST_F(GpuBindingWatchTest, DriverReloadIsAChange) {
   std::atomic<int> fired{0};
   GpuBindingWatch w(
       dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
@@ -111,8 +114,38 @@ TEST_F(GpuBindingWatchTest, VanishedDirectoryIsNoChange) {
   EXPECT_EQ(fired.load(), 0);
   fs::rename(moved, dir_);
   Tick();
+  EXPECT_EQ(fired.load(), 0) << "first sight: wait one more poll";
   Tick();
-  EXPECT_EQ(fired.load(), 0) << "the same GPUs came back";
+  EXPECT_EQ(fired.load(), 1);
+  const GpuBindingWatch::Change c = w.Changes();
+  EXPECT_TRUE(c.driver_reloaded);
+  EXPECT_TRUE(c.added.empty());
+  EXPECT_TRUE(c.removed.empty());
+  w.Stop();
+}
+
+// Out of descriptors (a connection flood): the directory cannot be read, which says nothing
+// about the GPUs. Retried, and no change once it can be read again.
+TEST_F(GpuBindingWatchTest, OutOfDescriptorsIsNoChange) {
+  std::atomic<int> fired{0};
+  GpuBindingWatch w(
+      dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
+  ASSERT_TRUE(w.Start().ok());
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = 3;  // every new descriptor fails with EMFILE
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  Result<std::set<std::string>> direct = GpuBindingWatch::BoundDevices(dir_);
+  Tick();
+  Tick();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(direct.status().code(), StatusCode::kUnavailable) << direct.status().ToString();
+  Tick();
+  Tick();
+  EXPECT_EQ(fired.load(), 0);
   w.Stop();
 }
 
