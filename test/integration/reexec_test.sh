@@ -4,8 +4,9 @@
 # (NVMLX_GPU_BIND_DIR) and, when a GPU is bound or unbound there, re-executes so that the
 # simulated NVML enumerates the GPUs of the scenario as it is now; a directory that cannot be
 # read leaves the watch off with one warning; the re-executed daemon still stops cleanly on
-# SIGTERM. A reload (SIGHUP) that adds Xid fields, which need the Xid watcher only a start
-# builds, re-executes too, and the new image serves them.
+# SIGTERM; the directory vanishing and coming back (the nvidia module reloaded) re-executes
+# too, even with the same GPUs. A reload (SIGHUP) that adds Xid fields, which need the Xid
+# watcher only a start builds, re-executes too, and the new image serves them.
 source "$(dirname "$0")/lib.sh"
 BIND="$WORK/nvidia"
 mkdir -p "$BIND/module"
@@ -64,6 +65,16 @@ await_gpus 1
 kill -0 "$pid" || fail "the daemon is gone after the unbind"
 grep -q 'removed=0000:00:07.0' "$WORK/exporter.log" || fail "the unbind was not logged"
 pass "a GPU unbound: back to one GPU"
+
+await_log 'GPU bind/unbind watch on' 3
+mv "$BIND" "$BIND.away"  # the nvidia module unloaded ...
+await_log "cannot read the driver's directory" 1
+mv "$BIND.away" "$BIND"  # ... and loaded again, with the same GPU
+await_log 're-executing the daemon' 3
+await_log 'driver_reloaded=true' 1
+await_gpus 1
+kill -0 "$pid" || fail "the daemon is gone after the driver reload"
+pass "the driver reloaded (directory gone and back, same GPUs): re-executed"
 
 kill -TERM "$pid"
 set +e
