@@ -1,3 +1,6 @@
+// Collector, part 1: creation (enumeration, identities, readers), the rounds that post each GPU's
+// reads and wait for them until the read deadline, and the lifecycle. Reading one GPU is
+// collector_read.cc; the field plan is collector_plan.cc.
 #include "collect/collector.h"
 
 #include <algorithm>
@@ -14,9 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kXidErrorsField = fields::ids::kXidErrors;
-constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
-
 // dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
 std::string ReplaceBlanks(const std::string& name) {
   std::string out;
@@ -31,13 +31,6 @@ std::string ReplaceBlanks(const std::string& name) {
     out.push_back(c);
   }
   return out;
-}
-
-void MergeSorted(std::vector<model::Sample>* into, const std::vector<model::Sample>& more) {
-  into->insert(into->end(), more.begin(), more.end());
-  std::stable_sort(into->begin(), into->end(), [](const model::Sample& a, const model::Sample& b) {
-    return a.field_id < b.field_id;
-  });
 }
 
 // The identity of GPU `index`, read once: UUID, name, PCI bus id, minor number and the values of
@@ -267,31 +260,6 @@ std::string Collector::GpuOf(size_t g) const {
   return std::to_string((*identities_)[groups_[g].devices.front()].index);
 }
 
-void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>& errors) {
-  for (const auto& e : errors) {
-    const std::string gpu = std::to_string((*identities_)[device].index);
-    if (e.status.code() == StatusCode::kGpuLost) {
-      MarkLost(device, e.status);
-      continue;
-    }
-    util::MutexLock lock(&log_mu_);
-    if (logged_.emplace(device, e.field_id).second) {
-      const fields::FieldDef* f = fields::FindById(e.field_id);
-      const std::string field = f != nullptr ? std::string(f->name) : std::to_string(e.field_id);
-      if (const auto& mig = (*identities_)[device].mig) {
-        log::Warn("field read failed; series omitted (logged once per MIG instance and field)",
-                  {{"gpu", gpu},
-                   {"GPU_I_ID", std::to_string(mig->gpu_instance_id)},
-                   {"field", field},
-                   {"err", e.status.ToString()}});
-        continue;
-      }
-      log::Warn("field read failed; series omitted (logged once per GPU and field)",
-                {{"gpu", gpu}, {"field", field}, {"err", e.status.ToString()}});
-    }
-  }
-}
-
 void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
                           model::DeviceIdentity identity, const EntityFields& f,
                           nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
@@ -379,132 +347,6 @@ std::unique_ptr<ProfilingSource> Collector::MakeProfilingSource(
   return gpm();  // no CUPTI: GPM's own "metric not enabled" warnings, as without PM sampling
 }
 
-void Collector::NoteGpmFailure(size_t device, const Status& status) {
-  const std::string gpu = std::to_string((*identities_)[device].index);
-  if (status.code() == StatusCode::kGpuLost) {
-    NoteErrors(device, {fields::FieldError{0, status}});
-    return;
-  }
-  util::MutexLock lock(&log_mu_);
-  if (logged_.emplace(device, 0).second) {
-    log::Warn("GPM sampling failed; DCGM_FI_PROF_* series omitted (logged once per GPU)",
-              {{"gpu", gpu}, {"err", status.ToString()}});
-  }
-}
-
-void Collector::ReadClockEvents(size_t device, model::DeviceSnapshot* out) {
-  Device& d = *devices_[device];
-  const util::Clock::TimePoint now = clock_->Now();
-  Result<uint64_t> reasons = lib_.ClocksEventReasons(d.handle);
-  if (reasons.ok()) {
-    d.clock_events->Add(now, *reasons);
-  } else {
-    // Logged once; a window without any good read shows the 0 series, as DCGM's blank values do.
-    NoteErrors(device, {fields::FieldError{kClockEventsCountField, reasons.status()}});
-  }
-  out->clock_events_watched = true;
-  d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
-}
-
-void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
-                           model::DeviceSnapshot* out) {
-  Device& d = *devices_[device];
-  const nvml::Device h = d.handle;
-  HealthReadings r;
-  // Every read is optional: a failure (unsupported on this GPU, ECC off, ...) raises nothing, as
-  // DCGM skips blank samples. None is logged: the same reads back the catalog's fields.
-  auto opt = [](auto result) {
-    using T = std::decay_t<decltype(*result)>;
-    return result.ok() ? std::optional<T>(*result) : std::nullopt;
-  };
-  r.volatile_dbe =
-      opt(lib_.TotalEccErrors(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC));
-  r.retired_sbe =
-      opt(lib_.RetiredPageCount(h, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS));
-  r.retired_dbe = opt(lib_.RetiredPageCount(h, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR));
-  if (Result<nvml::RemappedRows> rows = lib_.RemappedRowCounts(h); rows.ok()) {
-    r.remap_uncorrectable = rows->uncorrectable;
-    r.remap_pending = rows->pending;
-    r.remap_failure = rows->failure;
-  }
-  // Retirement pending and the driver's recovery action: one field-values call.
-  nvmlFieldValue_t fv[2] = {};
-  fv[0].fieldId = NVML_FI_DEV_RETIRED_PENDING;
-  fv[1].fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
-  if (lib_.FieldValues(h, fv, 2).ok()) {
-    auto integer = [](const nvmlFieldValue_t& v) -> std::optional<int64_t> {
-      if (v.nvmlReturn != NVML_SUCCESS) return std::nullopt;
-      switch (v.valueType) {
-        case NVML_VALUE_TYPE_UNSIGNED_INT:
-          return static_cast<int64_t>(v.value.uiVal);
-        case NVML_VALUE_TYPE_UNSIGNED_LONG:
-          return static_cast<int64_t>(v.value.ulVal);
-        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-          return static_cast<int64_t>(v.value.ullVal);
-        case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-          return static_cast<int64_t>(v.value.sllVal);
-        case NVML_VALUE_TYPE_SIGNED_INT:
-          return static_cast<int64_t>(v.value.siVal);
-        default:
-          return std::nullopt;
-      }
-    };
-    if (std::optional<int64_t> p = integer(fv[0])) r.retired_pending = *p != 0;
-    r.recovery_action = integer(fv[1]);
-  }
-  r.clock_event_reasons = opt(lib_.ClocksEventReasons(h));
-  r.pcie_link_gen = opt(lib_.PcieLinkGen(h));
-  r.pcie_link_width = opt(lib_.PcieLinkWidth(h));
-  if (Result<unsigned> replays = lib_.PcieReplayCounter(h); replays.ok()) {
-    d.pcie_replays->Add(clock_->Now(), *replays);
-    r.pcie_replays_last_minute = d.pcie_replays->Replays();
-  }
-  r.power_readable = lib_.PowerUsageMw(h).ok();
-  d.nvlink_health->Read(h, clock_->Now(), &r);
-  r.xids = xids;
-  out->health = EvaluateHealth(r);
-}
-
-void Collector::ReadLostHealth(size_t device, model::DeviceSnapshot* out) const {
-  if (!health_enabled_ || devices_[device]->parent) return;
-  int64_t last = 0;
-  std::vector<model::XidCount> xids;
-  if (xids_ != nullptr && devices_[device]->xid_slot) {
-    (void)xids_->Read(*devices_[device]->xid_slot, &last, &xids);  // false: none watched
-  }
-  out->health = LostGpuHealth(xids);
-}
-
-void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
-  for (size_t j = 0; j < devices_.size(); ++j) {
-    if (j == device || devices_[j]->parent || Lost(j)) continue;
-    Result<nvmlGpuP2PStatus_t> st =
-        lib_.P2pStatus(devices_[device]->handle, devices_[j]->handle, NVML_P2P_CAPS_INDEX_NVLINK);
-    if (!st.ok()) {
-      // The pair has no series (dcgm-exporter drops blank values). Logged once per GPU; a
-      // GPU_IS_LOST answer names either GPU of the pair, so it marks neither lost (that GPU's own
-      // reads will), lest a healthy GPU go down with a lost peer.
-      if (st.status().code() != StatusCode::kGpuLost) {
-        NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
-      }
-      continue;
-    }
-    out->p2p.push_back({(*identities_)[j].index, static_cast<int>(*st)});
-  }
-}
-
-void Collector::NoteProcessFailure(size_t device, const Status& status) {
-  if (status.code() == StatusCode::kGpuLost) {
-    NoteErrors(device, {fields::FieldError{-1, status}});
-    return;
-  }
-  util::MutexLock lock(&log_mu_);
-  if (logged_.emplace(device, -1).second) {
-    log::Warn("per-process read failed; processes of this GPU degraded (logged once per GPU)",
-              {{"gpu", std::to_string((*identities_)[device].index)}, {"err", status.ToString()}});
-  }
-}
-
 void Collector::ReadSlowGroup(size_t g) {
   const std::shared_ptr<const Plan> plan = CurrentPlan();
   for (size_t i : groups_[g].devices) {
@@ -537,100 +379,6 @@ void Collector::PostSlowAfterFast(size_t g, uint64_t round, bool counted) {
   // Still running from an earlier round (stuck, or slower than the interval): skipped; the fast
   // loop reports its values stale once it runs past the read deadline.
   if (!posted && counted) FinishJob(round);
-}
-
-void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds,
-                           bool* all_failed) {
-  // Xid-backed fields need the watcher, which runs only when the start-up list had them.
-  const bool xid_last = plan.xid_last && xids_ != nullptr;
-  const bool xid_counts = plan.xid_counts && xids_ != nullptr;
-  const bool health = plan.health && xids_ != nullptr;
-  ds->identity = &(*identities_)[i];
-  const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
-  if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
-    MarkLost(i, Status(StatusCode::kGpuLost, "Xid 79: GPU has fallen off the bus"));
-  }
-  if (Lost(i)) {
-    ds->up = false;
-    ds->lost = true;
-    return;
-  }
-  // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0. A field
-  // the GPU does not support is an answer, not a failure (an H200 without fan, a GPU without
-  // NVLink asked only NVLink fields stays up).
-  size_t good = 0, bad = 0;
-  auto failures = [](const std::vector<fields::FieldError>& errors) {
-    size_t n = 0;
-    for (const auto& e : errors) n += e.status.code() != StatusCode::kNotSupported ? 1 : 0;
-    return n;
-  };
-  std::vector<fields::FieldError> errors;
-  devices_[i]->fast->Read(&ds->samples, &errors);
-  good += ds->samples.size() + (errors.size() - failures(errors));
-  bad += failures(errors);
-  NoteErrors(i, errors);
-  if (devices_[i]->gpm != nullptr && !Lost(i)) {
-    std::vector<model::Sample> prof;
-    std::vector<fields::FieldError> prof_errors;
-    Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
-    NoteErrors(i, prof_errors);
-    if (!st.ok()) NoteGpmFailure(i, st);
-    good += prof.size() + (prof_errors.size() - failures(prof_errors));
-    bad += failures(prof_errors) + (st.ok() || st.code() == StatusCode::kNotSupported ? 0 : 1);
-    MergeSorted(&ds->samples, prof);
-    if (devices_[i]->gpm->name() == "pm_sampling") {
-      ds->pm_sampling =
-          model::DeviceSnapshot::PmSampling{devices_[i]->gpm->active(), devices_[i]->gpm->losses()};
-    }
-  }
-  *all_failed = good == 0 && bad > 0;
-  if (devices_[i]->clock_events != nullptr && !Lost(i)) {
-    ReadClockEvents(i, ds);
-  }
-  if (devices_[i]->processes != nullptr && !Lost(i)) {
-    if (Status st = devices_[i]->processes->Read(&ds->processes); !st.ok()) {
-      NoteProcessFailure(i, st);
-    }
-  }
-  if (Lost(i)) {
-    ds->up = false;
-    ds->lost = true;
-    ds->samples.clear();
-    ds->processes.clear();
-    ds->clock_events_watched = false;
-    ds->clock_event_counts.clear();
-    return;
-  }
-  if (xids_ != nullptr && xid_slot) {
-    int64_t last = 0;
-    std::vector<model::XidCount> counts;
-    if (xids_->Read(*xid_slot, &last, &counts)) {
-      if (xid_last) MergeSorted(&ds->samples, {model::Sample{kXidErrorsField, last}});
-      if (health) ReadHealth(i, counts, ds);
-      if (xid_counts) {
-        ds->xid_watched = true;
-        ds->xid_counts = std::move(counts);
-      }
-    } else if (health) {
-      ReadHealth(i, {}, ds);
-    }
-  } else if (health && !devices_[i]->parent) {
-    ReadHealth(i, {}, ds);
-  }
-  if (plan.p2p && !devices_[i]->parent) ReadP2p(i, ds);
-}
-
-void Collector::ReadGroup(size_t g, GroupResult* out) {
-  const Group& group = groups_[g];
-  const std::shared_ptr<const Plan> plan = CurrentPlan();
-  out->devices.resize(group.devices.size());
-  out->all_failed.assign(group.devices.size(), false);
-  for (size_t k = 0; k < group.devices.size(); ++k) {
-    bool all_failed = false;
-    if (!Lost(group.devices[k])) ApplyFastPlan(group.devices[k], *plan);
-    ReadDevice(group.devices[k], *plan, &out->devices[k], &all_failed);
-    out->all_failed[k] = all_failed;
-  }
 }
 
 std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
@@ -870,6 +618,14 @@ std::vector<std::string> Collector::StuckCalls() const {
     }
   }
   return out;
+}
+
+void Collector::MergeSorted(std::vector<model::Sample>* into,
+                            const std::vector<model::Sample>& more) {
+  into->insert(into->end(), more.begin(), more.end());
+  std::stable_sort(into->begin(), into->end(), [](const model::Sample& a, const model::Sample& b) {
+    return a.field_id < b.field_id;
+  });
 }
 
 }  // namespace nvmlx::collect

@@ -266,6 +266,8 @@ class Collector {
   // Group g's fast reads (on its worker): everything but the slow cache.
   void ReadGroup(size_t g, GroupResult* out) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
   void ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds, bool* all_failed);
+  // `more` appended to `into`, then ordered by field id (stable: equal ids keep their order).
+  static void MergeSorted(std::vector<model::Sample>* into, const std::vector<model::Sample>& more);
   // Sets up groups_ and their workers (end of Create).
   void MakeGroups();
   // "gpu=N" for log lines and StuckCalls.
