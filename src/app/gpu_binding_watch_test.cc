@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "util/clock.h"
@@ -39,8 +40,18 @@ class GpuBindingWatchTest : public ::testing::Test {
     ASSERT_TRUE(clock_.AwaitWaiters(1));
   }
 
+  // A watch of dir_ that counts its changes in fired_, started and parked before its first poll.
+  std::unique_ptr<GpuBindingWatch> StartWatch() {
+    auto w = std::make_unique<GpuBindingWatch>(
+        dir_, milliseconds(100), [this] { ++fired_; }, &clock_);
+    EXPECT_TRUE(w->Start().ok());
+    EXPECT_TRUE(clock_.AwaitWaiters(1));
+    return w;
+  }
+
   std::string dir_;
   util::FakeClock clock_;
+  std::atomic<int> fired_{0};
 };
 
 TEST_F(GpuBindingWatchTest, BoundDevicesAreThePciAddresses) {
@@ -65,73 +76,61 @@ TEST_F(GpuBindingWatchTest, UnreadableDirectoryFailsStart) {
 // A change fires once the new set held still for one more poll; a flicker back to the baseline
 // fires nothing; after firing, later changes are not reported again (the daemon is going away).
 TEST_F(GpuBindingWatchTest, FiresOnceWhenTheSetSettles) {
-  std::atomic<int> fired{0};
-  GpuBindingWatch w(
-      dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
-  ASSERT_TRUE(w.Start().ok());
-  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  std::unique_ptr<GpuBindingWatch> w = StartWatch();
   Tick();
-  EXPECT_EQ(fired.load(), 0) << "nothing changed";
+  EXPECT_EQ(fired_.load(), 0) << "nothing changed";
 
   Remove("0000:86:00.0");  // unbound ...
   Tick();
   Touch("0000:86:00.0");  // ... and back before the next poll: a flicker
   Tick();
   Tick();
-  EXPECT_EQ(fired.load(), 0);
+  EXPECT_EQ(fired_.load(), 0);
 
   Remove("0000:86:00.0");
   Touch("0000:af:00.0");
   Tick();
-  EXPECT_EQ(fired.load(), 0) << "first sight: wait one more poll";
+  EXPECT_EQ(fired_.load(), 0) << "first sight: wait one more poll";
   Touch("0000:d8:00.0");  // still moving: the set seen last is the one to settle
   Tick();
-  EXPECT_EQ(fired.load(), 0);
+  EXPECT_EQ(fired_.load(), 0);
   Tick();
-  EXPECT_EQ(fired.load(), 1);
-  const GpuBindingWatch::Change c = w.Changes();
+  EXPECT_EQ(fired_.load(), 1);
+  const GpuBindingWatch::Change c = w->Changes();
   EXPECT_EQ(c.added, (std::set<std::string>{"0000:af:00.0", "0000:d8:00.0"}));
   EXPECT_EQ(c.removed, (std::set<std::string>{"0000:86:00.0"}));
   Touch("0000:86:00.0");
   Tick();
   Tick();
-  EXPECT_EQ(fired.load(), 1);
-  w.Stop();
+  EXPECT_EQ(fired_.load(), 1);
+  w->Stop();
 }
 
 // The driver's directory vanishes while the nvidia module is reloaded: no change while it is
 // gone, and a change once it is back, even with the same GPUs (the NVML session is dead).
 TEST_F(GpuBindingWatchTest, DriverReloadIsAChange) {
-  std::atomic<int> fired{0};
-  GpuBindingWatch w(
-      dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
-  ASSERT_TRUE(w.Start().ok());
-  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  std::unique_ptr<GpuBindingWatch> w = StartWatch();
   const std::string moved = dir_ + ".away";
   fs::rename(dir_, moved);
   Tick();
   Tick();
-  EXPECT_EQ(fired.load(), 0);
+  EXPECT_EQ(fired_.load(), 0);
   fs::rename(moved, dir_);
   Tick();
-  EXPECT_EQ(fired.load(), 0) << "first sight: wait one more poll";
+  EXPECT_EQ(fired_.load(), 0) << "first sight: wait one more poll";
   Tick();
-  EXPECT_EQ(fired.load(), 1);
-  const GpuBindingWatch::Change c = w.Changes();
+  EXPECT_EQ(fired_.load(), 1);
+  const GpuBindingWatch::Change c = w->Changes();
   EXPECT_TRUE(c.driver_reloaded);
   EXPECT_TRUE(c.added.empty());
   EXPECT_TRUE(c.removed.empty());
-  w.Stop();
+  w->Stop();
 }
 
 // Out of descriptors (a connection flood): the directory cannot be read, which says nothing
 // about the GPUs. Retried, and no change once it can be read again.
 TEST_F(GpuBindingWatchTest, OutOfDescriptorsIsNoChange) {
-  std::atomic<int> fired{0};
-  GpuBindingWatch w(
-      dir_, milliseconds(100), [&fired] { ++fired; }, &clock_);
-  ASSERT_TRUE(w.Start().ok());
-  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  std::unique_ptr<GpuBindingWatch> w = StartWatch();
   rlimit old{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
   rlimit low = old;
@@ -145,8 +144,8 @@ TEST_F(GpuBindingWatchTest, OutOfDescriptorsIsNoChange) {
   EXPECT_EQ(direct.status().code(), StatusCode::kUnavailable) << direct.status().ToString();
   Tick();
   Tick();
-  EXPECT_EQ(fired.load(), 0);
-  w.Stop();
+  EXPECT_EQ(fired_.load(), 0);
+  w->Stop();
 }
 
 }  // namespace
