@@ -70,10 +70,16 @@ std::string CuptiLibrary(const config::Options& opts, const std::string& nvml_li
 // still use the objects a normal exit would destroy, and the driver's own exit path may wait for
 // them. Only taken when something is stuck (a clean stop returns from Run instead, so the
 // sanitizers' leak check runs there).
-[[noreturn]] void ExitLeavingStuckThreads(int code) {
+// Writes out what the log and stdio still buffer: before _exit and before execv, which both
+// drop it.
+void FlushOutputs() {
   spdlog::default_logger()->flush();
   std::fflush(stdout);
   std::fflush(stderr);
+}
+
+[[noreturn]] void ExitLeavingStuckThreads(int code) {
+  FlushOutputs();
   _exit(code);
 }
 
@@ -144,9 +150,7 @@ constexpr std::chrono::milliseconds kStartupGrace{500};
         "service (its socket cannot be carried into a new process image)");
     ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kUnavailable));
   }
-  spdlog::default_logger()->flush();
-  std::fflush(stdout);
-  std::fflush(stderr);
+  FlushOutputs();
   Status st = ReExecute(argv, mask);
   log::Error("cannot re-execute; exiting for the supervisor to restart", {{"err", st.ToString()}});
   ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kUnavailable));
@@ -270,15 +274,15 @@ int Run(int argc, char** argv) {
   // so that NVML enumerates the GPUs afresh (dcgm-exporter re-initialises DCGM in-process; a new
   // process image is the reset that leaves nothing of the old NVML session behind).
   // A reload that needs what only a start builds (the Xid watcher) re-executes the same way.
-  daemon->SetRestartHandler([reexec_requested] { kill(getpid(), reexec_requested); });
+  const auto request_reexec = [reexec_requested] { kill(getpid(), reexec_requested); };
+  daemon->SetRestartHandler(request_reexec);
   std::unique_ptr<GpuBindingWatch> watch;
   if (opts.enable_gpu_bind_unbind_watch) {
     // NVMLX_GPU_BIND_DIR: the directory to watch instead of the kernel's (tests).
     const std::string dir =
         GetEnv("NVMLX_GPU_BIND_DIR").value_or(GpuBindingWatch::kDefaultDirectory);
     watch =
-        std::make_unique<GpuBindingWatch>(dir, opts.gpu_bind_unbind_poll_interval,
-                                          [reexec_requested] { kill(getpid(), reexec_requested); });
+        std::make_unique<GpuBindingWatch>(dir, opts.gpu_bind_unbind_poll_interval, request_reexec);
     if (Status st = watch->Start(); !st.ok()) {
       log::Warn("GPU bind/unbind watch off: the nvidia driver's directory cannot be read",
                 {{"err", st.ToString()}});

@@ -218,6 +218,8 @@ void Daemon::SetProfilingPaused(bool paused) {
 namespace {
 
 constexpr std::string_view kProfilingPath = "/api/v1/profiling";
+constexpr std::string_view kPausePath = "/api/v1/profiling/pause";
+constexpr std::string_view kResumePath = "/api/v1/profiling/resume";
 
 serve::Resource JsonResource(int status, std::string body) {
   serve::Resource r;
@@ -238,8 +240,7 @@ std::optional<serve::Resource> Daemon::ProfilingResource(std::string_view path) 
                                  ",\"pause_endpoint\":" +
                                  (options_.profiling_pause_endpoint ? "true" : "false") + "}\n");
   }
-  if (options_.profiling_pause_endpoint &&
-      (path == "/api/v1/profiling/pause" || path == "/api/v1/profiling/resume")) {
+  if (options_.profiling_pause_endpoint && (path == kPausePath || path == kResumePath)) {
     serve::Resource r = JsonResource(405, "{\"error\":\"POST only\"}\n");
     r.allow = "POST";
     return r;
@@ -249,8 +250,8 @@ std::optional<serve::Resource> Daemon::ProfilingResource(std::string_view path) 
 
 std::optional<serve::Resource> Daemon::ProfilingAction(std::string_view path) {
   if (!options_.profiling_pause_endpoint) return std::nullopt;
-  const bool pause = path == "/api/v1/profiling/pause";
-  if (!pause && path != "/api/v1/profiling/resume") return std::nullopt;
+  const bool pause = path == kPausePath;
+  if (!pause && path != kResumePath) return std::nullopt;
   SetProfilingPaused(pause);
   return JsonResource(200, std::string("{\"paused\":") + (pause ? "true" : "false") + "}\n");
 }
@@ -380,9 +381,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
       sopts, [store] { return store->Latest(); },
       [store](serve::Probe probe) { return store->Health(probe); },
       [this, live](std::string_view path, std::string_view query) {
-        if (path.starts_with(kProfilingPath)) {
-          if (std::optional<serve::Resource> r = ProfilingResource(path)) return r;
-        }
+        if (std::optional<serve::Resource> r = ProfilingResource(path)) return r;
         return live->Answer(path, query);
       },
       [this](std::string_view path) { return ProfilingAction(path); });

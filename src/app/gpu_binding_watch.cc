@@ -113,12 +113,11 @@ void GpuBindingWatch::Poll() {
     }
     read_failed_ = false;
     if (*now == baseline_ && !driver_gone_) {
-      has_pending_ = false;
+      pending_.reset();
       return;
     }
-    if (!has_pending_ || *now != pending_) {  // first sight, or still moving: one more poll
+    if (pending_ != *now) {  // first sight, or still moving: one more poll
       pending_ = *now;
-      has_pending_ = true;
       return;
     }
     std::set_difference(now->begin(), now->end(), baseline_.begin(), baseline_.end(),

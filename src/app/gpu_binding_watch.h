@@ -22,6 +22,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -68,8 +69,8 @@ class GpuBindingWatch {
   util::Clock* const clock_;
   mutable util::Mutex mu_;
   std::set<std::string> baseline_ NVMLX_GUARDED_BY(mu_);
-  std::set<std::string> pending_ NVMLX_GUARDED_BY(mu_);  // a differing set seen once
-  bool has_pending_ NVMLX_GUARDED_BY(mu_) = false;
+  // A differing set seen once, waiting for the next poll to confirm it.
+  std::optional<std::set<std::string>> pending_ NVMLX_GUARDED_BY(mu_);
   bool fired_ NVMLX_GUARDED_BY(mu_) = false;        // on_change called (once per watch)
   bool read_failed_ NVMLX_GUARDED_BY(mu_) = false;  // logged once per streak
   bool driver_gone_ NVMLX_GUARDED_BY(mu_) = false;  // the directory vanished since Start
