@@ -49,5 +49,25 @@ copy_deps() {
 copy_deps "$bin"
 copy_deps "$plugin"
 copy_deps "$out/simgpu/libnvidia-ml.so.1"
+[ -e "$out/pm-probe" ] && copy_deps "$out/pm-probe"
 for so in "$out"/lib/*.so*; do [ -e "$so" ] && copy_deps "$so"; done
+# Every program here that needs one of our libraries must find it in ./lib on a host without them
+# (a pm-probe without that path once cost a validation run): its RPATH must lead there.
+lib_dir=$(realpath "$out/lib")
+for exe in "$out"/* "$out"/bench/*; do
+  [ -f "$exe" ] && head -c4 "$exe" | grep -q ELF || continue
+  needs_ours=$(ldd "$exe" | awk '/=> \// {print $1}' | grep -vE "$system_lib|libnvidia-ml|libcuda" || true)
+  [ -n "$needs_ours" ] || continue
+  found=0
+  rpath=$(readelf -d "$exe" | sed -n 's/.*R\(UN\)\?PATH.*\[\(.*\)\]/\2/p')
+  IFS=: read -ra dirs <<<"$rpath"
+  for d in "${dirs[@]}"; do
+    d=${d//\$ORIGIN/$(dirname "$exe")}
+    [ "$(realpath -m "$d")" = "$lib_dir" ] && found=1
+  done
+  if [ "$found" = 0 ]; then
+    echo "bundle: $exe needs $(echo $needs_ours) but its RPATH ($rpath) does not lead to lib/" >&2
+    exit 1
+  fi
+done
 echo "bundle: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"

@@ -15,7 +15,7 @@
 set -uo pipefail
 B="${BUNDLE:-bundle}"
 OUT="${OUT:-pm-sampling-out}"
-PHASE_S="${PHASE_S:-10}"  # PM_INTERVAL: --pm-sampling-interval in ms (default 500)
+PHASE_S="${PHASE_S:-10}"  # PM_INTERVAL: --pm-sampling-interval in ms (default 500); PM_DEBUG=1: --debug
 mkdir -p "$OUT"
 if [ -z "${CUPTI:-}" ]; then
   # The pip wheel (nvidia-cuda-cupti; CUDA 13 wheels put it under nvidia/cu13/lib), else any.
@@ -74,7 +74,7 @@ PY
 run_source() {  # $1: tag, $2: port, $3: --profiling-source value
   local extra=()
   [ "$3" = pm-sampling ] &&
-    extra=(--cupti-library "$CUPTI" --pm-sampling-interval "${PM_INTERVAL:-500}" --debug)
+    extra=(--cupti-library "$CUPTI" --pm-sampling-interval "${PM_INTERVAL:-500}" ${PM_DEBUG:+--debug})
   "$B/nvml-exporter" -f "$OUT/prof.csv" -c 1000 -a "127.0.0.1:$2" --profiling-source="$3" \
     "${extra[@]}" 2>"$OUT/$1.log" &
   local pid=$!

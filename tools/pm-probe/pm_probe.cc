@@ -3,11 +3,16 @@
 // GPU. It goes through the exporter's own loader and session (cupti/cupti.h).
 //
 //   pm-probe --cupti PATH [--device N] [--interval-ms 500] [--decode-ms 1000] [--seconds 20]
-//            METRIC...
+//            [--max-samples 64] [--fresh-image] METRIC...
+//
+// --fresh-image re-initialises the counter-data image after every decode, as the first
+// implementation did (PmSampler::Options::fresh_image_each_decode).
 //
 // Metrics the chip does not know are reported and left out; metrics are then dropped from the
 // end until the configuration fits one pass (PM sampling accepts one). Output (stdout, CSV):
 // decode,t_ms,sample,start_ms,dur_ms,<metric>... with times relative to the first sample.
+#include <dlfcn.h>
+#include <malloc.h>
 #include <time.h>
 
 #include <chrono>
@@ -27,10 +32,26 @@ double ThreadCpuMs() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
+// VmRSS, RssAnon and RssFile of this process, to stderr: which step of the setup costs the memory.
+void PrintRss(const char* stage) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return;
+  char line[256];
+  std::string out;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    const std::string l = line;
+    if (l.rfind("VmRSS:", 0) == 0 || l.rfind("RssAnon:", 0) == 0 || l.rfind("RssFile:", 0) == 0) {
+      out += " " + l.substr(0, l.size() - 1);
+    }
+  }
+  std::fclose(f);
+  std::fprintf(stderr, "pm-probe: rss %s:%s\n", stage, out.c_str());
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: pm-probe --cupti PATH [--device N] [--interval-ms MS] [--decode-ms MS] "
-               "[--seconds S] METRIC...\n");
+               "[--seconds S] [--max-samples N] [--fresh-image] METRIC...\n");
   return 2;
 }
 
@@ -39,7 +60,8 @@ int Usage() {
 int main(int argc, char** argv) {
   std::string cupti_path;
   size_t device = 0;
-  long interval_ms = 500, decode_ms = 1000, seconds = 20;
+  long interval_ms = 500, decode_ms = 1000, seconds = 20, max_samples = 64;
+  bool fresh_image = false;
   std::vector<std::string> metrics;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -53,6 +75,10 @@ int main(int argc, char** argv) {
       interval_ms = std::strtol(v, nullptr, 10);
     } else if (a == "--decode-ms" && (v = value())) {
       decode_ms = std::strtol(v, nullptr, 10);
+    } else if (a == "--fresh-image") {
+      fresh_image = true;
+    } else if (a == "--max-samples" && (v = value())) {
+      max_samples = std::strtol(v, nullptr, 10);
     } else if (a == "--seconds" && (v = value())) {
       seconds = std::strtol(v, nullptr, 10);
     } else if (a.rfind("--", 0) == 0) {
@@ -63,7 +89,22 @@ int main(int argc, char** argv) {
   }
   if (cupti_path.empty() || metrics.empty() || interval_ms <= 0 || decode_ms <= 0) return Usage();
 
+  PrintRss("start");
+  // The driver alone (libnvperf_host and CUPTI not mapped yet): what cuInit costs.
+  if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); cuda != nullptr) {
+    using InitFn = int (*)(unsigned);
+    if (auto init = reinterpret_cast<InitFn>(dlsym(cuda, "cuInit")); init != nullptr) (void)init(0);
+    PrintRss("cuInit");
+  }
+  // Mapped first, so that Load() below finds them mapped: what mapping alone costs.
+  if (const size_t slash = cupti_path.rfind('/'); slash != std::string::npos) {
+    (void)dlopen((cupti_path.substr(0, slash + 1) + "libnvperf_host.so").c_str(),
+                 RTLD_NOW | RTLD_GLOBAL);
+  }
+  (void)dlopen(cupti_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  PrintRss("mapped");
   auto lib = nvmlx::cupti::Library::Load(cupti_path);
+  PrintRss("initialized");
   if (!lib.ok()) {
     std::fprintf(stderr, "pm-probe: %s\n", lib.status().ToString().c_str());
     return 1;
@@ -73,10 +114,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pm-probe: %s\n", chip.status().ToString().c_str());
     return 1;
   }
+  PrintRss("chip");
   auto availability = (*lib)->CounterAvailability(device);
   std::vector<uint8_t> avail = availability.ok() ? *availability : std::vector<uint8_t>{};
   std::fprintf(stderr, "pm-probe: chip %s, availability image %zu bytes\n", chip->c_str(),
                avail.size());
+  PrintRss("loaded");
   std::vector<std::string> known;
   for (const std::string& m : metrics) {
     auto c = (*lib)->BuildConfig(*chip, avail, {m});
@@ -100,6 +143,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pm-probe: no metric left\n");
     return 1;
   }
+  PrintRss("configured");
+  malloc_trim(0);
+  PrintRss("configured+trim");
   nvmlx::cupti::PmSampler::Options o;
   o.device_index = device;
   o.chip = *chip;
@@ -109,11 +155,14 @@ int main(int argc, char** argv) {
   o.interval_ns = static_cast<uint64_t>(interval_ms) * 1'000'000;
   o.sysclk_trigger = chip->rfind("TU", 0) == 0 || *chip == "GA100";
   o.keep_samples = true;
+  o.fresh_image_each_decode = fresh_image;
+  o.max_samples = static_cast<uint32_t>(max_samples);
   auto sampler = nvmlx::cupti::PmSampler::Start(**lib, std::move(o));
   if (!sampler.ok()) {
     std::fprintf(stderr, "pm-probe: %s\n", sampler.status().ToString().c_str());
     return 1;
   }
+  PrintRss("started");
   std::printf("decode,t_ms,sample,start_ms,dur_ms");
   for (const std::string& m : known) std::printf(",%s", m.c_str());
   std::printf("\n");
@@ -131,8 +180,12 @@ int main(int argc, char** argv) {
       std::printf("# decode %d at %ld ms: %s\n", d, t_ms, w.status().ToString().c_str());
       continue;
     }
-    std::printf("# decode %d: %zu samples, %.2f ms CPU%s\n", d, w->detail.size(), cpu_ms,
-                w->overflow ? ", hardware buffer overflow" : "");
+    std::printf(
+        "# decode %d: %zu samples, %.2f ms CPU (decode %.2f, evaluate %.2f, init %.2f); image "
+        "populated %zu completed %zu stop %d resets %zu%s\n",
+        d, w->detail.size(), cpu_ms, double(w->cpu_decode_ns) / 1e6,
+        double(w->cpu_evaluate_ns) / 1e6, double(w->cpu_init_ns) / 1e6, w->populated, w->completed,
+        w->stop_reason, w->resets, w->overflow ? ", hardware buffer overflow" : "");
     for (size_t s = 0; s < w->detail.size(); ++s) {
       const auto& sv = w->detail[s];
       if (first_ns == 0) first_ns = sv.start_ns;
@@ -144,5 +197,6 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
+  PrintRss("end");
   return 0;
 }
