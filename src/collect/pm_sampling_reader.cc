@@ -134,6 +134,7 @@ void PmSamplingReader::TryStart(Clock::time_point now) {
   }
   sampler_ = std::move(s).value();
   started_at_ = now;
+  last_sample_at_ = now;
   active_.store(true);
 }
 
@@ -190,9 +191,22 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
     return Status::Ok();
   }
   if (w->samples == 0) {
+    const auto stall_after = std::max(options_.stall_after, 5 * options_.interval);
+    if (now - last_sample_at_ > stall_after) {
+      NoteLoss(
+          Internal("no PM sample completed for " +
+                   std::to_string(
+                       std::chrono::duration_cast<std::chrono::milliseconds>(now - last_sample_at_)
+                           .count()) +
+                   " ms: the session stalled (image populated " + std::to_string(w->populated) +
+                   ", completed " + std::to_string(w->completed) + ")"),
+          now);
+      return Status::Ok();
+    }
     samples->insert(samples->end(), last_values_.begin(), last_values_.end());
     return Status::Ok();
   }
+  last_sample_at_ = now;
   if (in_loss_streak_) {
     in_loss_streak_ = false;
     log::Info("PM sampling recovered; DCGM_FI_PROF_* series are back",

@@ -7,7 +7,10 @@
 // are dropped with one warning each), and starts sampling every `interval`. Each Read() decodes
 // the samples completed since the previous Read() and appends their duration-weighted mean: the
 // average over the window since the previous collection, as GpmReader's. A Read() that finds no
-// completed sample repeats the last window's values (as GpmReader does within 100 ms).
+// completed sample repeats the last window's values (as GpmReader does within 100 ms), for at
+// most `stall_after` (at least 5 sampling intervals): a session that completes no sample for
+// longer has stalled and is treated as a loss, below. The H200 showed such a stall (records
+// stopped completing under load with two SM cycle counters configured; a new session worked).
 //
 // Losing the counters is expected (docs/pm-sampling.md §5): another profiler (Nsight Compute,
 // DCGM) holds them and Enable answers HARDWARE_BUSY, or a decode fails (CUPTI_ERROR_UNKNOWN was
@@ -36,6 +39,8 @@ struct PmSamplingOptions {
   std::chrono::milliseconds interval{500};            // the hardware sampling interval
   std::chrono::milliseconds collect_interval{30000};  // sizes the counter-data image
   const std::atomic<bool>* paused = nullptr;          // null: never paused
+  // No completed sample for this long (or 5 intervals, if longer): the session has stalled.
+  std::chrono::milliseconds stall_after{2000};
   std::chrono::milliseconds backoff_min{1000};
   std::chrono::milliseconds backoff_max{60000};
 };
@@ -79,6 +84,7 @@ class PmSamplingReader : public ProfilingSource {
   std::vector<double> to_gpm_units_;             // per field
   std::unique_ptr<cupti::PmSampler> sampler_;
   Clock::time_point started_at_{};
+  Clock::time_point last_sample_at_{};  // the last window with samples, or the session's start
   Clock::time_point retry_at_{};
   std::chrono::milliseconds backoff_{0};
   bool in_loss_streak_ = false;

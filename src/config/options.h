@@ -71,7 +71,7 @@ struct Options {
   // --nvml-library / NVML_EXPORTER_NVML_LIBRARY: what to dlopen
   std::string nvml_library = "libnvidia-ml.so.1";
   // --profiling-source / NVML_EXPORTER_PROFILING_SOURCE: auto, gpm, pm-sampling or none
-  std::string profiling_source = "gpm";
+  std::string profiling_source = "auto";
   // --cupti-library / NVML_EXPORTER_CUPTI_LIBRARY: CUPTI for PM sampling (docs/pm-sampling.md)
   std::string cupti_library = "libcupti.so.13";
   // --pm-sampling-interval / NVML_EXPORTER_PM_SAMPLING_INTERVAL: milliseconds, 20-1000

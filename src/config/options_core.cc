@@ -41,9 +41,9 @@ constexpr FlagSpec kRuntime[] = {
    "PATH", "NVML library to load."},
   {"once", "", "", Kind::kBool, "false", true, "",
    "Collect once, print the metrics page to stdout and exit."},
-  {"profiling-source", "", "NVML_EXPORTER_PROFILING_SOURCE", Kind::kString, "gpm", true, "SRC",
-   "Source of the DCGM_FI_PROF_* fields: gpm (GPM where the GPU has it), auto (GPM, else "
-   "CUPTI PM sampling: not yet validated, see docs/pm-sampling.md), pm-sampling or none."},
+  {"profiling-source", "", "NVML_EXPORTER_PROFILING_SOURCE", Kind::kString, "auto", true, "SRC",
+   "Source of the DCGM_FI_PROF_* fields: auto (GPM where the GPU has it, else CUPTI PM "
+   "sampling, see docs/pm-sampling.md), gpm, pm-sampling or none."},
   {"cupti-library", "", "NVML_EXPORTER_CUPTI_LIBRARY", Kind::kString, "libcupti.so.13", true,
    "PATH", "CUPTI library for PM sampling (libnvperf_host.so is taken from beside it)."},
   {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "500", true,

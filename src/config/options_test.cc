@@ -718,7 +718,7 @@ TEST(GoDuration, Parses) {
 TEST(Options, ProfilingSourceFlags) {
   Result<Options> d = Parse({});
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->profiling_source, "gpm");
+  EXPECT_EQ(d->profiling_source, "auto");
   EXPECT_EQ(d->cupti_library, "libcupti.so.13");
   EXPECT_EQ(d->pm_sampling_interval_ms, 500);
   EXPECT_FALSE(d->profiling_pause_endpoint);

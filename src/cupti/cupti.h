@@ -87,7 +87,8 @@ class Library {
 
 // One GPU's PM-sampling session: enabled and started by Start(), stopped and disabled by the
 // destructor. Decode() drains the hardware buffer and returns the duration-weighted mean of every
-// metric over the samples completed since the previous Decode().
+// metric over the samples completed since the previous Decode(). Not thread-safe: one collector
+// thread owns it.
 class PmSampler {
  public:
   struct Options {
@@ -104,6 +105,9 @@ class PmSampler {
     size_t hardware_buffer_bytes = 4u << 20;
     // Keep every sample's own values in Window::detail (tools/pm-probe: what one decode holds).
     bool keep_samples = false;
+    // Re-initialise the counter-data image after every decode, dropping a sample whose records
+    // were only partly decoded (the first implementation; tools/pm-probe --fresh-image compares).
+    bool fresh_image_each_decode = false;
   };
   static constexpr double kAssumedSysclkHz = 1.0e9;
 
@@ -118,6 +122,13 @@ class PmSampler {
     bool overflow = false;             // the hardware buffer overflowed (oldest records lost)
     size_t non_finite = 0;             // values left out of their metric's mean (NaN or infinite)
     std::vector<SampleValues> detail;  // with Options::keep_samples only
+    // This thread's CPU time in each step (tools/pm-probe: where a collection's cost goes).
+    uint64_t cpu_decode_ns = 0, cpu_evaluate_ns = 0, cpu_init_ns = 0;
+    // The image after the last decode: samples with records in it, and those complete; a
+    // populated sample not yet complete is kept for the next Decode().
+    size_t populated = 0, completed = 0;
+    int stop_reason = -1;  // CUpti_PmSampling_DecodeStopReason of the last decode
+    size_t resets = 0;     // counter-data image re-initialisations in this call
   };
 
   static Result<std::unique_ptr<PmSampler>> Start(const Library& lib, Options options);
@@ -138,6 +149,8 @@ class PmSampler {
   api::HostObject* host_ = nullptr;
   bool started_ = false;
   std::vector<uint8_t> counter_data_;
+  // Samples [0, next_sample_) of the image are already averaged into an earlier window.
+  size_t next_sample_ = 0;
   std::vector<const char*> metric_names_;
 };
 

@@ -41,16 +41,20 @@ set -e
 grep -q 'not a profiling source' "$WORK/bad.log" || fail "bad value message: $(cat "$WORK/bad.log")"
 pass "--profiling-source none and a bad value"
 
-# The default is gpm: PM sampling is opt-in until it agrees with GPM on real hardware
-# (docs/validation/h200-pm-sampling.md), so the GPU without GPM has no PROF series and CUPTI
-# is not even loaded.
+# The default is auto: GPM where the GPU has it, PM sampling elsewhere; --profiling-source=gpm
+# keeps the GPU without GPM free of PROF series, and CUPTI is then not even loaded.
 "$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once >"$WORK/default.txt" \
   2>"$WORK/default.log"
-[ -z "$(value "$WORK/default.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" ] ||
-  fail "default source served PM sampling on GPU 0"
+[ "$(value "$WORK/default.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" = 0.400000 ] ||
+  fail "default source did not serve PM sampling on GPU 0: $(grep PROF_GR "$WORK/default.txt" || true)"
 [ "$(value "$WORK/default.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "default lost GPM"
-grep -q 'CUPTI' "$WORK/default.log" && fail "default source loaded CUPTI: $(grep CUPTI "$WORK/default.log")"
-pass "default (gpm): no PM sampling, CUPTI not loaded"
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once --profiling-source=gpm \
+  >"$WORK/gpm.txt" 2>"$WORK/gpm.log"
+[ -z "$(value "$WORK/gpm.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0)" ] ||
+  fail "--profiling-source=gpm served PM sampling on GPU 0"
+[ "$(value "$WORK/gpm.txt" DCGM_FI_PROF_GR_ENGINE_ACTIVE 1)" = 0.700000 ] || fail "gpm lost GPM"
+grep -q 'CUPTI' "$WORK/gpm.log" && fail "--profiling-source=gpm loaded CUPTI: $(grep CUPTI "$WORK/gpm.log")"
+pass "default (auto) serves PM sampling where GPM is absent; gpm: CUPTI not loaded"
 
 "$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/prof.csv" --once --profiling-source=auto \
   --cupti-library /nonexistent/libcupti.so.13 >"$WORK/nolib.txt" 2>"$WORK/nolib.log"

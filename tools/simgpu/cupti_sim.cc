@@ -10,10 +10,13 @@
 // fixed grid of the sampling interval from the session's start, each the mean of the scenario's
 // gpm_* values over its interval (so the exporter's window average can be checked against the
 // GPM path's); a counter-data image that holds maxSamples samples; `busy_until_s` and
-// `decode_error_after` faults. Time: the scenario's clock from cuptiProfilerInitialize
-// (NVMLX_SIMGPU_FROZEN_TIME_S freezes it, as in the simulated NVML).
+// `decode_error_after` and `stall_after_s` faults; with `straddle`, records that reach the image in
+// two parts, so that a decoder re-initialising the image between them loses a sample's counts while
+// the next sample spans its time (what the H200 showed under load). Time: the scenario's clock from
+// cuptiProfilerInitialize (NVMLX_SIMGPU_FROZEN_TIME_S freezes it, as in the simulated NVML).
 //
 // Thread-safety: every entry point takes one mutex.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -73,8 +76,12 @@ struct Session {
   std::vector<std::string> metrics;
   double interval_s = 0.1;
   double next_start = 0;  // simulation time of the next sample's start
+  double started_at = 0;  // simulation time of cuptiPmSamplingStart
   unsigned decodes = 0;
   bool started = false;
+  // straddle: the start of a sample lost in flight; the next sample then begins there and holds
+  // only its own interval's counts (< 0: none lost).
+  double lost_start = -1;
 };
 
 // The counter-data image: this header, then `capacity` records of two uint64 timestamps (ns of
@@ -82,8 +89,8 @@ struct Session {
 struct ImageHeader {
   uint32_t magic;
   uint32_t capacity;
-  uint32_t count;
-  uint32_t reserved;
+  uint32_t count;      // populated samples
+  uint32_t in_flight;  // 1: the last populated sample is not complete yet (straddle)
 };
 constexpr uint32_t kMagic = 0x53494d43;  // "SIMC"
 constexpr size_t kRecord = 16 + 8 * kNumKnown;
@@ -200,7 +207,7 @@ __attribute__((visibility("default"))) int cuptiProfilerInitialize(
   for (const GpuSpec& g : sc->gpus) {
     any = any || !g.pm_sampling.chip.empty() || g.pm_sampling.busy_until_s != 0 ||
           g.pm_sampling.decode_error_after != 0 || g.pm_sampling.metrics_per_pass != 7 ||
-          !g.pm_sampling.missing_metrics.empty();
+          !g.pm_sampling.missing_metrics.empty() || g.pm_sampling.straddle;
   }
   if (!any) return api::kErrorNotSupported;
   if (const char* frozen = std::getenv("NVMLX_SIMGPU_FROZEN_TIME_S"); frozen && *frozen) {
@@ -341,6 +348,7 @@ __attribute__((visibility("default"))) int cuptiPmSamplingStart(api::PmObjectPar
   auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
   session->started = true;
   session->next_start = Now(s);
+  session->started_at = session->next_start;
   return api::kSuccess;
 }
 
@@ -361,6 +369,16 @@ __attribute__((visibility("default"))) int cuptiPmSamplingCounterDataImageInitia
     api::PmCounterDataImageInitializeParams* p) {
   NEED_INIT();
   if (p->counterDataSize < sizeof(ImageHeader)) return api::kErrorInvalidParameter;
+  // Re-initialising over a sample in flight loses the part of it already decoded.
+  ImageHeader old;
+  std::memcpy(&old, p->pCounterData, sizeof old);
+  auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  if (session != nullptr && old.magic == kMagic && old.in_flight != 0 && old.count > 0) {
+    uint64_t start_ns = 0;
+    std::memcpy(&start_ns, p->pCounterData + sizeof(ImageHeader) + (old.count - 1) * kRecord,
+                sizeof start_ns);
+    session->lost_start = static_cast<double>(start_ns) / 1e9;
+  }
   ImageHeader h{kMagic, static_cast<uint32_t>((p->counterDataSize - sizeof(ImageHeader)) / kRecord),
                 0, 0};
   std::memcpy(p->pCounterData, &h, sizeof h);
@@ -383,22 +401,32 @@ __attribute__((visibility("default"))) int cuptiPmSamplingDecodeData(api::PmDeco
   const double now = Now(s);
   p->decodeStopReason = api::kDecodeStopEndOfRecords;
   p->overflow = 0;
-  while (session->next_start + session->interval_s <= now) {
+  h.in_flight = 0;  // the rest of the sample in flight arrives now
+  const uint32_t before = h.count;
+  // stall_after_s: no sample completes after that long (one stays in flight).
+  const double until =
+      spec.stall_after_s > 0 ? std::min(now, session->started_at + spec.stall_after_s) : now;
+  while (session->next_start + session->interval_s <= until) {
     if (h.count >= h.capacity) {
       p->decodeStopReason = api::kDecodeStopCounterDataFull;
       break;
     }
     const double t1 = session->next_start, t2 = t1 + session->interval_s;
+    // After a lost sample: this one spans its time too, with only its own interval's counts.
+    const double from = session->lost_start >= 0 ? session->lost_start : t1;
+    session->lost_start = -1;
     uint8_t* rec = p->pCounterDataImage + sizeof(ImageHeader) + h.count * kRecord;
-    const uint64_t ts[2] = {static_cast<uint64_t>(t1 * 1e9), static_cast<uint64_t>(t2 * 1e9)};
+    const uint64_t ts[2] = {static_cast<uint64_t>(from * 1e9), static_cast<uint64_t>(t2 * 1e9)};
     std::memcpy(rec, ts, sizeof ts);
     for (size_t k = 0; k < kNumKnown; ++k) {
-      const double v = g.value(kKnown[k].key).Average(t1, t2) * kKnown[k].scale;
+      const double v =
+          g.value(kKnown[k].key).Average(t1, t2) * kKnown[k].scale * (t2 - t1) / (t2 - from);
       std::memcpy(rec + 16 + 8 * k, &v, sizeof v);
     }
     ++h.count;
     session->next_start = t2;
   }
+  if (spec.straddle && h.count > before) h.in_flight = 1;
   std::memcpy(p->pCounterDataImage, &h, sizeof h);
   return api::kSuccess;
 }
@@ -411,7 +439,7 @@ __attribute__((visibility("default"))) int cuptiPmSamplingGetCounterDataInfo(
   if (h.magic != kMagic) return api::kErrorInvalidParameter;
   p->numTotalSamples = h.capacity;
   p->numPopulatedSamples = h.count;
-  p->numCompletedSamples = h.count;
+  p->numCompletedSamples = h.count - h.in_flight;
   return api::kSuccess;
 }
 

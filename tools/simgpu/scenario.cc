@@ -234,6 +234,13 @@ std::string String(const YAML::Node& n, const std::string& where) {
   return n.Scalar();
 }
 
+bool Bool(const YAML::Node& n, const std::string& where) {
+  if (!n.IsScalar() || (n.Scalar() != "true" && n.Scalar() != "false")) {
+    Fail(n, where + ": expected true or false");
+  }
+  return n.Scalar() == "true";
+}
+
 // A field that must exist inside `map`; reported at the map's line when absent.
 YAML::Node Required(const YAML::Node& map, const char* key, const std::string& where) {
   YAML::Node n = map[key];
@@ -268,12 +275,7 @@ ValueFn ParseValue(const YAML::Node& n, const std::string& where) {
     double to = Number(Required(p, "to", at), at + ".to");
     double over = Positive(Required(p, "over_s", at), at + ".over_s");
     bool repeat = true;
-    if (YAML::Node r = p["repeat"]) {
-      if (!r.IsScalar() || (r.Scalar() != "true" && r.Scalar() != "false")) {
-        Fail(r, at + ".repeat: expected true or false");
-      }
-      repeat = r.Scalar() == "true";
-    }
+    if (YAML::Node r = p["repeat"]) repeat = Bool(r, at + ".repeat");
     return ValueFn::Ramp(from, to, over, repeat);
   }
   if (form == "sine") {
@@ -493,18 +495,13 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   if (auto v = n["memory_total_mib"]) {
     gpu.memory_total_mib = Positive(v, where + ".memory_total_mib");
   }
-  if (auto v = n["gpm"]) {
-    if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
-      Fail(v, where + ".gpm: expected true or false");
-    }
-    gpu.gpm = v.Scalar() == "true";
-  }
+  if (auto v = n["gpm"]) gpu.gpm = Bool(v, where + ".gpm");
   if (auto pm = n["pm_sampling"]) {
     const std::string at = where + ".pm_sampling";
     RequireMap(pm, at);
-    CheckKeys(
-        pm, at,
-        {"chip", "metrics_per_pass", "busy_until_s", "decode_error_after", "missing_metrics"});
+    CheckKeys(pm, at,
+              {"chip", "metrics_per_pass", "busy_until_s", "decode_error_after", "missing_metrics",
+               "straddle", "stall_after_s"});
     if (auto v = pm["chip"]) gpu.pm_sampling.chip = String(v, at + ".chip");
     if (auto v = pm["metrics_per_pass"]) {
       gpu.pm_sampling.metrics_per_pass =
@@ -515,6 +512,10 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
     if (auto v = pm["decode_error_after"]) {
       gpu.pm_sampling.decode_error_after =
           static_cast<unsigned>(Unsigned(v, at + ".decode_error_after", 1000000));
+    }
+    if (auto v = pm["straddle"]) gpu.pm_sampling.straddle = Bool(v, at + ".straddle");
+    if (auto v = pm["stall_after_s"]) {
+      gpu.pm_sampling.stall_after_s = Positive(v, at + ".stall_after_s");
     }
     if (auto v = pm["missing_metrics"]) {
       if (!v.IsSequence()) Fail(v, at + ".missing_metrics: expected a list of metric names");
@@ -608,12 +609,7 @@ Fault ParseFault(const YAML::Node& n, unsigned index, size_t gpu_count) {
     }
   }
   if (auto v = n["block_ms"]) f.block_ms = NonNegative(v, where + ".block_ms");
-  if (auto v = n["hang"]) {
-    if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
-      Fail(v, where + ".hang: expected true or false");
-    }
-    f.hang = v.Scalar() == "true";
-  }
+  if (auto v = n["hang"]) f.hang = Bool(v, where + ".hang");
   if (!f.error && !n["block_ms"] && !f.hang) {
     Fail(n, where + ": expected 'error', 'block_ms' and/or 'hang: true'");
   }

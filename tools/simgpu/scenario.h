@@ -146,6 +146,11 @@ struct PmSamplingSpec {
   double busy_until_s = 0;          // Enable answers HARDWARE_BUSY before this time; < 0: always
   unsigned decode_error_after = 0;  // each session's Nth decode answers UNKNOWN; 0: never
   std::vector<std::string> missing_metrics;  // metric base names this chip lacks
+  // Each decode leaves its newest sample in flight (populated, not complete) until the next one,
+  // as the H200 delivered records under load; re-initialising the image then loses it.
+  bool straddle = false;
+  double stall_after_s =
+      0;  // > 0: a session completes no sample after this long (the H200's stall)
 };
 
 struct GpuSpec {
