@@ -306,14 +306,14 @@ Result<PmSampler::Window> PmSampler::Decode() {
   // metrics it cannot evaluate) is left out of that metric's mean instead of poisoning it.
   std::vector<double> weight(metric_names_.size(), 0.0);
   std::vector<double> values(metric_names_.size());
-  // The image keeps what was decoded until every sample in it is complete. Under load on the H200
-  // (driver 580, CUDA 13.0 CUPTI) the records of one sample reach the hardware buffer in parts:
-  // the front-end's, the SMs' and the PCIe unit's at different times. Re-initialising the image
-  // after each decode, as CUPTI's sample does, then dropped the parts already decoded; the
-  // decoder merged the rest into samples seconds long that held one interval's front-end counts,
-  // and GR engine activity read 1/N of GPM's value (docs/validation/h200-pm-sampling.md, run 6).
-  // So: average the samples completed since the last call (from next_sample_ on), and
-  // re-initialise only when nothing is in flight and half the image is used, or when it is full.
+  // The image keeps what was decoded until every sample in it is complete: a sample whose records
+  // are only partly in the hardware buffer at this decode stays populated-but-incomplete and
+  // completes at the next one. Re-initialising after every decode, as CUPTI's own sample does,
+  // would drop the part already decoded, and the decoder would then merge the lost sample's time
+  // into the next one, which holds one interval's counts (values too low). So: average the
+  // samples completed since the last call (from next_sample_ on), and re-initialise only when
+  // nothing is in flight and half the image is used, or when it is full. (The H200's "GR engine
+  // at 1/N" was a stalled sampler, not this: docs/validation/h200-pm-sampling.md, runs 6-7.)
   for (int round = 0; round < 4; ++round) {
     api::PmDecodeDataParams decode{};
     decode.structSize = api::kPmDecodeDataParamsSize;
