@@ -370,12 +370,16 @@ void Collector::FinishJob(uint64_t round) {
 void Collector::PostSlowAfterFast(size_t g, uint64_t round, bool counted) {
   {
     util::MutexLock lock(&round_mu_);
-    if (stopping_) return;  // Stop is under way: no new work (a counted wait ends on stopping_)
+    if (stopping_) {  // Stop is under way: no new work (a counted wait ends on stopping_)
+      groups_[g].slow_handoff->store(false);
+      return;
+    }
   }
   const bool posted = groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
                                             [this, round, counted] {
                                               if (counted) FinishJob(round);
                                             });
+  groups_[g].slow_handoff->store(false);  // posted (the slow worker counts now) or skipped
   // Still running from an earlier round (stuck, or slower than the interval): skipped; the fast
   // loop reports its values stale once it runs past the read deadline.
   if (!posted && counted) FinishJob(round);
@@ -405,16 +409,20 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
   std::vector<bool> fast_posted(groups_.size(), false);
   for (size_t g = 0; g < groups_.size(); ++g) {
     auto result = std::make_shared<GroupResult>();
-    fast_posted[g] = groups_[g].fast->Post([this, g, result] { ReadGroup(g, result.get()); },
-                                           [this, g, round, result, read_slow_inline] {
-                                             {
-                                               util::MutexLock lock(&round_mu_);
-                                               result->round = round;
-                                               fast_results_[g] = std::move(*result);
-                                             }
-                                             FinishJob(round);
-                                             PostSlowAfterFast(g, round, read_slow_inline);
-                                           });
+    fast_posted[g] = groups_[g].fast->Post(
+        [this, g, result] {
+          ReadGroup(g, result.get());
+          groups_[g].slow_handoff->store(true);  // until PostSlowAfterFast has run
+        },
+        [this, g, round, result, read_slow_inline] {
+          {
+            util::MutexLock lock(&round_mu_);
+            result->round = round;
+            fast_results_[g] = std::move(*result);
+          }
+          FinishJob(round);
+          PostSlowAfterFast(g, round, read_slow_inline);
+        });
     if (!fast_posted[g]) {
       // Neither its fast read nor the slow one that would follow it comes this round.
       util::MutexLock lock(&round_mu_);
@@ -590,8 +598,11 @@ bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
 size_t Collector::ReadsInProgress() const {
   size_t n = 0;
   for (const Group& g : groups_) {
-    n += g.fast->BusySince().has_value() ? 1 : 0;
-    n += g.slow->BusySince().has_value() ? 1 : 0;
+    const bool fast = g.fast->BusySince().has_value();
+    n += fast ? 1 : 0;
+    // The handoff flag is set while the fast worker is still busy: count it only once that
+    // worker is idle, so one read is never counted twice.
+    n += g.slow->BusySince().has_value() || (!fast && g.slow_handoff->load()) ? 1 : 0;
   }
   return n;
 }

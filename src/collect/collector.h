@@ -165,7 +165,8 @@ class Collector {
   // start-up list had them: true when the new list has such fields and no watcher runs (the
   // owner restarts the daemon to collect them). Thread-safe.
   bool SetEntries(const std::vector<config::CollectorEntry>& entries) NVMLX_EXCLUDES(plan_mu_);
-  // Reads posted and not yet finished, fast and slow, over all GPUs (tests wait on it).
+  // Reads posted and not yet finished, fast and slow, over all GPUs, a slow read handed over by
+  // its fast one counted from the moment the fast read ends (tests wait on it).
   size_t ReadsInProgress() const;
   std::chrono::milliseconds read_deadline() const { return read_deadline_; }
 
@@ -215,6 +216,10 @@ class Collector {
     std::vector<size_t> devices;  // positions in devices_, the GPU first
     std::unique_ptr<DeviceWorker> fast;
     std::unique_ptr<DeviceWorker> slow;
+    // Set at the end of a fast job, cleared once the slow read that follows it is posted (or
+    // skipped): between the two neither worker is busy, yet a read is on its way.
+    // ReadsInProgress() counts it, so that a test waiting for "reads done" does not see a dip.
+    std::unique_ptr<std::atomic<bool>> slow_handoff = std::make_unique<std::atomic<bool>>(false);
     // The fast loop's own: inside a stale streak (logged once at its start and end).
     bool fast_stale = false;
     bool slow_stale = false;

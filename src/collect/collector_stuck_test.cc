@@ -201,8 +201,12 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   EXPECT_NE(stuck_calls[0].find("gpu=0 loop=fast call=nvmlDeviceGetTemperature"), std::string::npos)
       << stuck_calls[0];
 
-  // The stuck calls return: the next round is fresh again, fast and slow.
+  // The stuck calls return: the next round is fresh again, fast and slow. GPU 0's released read
+  // and the slow read that follows it finish first: a tick while they run would move the fake
+  // clock past their deadline (a TSan run on a loaded machine once logged "GPU slow read did
+  // not finish" here).
   ASSERT_EQ(simgpu::ReleaseHangs(NVMLX_SIMGPU_LIBRARY), "");
+  AwaitReadsInProgress(0);
   std::shared_ptr<const model::Snapshot> fresh;
   for (int round = 0; round < 50; ++round) {
     fresh = Tick(/*expect_wait=*/false, /*hung=*/0);
