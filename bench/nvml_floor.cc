@@ -17,7 +17,6 @@
 //   -c: sleep so that sweeps start every INTERVAL_MS (as the daemon's -c); 0 (default): back to
 //       back. --breakdown: per call kind, the CPU of this thread per sweep (µs), in the JSON.
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +31,7 @@
 #include "config/collectors_csv.h"
 #include "fields/catalog.h"
 #include "nvml/nvml.h"
+#include "util/cpu_time.h"
 
 namespace {
 
@@ -43,12 +43,6 @@ double ProcessCpuMs() {
   getrusage(RUSAGE_SELF, &u);
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
          (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
-}
-
-double ThreadCpuUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 long RssKib() {
@@ -200,9 +194,9 @@ int main(int argc, char** argv) {
   size_t failed_calls = 0;
   auto timed = [&](const std::string& kind, auto&& fn) {
     if (!breakdown) return fn();
-    const double t0 = ThreadCpuUs();
+    const uint64_t t0 = nvmlx::util::ThreadCpuNs();
     auto r = fn();
-    cost_us[kind] += ThreadCpuUs() - t0;
+    cost_us[kind] += double(nvmlx::util::ThreadCpuNs() - t0) / 1e3;
     return r;
   };
   std::vector<nvmlFieldValue_t> values;

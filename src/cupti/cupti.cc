@@ -1,7 +1,6 @@
 #include "cupti/cupti.h"
 
 #include <dlfcn.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "util/cpu_time.h"
 #include "util/log.h"
 
 namespace nvmlx::cupti {
@@ -36,12 +36,6 @@ StatusCode CodeFor(api::CUptiResult rc) {
     default:
       return StatusCode::kInternal;
   }
-}
-
-uint64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
 // "DDDDDDDD:BB:DD.F" or "DDDD:BB:DD.F" (hex).
@@ -320,11 +314,11 @@ Result<PmSampler::Window> PmSampler::Decode() {
     decode.pPmSamplingObject = object_;
     decode.pCounterDataImage = counter_data_.data();
     decode.counterDataImageSize = counter_data_.size();
-    uint64_t cpu = ThreadCpuNs();
+    uint64_t cpu = util::ThreadCpuNs();
     NVMLX_RETURN_IF_ERROR(
         lib_.Check(lib_.cuptiPmSamplingDecodeData(&decode), "cuptiPmSamplingDecodeData"));
-    w.cpu_decode_ns += ThreadCpuNs() - cpu;
-    cpu = ThreadCpuNs();
+    w.cpu_decode_ns += util::ThreadCpuNs() - cpu;
+    cpu = util::ThreadCpuNs();
     w.overflow = w.overflow || decode.overflow != 0;
     w.stop_reason = decode.decodeStopReason;
 
@@ -381,14 +375,14 @@ Result<PmSampler::Window> PmSampler::Decode() {
       ++w.samples;
     }
     next_sample_ = std::max(next_sample_, size_t(info.numCompletedSamples));
-    w.cpu_evaluate_ns += ThreadCpuNs() - cpu;
+    w.cpu_evaluate_ns += util::ThreadCpuNs() - cpu;
     const bool full = decode.decodeStopReason == api::kDecodeStopCounterDataFull;
     const bool settled = info.numPopulatedSamples <= info.numCompletedSamples;
     if (full || options_.fresh_image_each_decode ||
         (settled && 2 * info.numCompletedSamples >= info.numTotalSamples)) {
-      cpu = ThreadCpuNs();
+      cpu = util::ThreadCpuNs();
       NVMLX_RETURN_IF_ERROR(InitCounterData());
-      w.cpu_init_ns += ThreadCpuNs() - cpu;
+      w.cpu_init_ns += util::ThreadCpuNs() - cpu;
       next_sample_ = 0;
       ++w.resets;
     }

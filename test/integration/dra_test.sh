@@ -107,20 +107,11 @@ NODE_NAME=node1 start_exporter "$port" -c 500 -f "$SOURCE_DIR/testdata/golden/mi
   --kubernetes-ca-file "$WORK/cert.pem"
 # The daemon has listed the slices (before serving): now the driver publishes gpu-1.
 cp "$SOURCE_DIR/testdata/apiserver/resourceslices_node1.json" "$CTL/resourceslices.json"
-page() { curl -fsS "http://127.0.0.1:$port/metrics"; }
 # The kubelet refresher runs beside the collector: the first pages may precede its first
 # answer (a TSan run of CI read the page before it), so wait for it, bounded.
-found=""
-for _ in $(seq 50); do
-  if grep -q 'pod="infer"' <<<"$(page)"; then found=1; break; fi
-  sleep 0.2
-done
-[ -n "$found" ] || { cat "$WORK/exporter.log" >&2; fail "daemon: MIG claim not attributed within 10 s"; }
-found=""
-for _ in $(seq 100); do
-  if grep -q 'dra_claim_name="train-gpu"' <<<"$(page)"; then found=1; break; fi
-  sleep 0.2
-done
-[ -n "$found" ] || { cat "$WORK/exporter.log" >&2; fail "daemon: the late claim was not attributed within 20 s"; }
+await_page "http://127.0.0.1:$port/metrics" 'pod="infer"' 10 ||
+  { cat "$WORK/exporter.log" >&2; fail "daemon: MIG claim not attributed within 10 s"; }
+await_page "http://127.0.0.1:$port/metrics" 'dra_claim_name="train-gpu"' 20 ||
+  { cat "$WORK/exporter.log" >&2; fail "daemon: the late claim was not attributed within 20 s"; }
 pass "daemon: a late claim on a newly published device is attributed without waiting for the slice period"
 echo "dra_test: all passed"

@@ -23,6 +23,15 @@ wait_http() {
   done
   return 1
 }
+# await_page URL PATTERN SECONDS: until the page at URL has a line matching PATTERN (grep -E)
+await_page() {
+  local url="$1" pattern="$2" secs="$3" i
+  for ((i = 0; i < secs * 5; i++)); do
+    if curl -fsS "$url" 2>/dev/null | grep -qE "$pattern"; then return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
 # start_exporter PORT ARGS...: runs the daemon on simulated GPUs in the background.
 start_exporter() {
   local port="$1"; shift

@@ -13,7 +13,6 @@
 // decode,t_ms,sample,start_ms,dur_ms,<metric>... with times relative to the first sample.
 #include <dlfcn.h>
 #include <malloc.h>
-#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -23,14 +22,9 @@
 #include <vector>
 
 #include "cupti/cupti.h"
+#include "util/cpu_time.h"
 
 namespace {
-
-double ThreadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-}
 
 // VmRSS, RssAnon and RssFile of this process, to stderr: which step of the setup costs the memory.
 void PrintRss(const char* stage) {
@@ -170,9 +164,9 @@ int main(int argc, char** argv) {
   uint64_t first_ns = 0;
   for (int d = 0; std::chrono::steady_clock::now() - begin < std::chrono::seconds(seconds); ++d) {
     std::this_thread::sleep_for(std::chrono::milliseconds(decode_ms));
-    const double cpu0 = ThreadCpuMs();
+    const uint64_t cpu0 = nvmlx::util::ThreadCpuNs();
     auto w = (*sampler)->Decode();
-    const double cpu_ms = ThreadCpuMs() - cpu0;
+    const double cpu_ms = double(nvmlx::util::ThreadCpuNs() - cpu0) / 1e6;
     const long t_ms = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                             std::chrono::steady_clock::now() - begin)
                                             .count());
