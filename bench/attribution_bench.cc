@@ -12,6 +12,7 @@
 #include "attribute/process_attributor.h"
 #include "fields/catalog.h"
 #include "fields/field_ids.h"
+#include "plan/field_plan.h"
 #include "render/prometheus.h"
 
 namespace {
@@ -89,12 +90,14 @@ void BM_RenderPerPod(benchmark::State& state) {
   snap.attribution.processes = procs;
   snap.attribution.metadata = md;
   render::PrometheusOptions o;
-  for (int id : {fields::ids::kGpuUtil, fields::ids::kFbUsed}) {
+  std::vector<config::CollectorEntry> rows;
+  for (const char* name : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"}) {
     config::CollectorEntry e;
-    e.field = fields::FindById(id);
-    e.name = id == fields::ids::kGpuUtil ? "DCGM_FI_DEV_GPU_UTIL" : "DCGM_FI_DEV_FB_USED";
-    o.entries.push_back(e);
+    e.field = fields::FindByName(name);
+    e.name = name;
+    rows.push_back(e);
   }
+  snap.plan = plan::FieldPlan::Build(std::move(rows), "bench");
   o.hostname = "node1";
   o.pods.enabled = pods_on;
   o.pods.dcgm_per_pod_series = pods_on;

@@ -19,6 +19,7 @@
 #include "config/collectors_csv.h"
 #include "live/history.h"
 #include "live/live_json.h"
+#include "plan/field_plan.h"
 #include "render/prometheus.h"
 
 namespace {
@@ -135,12 +136,14 @@ void BM_PrometheusPage(benchmark::State& state) {
     state.SkipWithError(rows.status().message().c_str());
     return;
   }
+  std::vector<config::CollectorEntry> kept;
   for (auto& r : *rows) {
     if (r.field->source == fields::Source::kDevice || r.type == config::MetricType::kLabel ||
         r.field->source == fields::Source::kProfiling) {
-      o.entries.push_back(r);
+      kept.push_back(r);
     }
   }
+  s.plan = plan::FieldPlan::Build(std::move(kept), "bench");
   std::string body;
   for (auto _ : state) {
     body.clear();

@@ -15,7 +15,9 @@
 
 #include "config/collectors_csv.h"
 #include "fields/catalog.h"
+#include "fields/field_roles.h"
 #include "model/snapshot.h"
+#include "plan/field_plan.h"
 #include "render/emf.h"
 #include "render/prometheus.h"
 #include "render/series.h"
@@ -27,6 +29,7 @@ using nvmlx::model::DeviceSnapshot;
 using nvmlx::model::Snapshot;
 
 struct Fixture {
+  std::vector<nvmlx::config::CollectorEntry> entries;  // the rows the daemon would collect
   nvmlx::render::PrometheusOptions options;
   Snapshot snapshot;
   size_t series = 0;
@@ -40,12 +43,15 @@ Fixture MakeFixture(int gpus) {
     std::abort();
   }
   for (auto& r : *rows) {
-    if (r.field->source == nvmlx::fields::Source::kDevice ||
-        r.type == nvmlx::config::MetricType::kLabel ||
-        r.field->source == nvmlx::fields::Source::kProfiling) {
-      fx.options.entries.push_back(r);
+    if ((r.field->source == nvmlx::fields::Source::kDevice ||
+         r.type == nvmlx::config::MetricType::kLabel ||
+         r.field->source == nvmlx::fields::Source::kProfiling) &&
+        nvmlx::fields::UncollectedReason(*r.field, r.type == nvmlx::config::MetricType::kLabel)
+            .empty()) {
+      fx.entries.push_back(r);
     }
   }
+  fx.snapshot.plan = nvmlx::plan::FieldPlan::Build(fx.entries, "bench");
   fx.options.hostname = "gpu-node-17";
   fx.options.build = {"0.1.0", "bench", "/usr/lib/libnvidia-ml.so.1", "580.159.04"};
   auto ids = std::make_shared<std::vector<DeviceIdentity>>();
@@ -63,7 +69,7 @@ Fixture MakeFixture(int gpus) {
   for (int g = 0; g < gpus; ++g) {
     DeviceSnapshot d;
     d.identity = &(*ids)[g];
-    for (const auto& e : fx.options.entries) {
+    for (const auto& e : fx.entries) {
       if (e.type == nvmlx::config::MetricType::kLabel) continue;
       if (e.field->kind == nvmlx::fields::ValueKind::kDouble) {
         d.samples.push_back({e.field->id, 0.5 + g});
@@ -97,7 +103,6 @@ BENCHMARK(BM_RenderPrometheus)->Arg(1)->Arg(8)->Arg(64);
 
 nvmlx::render::SeriesOptions SeriesFor(const Fixture& fx) {
   nvmlx::render::SeriesOptions s;
-  s.entries = fx.options.entries;
   s.hostname = fx.options.hostname;
   return s;
 }
@@ -187,7 +192,7 @@ void BM_NaiveOstreamRender(benchmark::State& state) {
   Fixture fx = MakeFixture(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     std::ostringstream os;
-    for (const auto& e : fx.options.entries) {
+    for (const auto& e : fx.entries) {
       if (e.type == nvmlx::config::MetricType::kLabel) continue;
       os << "# HELP " << e.name << " " << e.help << "\n# TYPE " << e.name << " gauge\n";
       for (const auto& d : fx.snapshot.devices) {

@@ -6,16 +6,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 #include <thread>
 #include <utility>
 
 #include "app/collectors_source.h"
-#include "app/server_metrics.h"
+#include "app/own_families.h"
 #include "app/version.h"
 #include "config/exit_code.h"
-#include "fields/field_ids.h"
 #include "render/gzip.h"
 #include "serve/systemd_socket.h"
 #include "serve/web_tls.h"
@@ -38,55 +38,6 @@ std::string Hostname(const config::Options& o) {
   char buf[HOST_NAME_MAX + 1] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
   return buf;
-}
-
-// Rows whose values come from stages that later issues build (or that have no NVML source):
-// say so once, like DCGM's "metric not enabled", instead of serving a family that never has
-// series.
-std::vector<config::CollectorEntry> DropUncollected(std::vector<config::CollectorEntry> rows,
-                                                    const std::string& source) {
-  std::vector<config::CollectorEntry> kept;
-  for (auto& row : rows) {
-    const fields::FieldDef* f = row.field;
-    std::string_view why;
-    switch (f->source) {
-      case fields::Source::kProfiling:
-        // GPM-backed rows are kept; the collector warns per GPU where GPM is unavailable.
-        if (f->gpm_metric_id == 0) why = "no NVML GPM metric for this profiling field";
-        break;
-      case fields::Source::kExporter:
-        // DCGM_EXP_XID_ERRORS_COUNT comes from the collector's XidWatcher,
-        // DCGM_EXP_CLOCK_EVENTS_COUNT from its clock-event windows, DCGM_EXP_GPU_HEALTH_STATUS
-        // from its health evaluation, DCGM_EXP_P2P_STATUS from NVML's P2P status.
-        if (f->id != fields::ids::kXidErrorsCount && f->id != fields::ids::kClockEventsCount &&
-            f->id != fields::ids::kGpuHealthStatus && f->id != fields::ids::kP2pStatus) {
-          why = "exporter-computed DCGM_EXP_* counters come in a later release";
-        }
-        break;
-      case fields::Source::kEvent:
-        // DCGM_FI_DEV_XID_ERRORS comes from the collector's XidWatcher.
-        if (f->id != fields::ids::kXidErrors) why = "event-driven fields come in a later release";
-        break;
-      default:
-        // A field DCGM knows and we do not read (NvSwitch, Grace CPU, ConnectX, ...): its reason.
-        if (!f->skip_reason.empty()) {
-          why = f->skip_reason;
-        } else if (row.type != config::MetricType::kLabel && f->read == nullptr &&
-                   f->nvml_field_id == 0) {
-          why = "no NVML source for this field";
-        }
-        break;
-    }
-    if (!why.empty()) {
-      log::Warn("skipping collectors row: metric not enabled", {{"file", source},
-                                                                {"line", std::to_string(row.line)},
-                                                                {"field", row.name},
-                                                                {"reason", std::string(why)}});
-      continue;
-    }
-    kept.push_back(std::move(row));
-  }
-  return kept;
 }
 
 // GPUs only: a MIG instance is up exactly when its GPU is, and /health speaks of GPUs.
@@ -178,7 +129,10 @@ Status Daemon::Build(const Environment& env) {
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
-  entries_ = DropUncollected(std::move(rows->rows), rows->name);
+  {
+    util::MutexLock lock(&reload_mu_);  // no other thread yet; keeps the analysis simple
+    plan_ = plan::FieldPlan::Build(std::move(rows->rows), rows->name);
+  }
   Result<std::string> driver = nvml_->DriverVersion();
   log::Info("NVML loaded",
             {{"library", nvml_->resolved_path()},
@@ -277,7 +231,10 @@ Status Daemon::BuildCollector() {
   const config::Options& opts = options_;
   collect::CollectorOptions copts;
   copts.interval = std::chrono::milliseconds(opts.collect_interval_ms);
-  copts.entries = entries_;
+  {
+    util::MutexLock lock(&reload_mu_);  // no other thread yet
+    copts.plan = plan_;
+  }
   copts.devices = opts.devices;
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
   copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
@@ -304,15 +261,13 @@ Status Daemon::BuildCollector() {
             {{"gpus", std::to_string(gpus)},
              {"mig_instances", std::to_string(collector_->identities().size() - gpus)},
              {"interval_ms", std::to_string(opts.collect_interval_ms)},
-             {"fields", std::to_string(entries_.size())}});
+             {"fields", std::to_string(collector_->plan()->rows().size())}});
   sources_->AttachDevices(collector_->identities());
   return Status::Ok();
 }
 
 void Daemon::BuildRenderOptions(const std::string& driver) {
   const config::Options& opts = options_;
-  util::MutexLock lock(&render_mu_);  // no other thread yet; keeps the analysis simple
-  ropts_.entries = entries_;
   ropts_.hostname = Hostname(opts);
   ropts_.hostname_label = opts.hostname_label;
   ropts_.mig_gpu_fields_on_parent = opts.mig_gpu_fields_on_parent;
@@ -431,31 +386,18 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     RejectReload(why, rows.status().message());
     return;
   }
-  std::vector<config::CollectorEntry> entries = DropUncollected(std::move(rows).value(), path);
-  auto same = [](const std::vector<config::CollectorEntry>& a,
-                 const std::vector<config::CollectorEntry>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i].field != b[i].field || a[i].name != b[i].name || a[i].type != b[i].type ||
-          a[i].help != b[i].help) {
-        return false;
-      }
-    }
-    return true;
-  };
+  std::shared_ptr<const plan::FieldPlan> plan =
+      plan::FieldPlan::Build(std::move(rows).value(), path);
   last_reload_success_s_ = UnixNow();
-  {
-    util::MutexLock render_lock(&render_mu_);
-    if (same(entries, ropts_.entries)) {
-      log::Debug("collectors file unchanged", {{"file", path}, {"trigger", std::string(why)}});
-      return;
-    }
-    ropts_.entries = entries;
+  if (plan->SameRows(*plan_)) {
+    log::Debug("collectors file unchanged", {{"file", path}, {"trigger", std::string(why)}});
+    return;
   }
-  const bool needs_restart = collector_->SetEntries(entries);
-  log::Info(
-      "collectors file reloaded",
-      {{"file", path}, {"trigger", std::string(why)}, {"fields", std::to_string(entries.size())}});
+  plan_ = plan;
+  const bool needs_restart = collector_->SetPlan(plan);
+  log::Info("collectors file reloaded", {{"file", path},
+                                         {"trigger", std::string(why)},
+                                         {"fields", std::to_string(plan->rows().size())}});
   if (needs_restart) {
     // dcgm-exporter's reload rebuilds every collector, the Xid one included; ours starts the
     // Xid watcher with the daemon, so the daemon starts again (app::Run re-executes it).
@@ -478,7 +420,7 @@ void Daemon::RejectReload(std::string_view why, const std::string& err) {
              {{"file", options_.collectors}, {"trigger", std::string(why)}, {"err", err}});
 }
 
-void Daemon::AppendReloadMetrics(std::string* out) {
+void Daemon::AddReloadFamilies(render::SeriesModel* model) {
   uint64_t failures = 0;
   double last = 0;
   {
@@ -486,19 +428,17 @@ void Daemon::AppendReloadMetrics(std::string* out) {
     failures = reload_failures_;
     last = last_reload_success_s_;
   }
-  char line[64];
-  *out +=
-      "# HELP nvml_exporter_config_reload_failures_total Reloads of the collectors file that were "
-      "rejected (the fields in use stay).\n"
-      "# TYPE nvml_exporter_config_reload_failures_total counter\n"
-      "nvml_exporter_config_reload_failures_total " +
-      std::to_string(failures) +
-      "\n"
-      "# HELP nvml_exporter_config_last_reload_success_timestamp_seconds Unix time the collectors "
-      "file was last loaded successfully (start-up included).\n"
-      "# TYPE nvml_exporter_config_last_reload_success_timestamp_seconds gauge\n";
-  std::snprintf(line, sizeof(line), "%.3f", last);
-  *out += "nvml_exporter_config_last_reload_success_timestamp_seconds " + std::string(line) + "\n";
+  render::SeriesFamily& rejected =
+      render::AddOwnFamily(model, "nvml_exporter_config_reload_failures_total", "counter",
+                           "Reloads of the collectors file that were rejected (the fields in use "
+                           "stay).");
+  rejected.points.push_back(
+      render::SeriesPoint::Uint(model->AddLabelSet({}), failures, render::kToPrometheus));
+  render::SeriesFamily& success = render::AddOwnFamily(
+      model, "nvml_exporter_config_last_reload_success_timestamp_seconds", "gauge",
+      "Unix time the collectors file was last loaded successfully (start-up included).");
+  success.points.push_back(render::SeriesPoint::Millis(
+      model->AddLabelSet({}), static_cast<int64_t>(std::llround(last * 1000))));
 }
 
 Daemon::~Daemon() {
@@ -554,7 +494,6 @@ std::string Daemon::RenderOnce() {
   std::shared_ptr<const model::Snapshot> snap = collector_->CollectOnce();
   snap = sources_->ResolveForOnce(std::move(snap), std::chrono::seconds(5));
   std::string body;
-  util::MutexLock lock(&render_mu_);
   render::RenderPrometheus(*snap, ropts_, &body);
   return body;
 }
@@ -563,19 +502,16 @@ uint16_t Daemon::port() const { return state_ == State::kRunning && server_ ? se
 
 void Daemon::Publish(const model::Snapshot& snap) {
   sources_->Observe(snap);  // the PIDs to resolve next
-  // One series model per collection feeds both outputs (it points into snap).
+  // One series model per collection feeds both outputs. It points into snap and its plan, which
+  // this call holds: a reload meanwhile only makes the next snapshot's plan.
+  render::BuildSeries(snap, ropts_, &series_);
+  if (emf_) emf_->OnSeries(series_, snap.time);  // render here, send on the sinks' threads
+  // Then our own families, Prometheus only, with the sinks' counters after this round's queueing.
+  AddReloadFamilies(&series_);
+  if (emf_) emf_->AddFamilies(&series_);
+  AddServerFamilies(server_->stats(), !options_.web_config_file.empty(), &series_);
   auto page = std::make_shared<serve::Page>();
-  {
-    util::MutexLock lock(&render_mu_);  // a reload may swap the entries
-    render::BuildSeries(snap, ropts_, &series_);
-    render::RenderPrometheus(series_, &page->body);
-  }
-  AppendReloadMetrics(&page->body);
-  if (emf_) {  // render here, send on the sinks' threads; then its counters for /metrics
-    emf_->OnSeries(series_, snap.time);
-    emf_->AppendMetrics(&page->body);
-  }
-  AppendServerMetrics(server_->stats(), !options_.web_config_file.empty(), &page->body);
+  render::RenderPrometheus(series_, &page->body);
   page->gzip_body = gzip_.Compress(page->body);
   store_->Publish(std::move(page), CountGpus(snap));
   live_->OnSnapshot(snap);  // after the page: /metrics never waits on the live page's JSON

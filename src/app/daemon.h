@@ -5,7 +5,8 @@
 //
 // Create() builds the parts in dependency order, each from the options and what the parts
 // before it know:
-//   1. the collectors CSV (its rows, less those nothing collects);
+//   1. the collectors CSV, as the start-up field plan (plan/field_plan.h; rows nothing collects
+//      are dropped there, each with its warning);
 //   2. the NVML library;
 //   3. the AttributionSources (process and pod-metadata sources), before the collector, whose
 //      attribution callback reads them: the object that callback reads exists, fully built,
@@ -31,7 +32,9 @@
 // Thread-safety: Create, Start, Stop, RenderOnce and the destructor from one controlling thread.
 // port() and state() from that thread too. Internally the publish callback runs on the
 // collector's thread and the page store is read by the server's threads (PageStore is
-// thread-safe).
+// thread-safe). The render options are fixed once Create returns; the fields come with each
+// snapshot's plan, so a reload (on the reloader thread) never touches what a render in flight
+// reads.
 #ifndef NVML_EXPORTER_APP_DAEMON_H_
 #define NVML_EXPORTER_APP_DAEMON_H_
 
@@ -49,11 +52,11 @@
 #include "app/live_page.h"
 #include "app/page_store.h"
 #include "collect/collector.h"
-#include "config/collectors_csv.h"
 #include "config/options.h"
 #include "cupti/cupti.h"
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
+#include "plan/field_plan.h"
 #include "render/gzip.h"
 #include "render/prometheus.h"
 #include "serve/http_server.h"
@@ -110,8 +113,9 @@ class Daemon {
   std::optional<serve::Resource> ProfilingResource(std::string_view path) const;
   std::optional<serve::Resource> ProfilingAction(std::string_view path);
   // Reloads the collectors file now, on the calling thread, when `force` or when the file
-  // changed since the last look (size, mtime, inode): a file that parses replaces the field
-  // list (Collector::SetEntries) and the rendered rows; one that does not is rejected with its
+  // changed since the last look (size, mtime, inode): a file that parses becomes the next field
+  // plan (Collector::SetPlan), which the next collection reads and renders under; one that does
+  // not is rejected with its
   // `file:line` error, logged and counted, and the current list stays. Not a regular file
   // (a FIFO, a directory): rejected without opening it. The reloader thread calls it every
   // kCollectorsPoll and on Reload(); a test may call it directly. Not with a ConfigMap source
@@ -142,16 +146,16 @@ class Daemon {
   Status BuildCollector();                      // steps 3 and 4
   Status BuildOutputs(const Environment& env);  // step 5
   void BuildRenderOptions(const std::string& driver);
-  // The collector's publish callback (collector thread): render once, feed the EMF pipeline, swap
-  // the page in for the server.
-  void Publish(const model::Snapshot& snap) NVMLX_EXCLUDES(render_mu_, reload_mu_);
+  // The collector's publish callback (collector thread): render once (the series model under the
+  // snapshot's own plan), feed the EMF pipeline, add the exporter's own families, swap the page
+  // in for the server.
+  void Publish(const model::Snapshot& snap) NVMLX_EXCLUDES(reload_mu_);
   // Counts and logs a rejected reload (`err` names file and line).
   void RejectReload(std::string_view why, const std::string& err) NVMLX_REQUIRES(reload_mu_);
-  // The reload counters as exposition text, appended to each page.
-  void AppendReloadMetrics(std::string* out) NVMLX_EXCLUDES(reload_mu_);
+  // The reload counters, as our own families of the page.
+  void AddReloadFamilies(render::SeriesModel* model) NVMLX_EXCLUDES(reload_mu_);
 
   const config::Options options_;
-  std::vector<config::CollectorEntry> entries_;
   std::unique_ptr<nvml::Library> nvml_;
   // CUPTI for PM sampling (docs/pm-sampling.md), loaded on the collector's first need; tried once.
   const cupti::Library* LoadCupti() NVMLX_EXCLUDES(cupti_mu_);
@@ -163,14 +167,16 @@ class Daemon {
   std::unique_ptr<collect::Collector> collector_;
   config::GetEnvFn getenv_;
   std::string collectors_name_;  // the collectors source, for messages
-  // Rendering options; `entries` is replaced by a reload (the publish callback reads them).
-  util::Mutex render_mu_;
-  render::PrometheusOptions ropts_ NVMLX_GUARDED_BY(render_mu_);
-  render::SeriesModel series_;        // the collector thread's (Publish), reused across collections
-  render::GzipCompressor gzip_;       // the collector thread's (Publish), one zlib stream
-  std::unique_ptr<EmfPipeline> emf_;  // null without --emf-output
-  std::unique_ptr<PageStore> store_;  // null with --once
-  std::unique_ptr<LivePage> live_;    // null with --once
+  // Rendering options: written by Create (BuildRenderOptions) before any thread that reads them
+  // starts, constant afterwards.
+  render::PrometheusOptions ropts_;
+  // The collector thread's (Publish), reused across collections. Its names and labels point into
+  // the snapshot being published (and its plan) and into ropts_, both alive while Publish runs.
+  render::SeriesModel series_;
+  render::GzipCompressor gzip_;                // the collector thread's (Publish), one zlib stream
+  std::unique_ptr<EmfPipeline> emf_;           // null without --emf-output
+  std::unique_ptr<PageStore> store_;           // null with --once
+  std::unique_ptr<LivePage> live_;             // null with --once
   std::unique_ptr<serve::HttpServer> server_;  // null with --once
   State state_ = State::kBuilt;
   bool collector_stopped_ = true;  // what the first StopUntil found
@@ -185,7 +191,9 @@ class Daemon {
   };
   static FileId Identify(const std::string& path);
   bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;  // Reload() asked: reload even if unchanged
-  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);          // the file as last looked at
+  // The plan of the last good load (start-up or reload), which the collector reads under.
+  std::shared_ptr<const plan::FieldPlan> plan_ NVMLX_GUARDED_BY(reload_mu_);
+  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);                    // the file as last looked at
   std::function<void()> restart_ NVMLX_GUARDED_BY(reload_mu_);  // SetRestartHandler
   uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;
   double last_reload_success_s_ NVMLX_GUARDED_BY(reload_mu_) = 0;  // Unix time; start-up too

@@ -10,8 +10,8 @@
 // (--emf-job, "kubernetes-pod-dcgm-exporter": the article's scrape job name), and Namespace
 // (the workload's namespace, from the pod attribution).
 //
-// Thread-safety: OnSeries() from one thread at a time (the collector's); AppendMetrics() from
-// any thread; Stop() once.
+// Thread-safety: OnSeries() from one thread at a time (the collector's); AddFamilies() from any
+// thread (it writes only the caller's model); Stop() once.
 #ifndef NVML_EXPORTER_APP_EMF_PIPELINE_H_
 #define NVML_EXPORTER_APP_EMF_PIPELINE_H_
 
@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "app/own_families.h"
 #include "config/options.h"
 #include "render/emf.h"
 #include "render/series_model.h"
@@ -41,7 +42,8 @@ class EmfPipeline {
   // The collection's series model (render/series.h, built with the Prometheus page's options);
   // `time` is the Snapshot's.
   void OnSeries(const render::SeriesModel& model, std::chrono::system_clock::time_point time);
-  void AppendMetrics(std::string* out) const { sinks_->AppendMetrics(out); }
+  // The sinks' counters as our own families of the page (app/own_families.h).
+  void AddFamilies(render::SeriesModel* model) const { AddSinkFamilies(*sinks_, model); }
   void Stop() { sinks_->Stop(); }
 
  private:

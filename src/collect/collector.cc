@@ -9,7 +9,6 @@
 #include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
 #include <type_traits>
 
-#include "fields/field_ids.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
@@ -117,92 +116,15 @@ Collector::~Collector() {
 Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
                                                      CollectorOptions options) {
   std::unique_ptr<Collector> c(new Collector(lib, std::move(options)));
+  if (c->options_.plan == nullptr) return InvalidArgument("Collector::Create: no field plan");
+  c->plan_.Publish(c->options_.plan);
   Result<unsigned> count = lib.DeviceCount();
   if (!count.ok()) return count.status();
-  const config::DeviceSelector& sel = c->options_.devices;
-  if (!sel.all && sel.kind == config::DeviceSelector::Kind::kGpus) {
-    for (unsigned id : sel.ids) {
-      if (id >= *count) {
-        return InvalidArgument("device selector names GPU " + std::to_string(id) + " but only " +
-                               std::to_string(*count) + " GPU(s) exist");
-      }
-    }
-  }
-  const std::shared_ptr<const Plan> plan = MakePlan(c->options_.entries, 1);
-  {
-    util::MutexLock lock(&c->plan_mu_);
-    c->plan_ = plan;
-  }
-  const EntityFields& all_fields = plan->whole;
-  const EntityFields& gpu_fields = plan->mig_gpu;
-  const EntityFields& instance_fields = plan->instance;
-  const std::vector<const fields::FieldDef*>& label_fields = plan->labels;
-  const bool clock_events_enabled = plan->clock_events;
-  c->xid_last_enabled_ = plan->xid_last;
-  c->xid_counts_enabled_ = plan->xid_counts;
-  c->health_enabled_ = plan->health;
-  c->p2p_enabled_ = plan->p2p;
-
+  if (Status st = c->CheckGpuSelector(*count); !st.ok()) return st;
   auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
   unsigned instance_count = 0;  // MIG instances seen so far on the host
-  for (unsigned i = 0; i < *count; ++i) {
-    if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) continue;
-    Result<nvml::Device> handle = lib.DeviceByIndex(i);
-    if (!handle.ok()) {
-      // Counted but not reachable (NO_PERMISSION, GPU_IS_LOST at start): skip it, loudly.
-      log::Error("cannot open GPU; it will not be collected",
-                 {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
-      continue;
-    }
-    model::DeviceIdentity id =
-        ReadIdentity(lib, *handle, i, c->options_.replace_blanks_in_model_name, label_fields);
-    // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
-    bool mig_on = false;
-    std::vector<MigInstance> instances;
-    if (sel.kind != config::DeviceSelector::Kind::kGpus) {
-      if (Result<bool> m = lib.MigEnabled(*handle); !m.ok()) {
-        log::Warn("cannot read the MIG mode; collecting the GPU as a whole",
-                  {{"gpu", std::to_string(i)}, {"err", m.status().ToString()}});
-      } else if (*m) {
-        mig_on = true;
-        instances = DiscoverMig(lib, *handle, i);
-      }
-    }
-    std::vector<const MigInstance*> chosen;
-    for (const MigInstance& inst : instances) {
-      // `i:<ids>` numbers the MIG instances of the host from 0, GPU by GPU in slot order.
-      const unsigned ordinal = instance_count++;
-      if (sel.kind == config::DeviceSelector::Kind::kFlex || sel.all ||
-          std::binary_search(sel.ids.begin(), sel.ids.end(), ordinal)) {
-        chosen.push_back(&inst);
-      }
-    }
-    if (sel.kind == config::DeviceSelector::Kind::kInstances && chosen.empty()) continue;
-    const size_t gpu_position = c->devices_.size();
-    model::DeviceIdentity parent_identity = id;
-    c->AddEntity(lib, *handle, std::move(id), mig_on ? gpu_fields : all_fields, *handle,
-                 std::nullopt, std::nullopt, clock_events_enabled, identities.get());
-    // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
-    // aggregate, and only for privileged users: docs/nvml.md §5).
-    if (c->options_.process_metrics && !mig_on) {
-      c->devices_.back()->processes = std::make_unique<ProcessReader>(lib, *handle);
-    }
-    for (const MigInstance* inst : chosen) {
-      model::DeviceIdentity inst_id = parent_identity;
-      inst_id.mig = inst->mig;
-      c->AddEntity(lib, inst->handle, std::move(inst_id), instance_fields, *handle,
-                   inst->mig.gpu_instance_id, gpu_position, false, identities.get());
-      if (c->options_.process_metrics) {
-        c->devices_.back()->processes =
-            std::make_unique<ProcessReader>(lib, inst->handle, ProcessReader::Mode::kMemoryOnly);
-      }
-    }
-    if (mig_on) {
-      log::Info("MIG enabled", {{"gpu", std::to_string(i)},
-                                {"instances", std::to_string(instances.size())},
-                                {"collected", std::to_string(chosen.size())}});
-    }
-  }
+  for (unsigned i = 0; i < *count; ++i) c->AddGpu(i, &instance_count, identities.get());
+  const config::DeviceSelector& sel = c->options_.devices;
   if (sel.kind == config::DeviceSelector::Kind::kInstances && !sel.all) {
     for (unsigned id : sel.ids) {
       if (id >= instance_count) {
@@ -213,29 +135,96 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
     }
   }
   c->identities_ = std::move(identities);
-  {
-    util::MutexLock lock(&c->slow_mu_);  // no other thread yet; keeps the analysis simple
-    c->slow_latest_.resize(c->devices_.size());
-  }
-  if (c->health_enabled_) {
-    for (auto& d : c->devices_) {
-      if (d->parent) continue;
-      d->pcie_replays = std::make_unique<PcieReplayWindow>();
-      d->nvlink_health = std::make_unique<NvlinkHealthReader>(lib);
-    }
-  }
-  if (c->xid_last_enabled_ || c->xid_counts_enabled_ || c->health_enabled_) {
-    std::vector<XidWatcher::Gpu> gpus;
-    for (size_t i = 0; i < c->devices_.size(); ++i) {
-      if (c->devices_[i]->parent) continue;  // Xids are reported for the GPU
-      c->devices_[i]->xid_slot = gpus.size();
-      gpus.push_back({c->devices_[i]->handle, (*c->identities_)[i].index});
-    }
-    c->xids_ = XidWatcher::Create(lib, std::move(gpus), c->options_.xid_window, c->clock_);
-    c->xids_->Start();
-  }
+  c->slow_.Resize(c->devices_.size());
+  c->StartXidWatcher();
   c->MakeGroups();
   return c;
+}
+
+Status Collector::CheckGpuSelector(unsigned count) const {
+  const config::DeviceSelector& sel = options_.devices;
+  if (sel.all || sel.kind != config::DeviceSelector::Kind::kGpus) return Status::Ok();
+  for (unsigned id : sel.ids) {
+    if (id >= count) {
+      return InvalidArgument("device selector names GPU " + std::to_string(id) + " but only " +
+                             std::to_string(count) + " GPU(s) exist");
+    }
+  }
+  return Status::Ok();
+}
+
+void Collector::AddGpu(unsigned i, unsigned* instance_count,
+                       std::vector<model::DeviceIdentity>* identities) {
+  const config::DeviceSelector& sel = options_.devices;
+  if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) return;
+  Result<nvml::Device> handle = lib_.DeviceByIndex(i);
+  if (!handle.ok()) {
+    // Counted but not reachable (NO_PERMISSION, GPU_IS_LOST at start): skip it, loudly.
+    log::Error("cannot open GPU; it will not be collected",
+               {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
+    return;
+  }
+  model::DeviceIdentity id = ReadIdentity(lib_, *handle, i, options_.replace_blanks_in_model_name,
+                                          options_.plan->label_fields());
+  // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
+  bool mig_on = false;
+  std::vector<MigInstance> instances;
+  if (sel.kind != config::DeviceSelector::Kind::kGpus) {
+    if (Result<bool> m = lib_.MigEnabled(*handle); !m.ok()) {
+      log::Warn("cannot read the MIG mode; collecting the GPU as a whole",
+                {{"gpu", std::to_string(i)}, {"err", m.status().ToString()}});
+    } else if (*m) {
+      mig_on = true;
+      instances = DiscoverMig(lib_, *handle, i);
+    }
+  }
+  std::vector<const MigInstance*> chosen;
+  for (const MigInstance& inst : instances) {
+    // `i:<ids>` numbers the MIG instances of the host from 0, GPU by GPU in slot order.
+    const unsigned ordinal = (*instance_count)++;
+    if (sel.kind == config::DeviceSelector::Kind::kFlex || sel.all ||
+        std::binary_search(sel.ids.begin(), sel.ids.end(), ordinal)) {
+      chosen.push_back(&inst);
+    }
+  }
+  if (sel.kind == config::DeviceSelector::Kind::kInstances && chosen.empty()) return;
+  const size_t gpu_position = devices_.size();
+  model::DeviceIdentity parent_identity = id;
+  AddEntity(*handle, std::move(id), mig_on ? plan::Scope::kMigGpu : plan::Scope::kWhole, *handle,
+            std::nullopt, std::nullopt, identities);
+  // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
+  // aggregate, and only for privileged users: docs/nvml.md §5).
+  if (options_.process_metrics && !mig_on) {
+    devices_.back()->processes = std::make_unique<ProcessReader>(lib_, *handle);
+  }
+  for (const MigInstance* inst : chosen) {
+    model::DeviceIdentity inst_id = parent_identity;
+    inst_id.mig = inst->mig;
+    AddEntity(inst->handle, std::move(inst_id), plan::Scope::kInstance, *handle,
+              inst->mig.gpu_instance_id, gpu_position, identities);
+    if (options_.process_metrics) {
+      devices_.back()->processes =
+          std::make_unique<ProcessReader>(lib_, inst->handle, ProcessReader::Mode::kMemoryOnly);
+    }
+  }
+  if (mig_on) {
+    log::Info("MIG enabled", {{"gpu", std::to_string(i)},
+                              {"instances", std::to_string(instances.size())},
+                              {"collected", std::to_string(chosen.size())}});
+  }
+}
+
+void Collector::StartXidWatcher() {
+  // (The health readers came with each GPU's plan: ApplyFastPlan.)
+  if (!options_.plan->NeedsXidWatcher()) return;
+  std::vector<XidWatcher::Gpu> gpus;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i]->parent) continue;  // Xids are reported for the GPU
+    devices_[i]->xid_slot = gpus.size();
+    gpus.push_back({devices_[i]->handle, (*identities_)[i].index});
+  }
+  xids_ = XidWatcher::Create(lib_, std::move(gpus), options_.xid_window, clock_);
+  xids_->Start();
 }
 
 void Collector::MakeGroups() {
@@ -252,44 +241,34 @@ void Collector::MakeGroups() {
     g.slow = std::make_unique<DeviceWorker>("gpu " + gpu + " slow reads", clock_);
     groups_.push_back(std::move(g));
   }
-  util::MutexLock lock(&round_mu_);
-  fast_results_.resize(groups_.size());
+  rounds_.Resize(groups_.size());
 }
 
 std::string Collector::GpuOf(size_t g) const {
   return std::to_string((*identities_)[groups_[g].devices.front()].index);
 }
 
-void Collector::AddEntity(const nvml::Library& lib, nvml::Device handle,
-                          model::DeviceIdentity identity, const EntityFields& f,
+void Collector::AddEntity(nvml::Device handle, model::DeviceIdentity identity, plan::Scope scope,
                           nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
-                          std::optional<size_t> parent, bool clock_events,
+                          std::optional<size_t> parent,
                           std::vector<model::DeviceIdentity>* identities) {
   auto dev = std::make_unique<Device>();
   dev->handle = handle;
   dev->parent = parent;
-  dev->scope = parent                          ? Device::Scope::kInstance
-               : &f == &CurrentPlan()->mig_gpu ? Device::Scope::kMigGpu
-                                               : Device::Scope::kWhole;
+  dev->scope = scope;
   dev->index = identity.index;
   dev->gpm_device = gpm_device;
   dev->gpm_gi = gpm_gpu_instance;
-  dev->mig_gpu = parent.has_value() || dev->scope == Device::Scope::kMigGpu;
+  dev->mig_gpu = scope != plan::Scope::kWhole;
   dev->pci_bus_id = identity.pci_bus_id;
-  dev->fast = std::make_unique<fields::DeviceReader>(lib, handle, f.fast);
-  dev->slow = std::make_unique<fields::DeviceReader>(lib, handle, f.slow);
-  // Rate fields (NVLINK_BANDWIDTH_TOTAL) need a previous raw sample: take it now, so the very
-  // first collection (and --once) already has them. Errors surface on the real reads.
-  std::vector<model::Sample> ignored_samples;
-  std::vector<fields::FieldError> ignored_errors;
-  dev->fast->Read(&ignored_samples, &ignored_errors);
-  // Takes GPM's priming sample too (or warns once per field when the GPU has no GPM).
-  dev->gpm = MakeProfilingSource(lib, *dev, f.gpm);
-  if (clock_events) {
-    dev->clock_events = std::make_unique<ClockEventWindow>(options_.clock_events_window);
-  }
   devices_.push_back(std::move(dev));
   identities->push_back(std::move(identity));
+  // The readers, the priming reads of rate fields (NVLINK_BANDWIDTH_TOTAL needs a previous raw
+  // sample, so that the very first collection and --once have them) and GPM's priming sample (or
+  // its warning once per field when the GPU has no GPM); clock events where the plan has them.
+  const plan::FieldPlan& plan = *options_.plan;
+  ApplyFastPlan(devices_.size() - 1, plan);
+  ApplySlowPlan(devices_.size() - 1, plan);
 }
 
 bool Collector::Lost(size_t device) const {
@@ -307,7 +286,8 @@ void Collector::MarkLost(size_t device, const Status& why) {
 }
 
 std::unique_ptr<ProfilingSource> Collector::MakeProfilingSource(
-    const nvml::Library& lib, const Device& d, const std::vector<const fields::FieldDef*>& f) {
+    const Device& d, const std::vector<const fields::FieldDef*>& f) {
+  const nvml::Library& lib = lib_;
   if (f.empty()) return nullptr;
   const std::string gpu = std::to_string(d.index);
   auto gpm = [&]() -> std::unique_ptr<ProfilingSource> {
@@ -348,7 +328,7 @@ std::unique_ptr<ProfilingSource> Collector::MakeProfilingSource(
 }
 
 void Collector::ReadSlowGroup(size_t g) {
-  const std::shared_ptr<const Plan> plan = CurrentPlan();
+  const std::shared_ptr<const plan::FieldPlan> plan = plan_.Get();
   for (size_t i : groups_[g].devices) {
     if (Lost(i)) continue;
     ApplySlowPlan(i, *plan);
@@ -356,92 +336,74 @@ void Collector::ReadSlowGroup(size_t g) {
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
     NoteErrors(i, errors);
-    util::MutexLock lock(&slow_mu_);
-    slow_latest_[i] = std::move(samples);
+    slow_.Put(i, std::move(samples));
   }
-}
-
-void Collector::FinishJob(uint64_t round) {
-  util::MutexLock lock(&round_mu_);
-  if (round != round_ || outstanding_ == 0) return;  // a late job of an earlier round
-  if (--outstanding_ == 0) round_cv_.SignalAll();    // one wake-up per round, not per job
 }
 
 void Collector::PostSlowAfterFast(size_t g, uint64_t round, bool counted) {
-  {
-    util::MutexLock lock(&round_mu_);
-    if (stopping_) {  // Stop is under way: no new work (a counted wait ends on stopping_)
-      groups_[g].slow_handoff->store(false);
-      return;
-    }
+  if (rounds_.stopping()) {  // Stop is under way: no new work (a counted wait ends on it)
+    groups_[g].slow_handoff->store(false);
+    return;
   }
   const bool posted = groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
                                             [this, round, counted] {
-                                              if (counted) FinishJob(round);
+                                              if (counted) rounds_.FinishJob(round);
                                             });
   groups_[g].slow_handoff->store(false);  // posted (the slow worker counts now) or skipped
   // Still running from an earlier round (stuck, or slower than the interval): skipped; the fast
   // loop reports its values stale once it runs past the read deadline.
-  if (!posted && counted) FinishJob(round);
+  if (!posted && counted) rounds_.FinishJob(round);
 }
 
 std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
                                                           util::Clock::Duration wait) {
-  auto snap = std::make_shared<model::Snapshot>();
-  snap->time = std::chrono::system_clock::now();
   const auto start = Clock::now();
+  const auto time = std::chrono::system_clock::now();
   const util::Clock::TimePoint deadline = clock_->Now() + wait;
-  uint64_t round = 0;
-  {
-    util::MutexLock lock(&round_mu_);
-    if (stopping_) return nullptr;
-    round = ++round_;
-  }
-  // Post every GPU's reads. A GPU whose previous read is still running gets none (stale). Its
-  // slow read follows its fast read on the slow worker (PostSlowAfterFast), so that one GPU's
-  // NVML calls never run on two threads at once: on an H200 a call made while the ~4 ms energy
-  // read holds the GPU waits for it, and the waiting costs CPU (docs/benchmarks.md).
-  const int per_group = read_slow_inline ? 2 : 1;  // jobs this round waits for, per GPU
-  {
-    util::MutexLock lock(&round_mu_);
-    outstanding_ = per_group * static_cast<int>(groups_.size());
-  }
-  std::vector<bool> fast_posted(groups_.size(), false);
+  // The whole round reads under one plan, the one it is stamped with.
+  const std::shared_ptr<const plan::FieldPlan> plan = plan_.Get();
+  // Jobs this round waits for, per GPU: its fast read, and with read_slow_inline its slow one.
+  const int per_group = read_slow_inline ? 2 : 1;
+  const std::optional<uint64_t> round = rounds_.Begin(per_group * static_cast<int>(groups_.size()));
+  if (!round) return nullptr;
+  PostReads(*round, plan, read_slow_inline);
+  // Wait for the answers until the read deadline (or Stop).
+  std::optional<std::vector<GroupResult>> results = rounds_.Await(*round, clock_, deadline);
+  if (!results) return nullptr;
+  std::shared_ptr<model::Snapshot> snap = Assemble(*round, std::move(*results), *plan);
+  snap->plan = plan;
+  snap->time = time;
+  snap->collect_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return snap;
+}
+
+void Collector::PostReads(uint64_t round, const std::shared_ptr<const plan::FieldPlan>& plan,
+                          bool read_slow_inline) {
+  // A GPU whose previous read is still running gets none (stale). Its slow read follows its fast
+  // read on the slow worker (PostSlowAfterFast), so that one GPU's NVML calls never run on two
+  // threads at once: on an H200 a call made while the ~4 ms energy read holds the GPU waits for
+  // it, and the waiting costs CPU (docs/benchmarks.md).
   for (size_t g = 0; g < groups_.size(); ++g) {
     auto result = std::make_shared<GroupResult>();
-    fast_posted[g] = groups_[g].fast->Post(
-        [this, g, result] {
-          ReadGroup(g, result.get());
+    const bool posted = groups_[g].fast->Post(
+        [this, g, result, plan] {
+          ReadGroup(g, *plan, result.get());
           groups_[g].slow_handoff->store(true);  // until PostSlowAfterFast has run
         },
         [this, g, round, result, read_slow_inline] {
-          {
-            util::MutexLock lock(&round_mu_);
-            result->round = round;
-            fast_results_[g] = std::move(*result);
-          }
-          FinishJob(round);
+          rounds_.Deliver(g, round, std::move(*result));
+          rounds_.FinishJob(round);
           PostSlowAfterFast(g, round, read_slow_inline);
         });
-    if (!fast_posted[g]) {
-      // Neither its fast read nor the slow one that would follow it comes this round.
-      util::MutexLock lock(&round_mu_);
-      outstanding_ -= per_group;
-      if (outstanding_ == 0) round_cv_.SignalAll();
-    }
+    // Neither its fast read nor the slow one that would follow it comes this round.
+    if (!posted) rounds_.Skip(read_slow_inline ? 2 : 1);
   }
-  // Wait for the answers until the read deadline (or Stop).
-  std::vector<GroupResult> results(groups_.size());
-  {
-    util::MutexLock lock(&round_mu_);
-    while (outstanding_ > 0 && !stopping_) {
-      if (clock_->WaitUntil(&round_cv_, &round_mu_, deadline)) break;
-    }
-    if (stopping_) return nullptr;
-    for (size_t g = 0; g < groups_.size(); ++g) {
-      if (fast_results_[g].round == round) results[g] = std::move(fast_results_[g]);
-    }
-  }
+}
+
+std::shared_ptr<model::Snapshot> Collector::Assemble(uint64_t round,
+                                                     std::vector<GroupResult> results,
+                                                     const plan::FieldPlan& plan) {
+  auto snap = std::make_shared<model::Snapshot>();
   const util::Clock::TimePoint now = clock_->Now();
   snap->identities = identities_;
   snap->devices.resize(devices_.size());
@@ -457,89 +419,99 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
         log::Info("GPU reads answer again; its series are back", {{"gpu", GpuOf(g)}});
       }
     } else {
-      for (size_t i : group.devices) {
-        model::DeviceSnapshot& ds = snap->devices[i];
-        ds.identity = &(*identities_)[i];
-        ds.up = false;
-        ds.lost = Lost(i);
-        ds.stale = !ds.lost;
-      }
-      if (!group.fast_stale && !Lost(group.devices.front())) {
-        group.fast_stale = true;
-        const std::optional<util::Clock::TimePoint> since = group.fast->BusySince();
-        const char* call = group.fast->CurrentCall();
-        log::Error(
-            "GPU read did not finish within the read deadline; GPU marked stale, its series left "
-            "out until it answers, other GPUs go on (logged once per streak)",
-            {{"gpu", GpuOf(g)},
-             {"call", call != nullptr ? call : "(between NVML calls)"},
-             {"running_ms",
-              std::to_string(
-                  since
-                      ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count()
-                      : 0)},
-             {"read_deadline_ms", std::to_string(read_deadline_.count())}});
-      }
+      MarkUnanswered(g, now, snap.get());
     }
-    // The slow cache: stale while a slow read has been running for longer than the deadline.
-    const std::optional<util::Clock::TimePoint> slow_since = group.slow->BusySince();
-    const bool slow_stale = slow_since && now - *slow_since >= read_deadline_;
-    if (slow_stale && !group.slow_stale && !Lost(group.devices.front())) {
-      const char* call = group.slow->CurrentCall();
-      log::Error(
-          "GPU slow read did not finish within the read deadline; its slow fields (energy, PCIe "
-          "throughput, violations) are left out until it answers (logged once per streak)",
-          {{"gpu", GpuOf(g)}, {"call", call != nullptr ? call : "(between NVML calls)"}});
-    } else if (!slow_stale && group.slow_stale) {
-      log::Info("GPU slow reads answer again", {{"gpu", GpuOf(g)}});
-    }
-    group.slow_stale = slow_stale;
-    for (size_t k = 0; k < group.devices.size(); ++k) {
-      const size_t i = group.devices[k];
-      model::DeviceSnapshot& ds = snap->devices[i];
-      if (slow_stale && !Lost(i)) ds.slow_stale = true;
-      if (!answered || !ds.up) continue;
-      if (!slow_stale) {
-        util::MutexLock lock(&slow_mu_);
-        MergeSorted(&ds.samples, slow_latest_[i]);
-      }
-      // Every read made failed (and no slow value either): the GPU cannot be read.
-      if (results[g].all_failed[k] && ds.samples.empty()) ds.up = false;
-    }
+    MergeSlow(g, answered, results[g], now, snap.get());
   }
+  SettleLost(plan, snap.get());
+  snap->xid_window_ms = options_.xid_window.count();
+  snap->clock_events_window_ms = options_.clock_events_window.count();
+  if (options_.attribution) snap->attribution = options_.attribution();
+  return snap;
+}
+
+void Collector::MarkUnanswered(size_t g, util::Clock::TimePoint now, model::Snapshot* snap) {
+  Group& group = groups_[g];
+  for (size_t i : group.devices) {
+    model::DeviceSnapshot& ds = snap->devices[i];
+    ds.identity = &(*identities_)[i];
+    ds.up = false;
+    ds.lost = Lost(i);
+    ds.stale = !ds.lost;
+  }
+  if (group.fast_stale || Lost(group.devices.front())) return;
+  group.fast_stale = true;
+  const std::optional<util::Clock::TimePoint> since = group.fast->BusySince();
+  const char* call = group.fast->CurrentCall();
+  log::Error(
+      "GPU read did not finish within the read deadline; GPU marked stale, its series left "
+      "out until it answers, other GPUs go on (logged once per streak)",
+      {{"gpu", GpuOf(g)},
+       {"call", call != nullptr ? call : "(between NVML calls)"},
+       {"running_ms",
+        std::to_string(
+            since ? std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count()
+                  : 0)},
+       {"read_deadline_ms", std::to_string(read_deadline_.count())}});
+}
+
+void Collector::MergeSlow(size_t g, bool answered, const GroupResult& result,
+                          util::Clock::TimePoint now, model::Snapshot* snap) {
+  Group& group = groups_[g];
+  // The slow cache: stale while a slow read has been running for longer than the deadline.
+  const std::optional<util::Clock::TimePoint> slow_since = group.slow->BusySince();
+  const bool slow_stale = slow_since && now - *slow_since >= read_deadline_;
+  if (slow_stale && !group.slow_stale && !Lost(group.devices.front())) {
+    const char* call = group.slow->CurrentCall();
+    log::Error(
+        "GPU slow read did not finish within the read deadline; its slow fields (energy, PCIe "
+        "throughput, violations) are left out until it answers (logged once per streak)",
+        {{"gpu", GpuOf(g)}, {"call", call != nullptr ? call : "(between NVML calls)"}});
+  } else if (!slow_stale && group.slow_stale) {
+    log::Info("GPU slow reads answer again", {{"gpu", GpuOf(g)}});
+  }
+  group.slow_stale = slow_stale;
+  for (size_t k = 0; k < group.devices.size(); ++k) {
+    const size_t i = group.devices[k];
+    model::DeviceSnapshot& ds = snap->devices[i];
+    if (slow_stale && !Lost(i)) ds.slow_stale = true;
+    if (!answered || !ds.up) continue;
+    if (!slow_stale) {
+      std::vector<model::Sample> slow;
+      slow_.AppendTo(i, &slow);
+      MergeSorted(&ds.samples, slow);
+    }
+    // Every read made failed (and no slow value either): the GPU cannot be read.
+    if (result.all_failed[k] && ds.samples.empty()) ds.up = false;
+  }
+}
+
+void Collector::SettleLost(const plan::FieldPlan& plan, model::Snapshot* snap) const {
   // A MIG instance read after its GPU may have found the GPU lost: that GPU's entry (and any
   // sibling read before) must not claim to be up in this very snapshot. A lost GPU keeps only
   // its health series.
+  std::vector<unsigned> lost_gpus;
   for (size_t i = 0; i < devices_.size(); ++i) {
-    model::DeviceSnapshot& ds = snap->devices[i];
     if (!Lost(i)) continue;
+    model::DeviceSnapshot& ds = snap->devices[i];
     if (ds.up || ds.stale) {
       ds = model::DeviceSnapshot{};
       ds.identity = &(*identities_)[i];
       ds.up = false;
     }
     ds.lost = true;
-    ReadLostHealth(i, &ds);
+    ReadLostHealth(i, plan, &ds);
+    if (!devices_[i]->parent) lost_gpus.push_back((*identities_)[i].index);
   }
+  if (lost_gpus.empty()) return;
   // P2P entries toward a GPU lost in this snapshot go too: the peer's reads run on their own
   // thread, so whether a GPU's P2P query came before or after its peer was found lost is a race,
   // and a lost GPU has no series but its health (as ReadP2p skips peers already known lost).
-  std::vector<unsigned> lost_gpus;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (Lost(i) && !devices_[i]->parent) lost_gpus.push_back((*identities_)[i].index);
+  for (model::DeviceSnapshot& ds : snap->devices) {
+    std::erase_if(ds.p2p, [&](const model::P2pStatus& p) {
+      return std::find(lost_gpus.begin(), lost_gpus.end(), p.peer_index) != lost_gpus.end();
+    });
   }
-  if (!lost_gpus.empty()) {
-    for (model::DeviceSnapshot& ds : snap->devices) {
-      std::erase_if(ds.p2p, [&](const model::P2pStatus& p) {
-        return std::find(lost_gpus.begin(), lost_gpus.end(), p.peer_index) != lost_gpus.end();
-      });
-    }
-  }
-  snap->xid_window_ms = options_.xid_window.count();
-  snap->clock_events_window_ms = options_.clock_events_window.count();
-  if (options_.attribution) snap->attribution = options_.attribution();
-  snap->collect_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return snap;
 }
 
 std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
@@ -576,11 +548,7 @@ void Collector::Start(PublishFn publish) {
 }
 
 bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
-  {
-    util::MutexLock lock(&round_mu_);
-    stopping_ = true;
-  }
-  round_cv_.SignalAll();
+  rounds_.Stop();
   // Neither loop calls NVML itself: both return promptly once stopping_ is set.
   fast_loop_.Stop();
   bool ended = true;

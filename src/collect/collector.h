@@ -50,10 +50,15 @@
 // (StuckCalls); the caller then must not destroy the Collector before the call returns (the
 // destructor waits for it) — the daemon leaves the process instead (app/app.cc).
 //
-// Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread; StuckCalls from any.
-// The publish callback runs on the fast loop's thread. Each Device's readers are used by its
-// GPU's workers only, one job at a time; the slow cache, the round results and the logged-once
-// set are guarded by mutexes; the lost flags are atomic.
+// The field plan (plan/field_plan.h) says what to read. Each round reads under the plan current
+// when it starts and stamps it on its Snapshot; SetPlan (a reload) replaces it for the next
+// round, and each GPU's workers rebuild their readers when they next read.
+//
+// Thread-safety: Create/CollectOnce/Start/Stop from one controlling thread; StuckCalls, SetPlan
+// and SetProfilingPaused from any. The publish callback runs on the fast loop's thread. Each
+// Device's readers are used by its GPU's workers only, one job at a time. What the threads share
+// lives in parts with their own locks (collect/collector_parts.h: the round board, the slow
+// cache, the logged-once set) and the plan in a util::Latest; the lost flags are atomic.
 #ifndef NVML_EXPORTER_COLLECT_COLLECTOR_H_
 #define NVML_EXPORTER_COLLECT_COLLECTOR_H_
 
@@ -62,12 +67,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "collect/clock_events.h"
+#include "collect/collector_parts.h"
 #include "collect/device_worker.h"
 #include "collect/gpm_reader.h"
 #include "collect/health.h"
@@ -77,21 +82,21 @@
 #include "collect/process_reader.h"
 #include "collect/profiling_source.h"
 #include "collect/xid_watcher.h"
-#include "config/collectors_csv.h"
 #include "config/device_selector.h"
 #include "fields/reader.h"
 #include "model/snapshot.h"
 #include "nvml/nvml.h"
+#include "plan/field_plan.h"
 #include "util/clock.h"
-#include "util/mutex.h"
+#include "util/latest.h"
 #include "util/periodic_worker.h"
-#include "util/thread_annotations.h"
 
 namespace nvmlx::collect {
 
 struct CollectorOptions {
   std::chrono::milliseconds interval{30000};
-  std::vector<config::CollectorEntry> entries;  // CSV rows (metric and label rows)
+  // What to read (plan/field_plan.h): required. Its label fields are read once, at Create.
+  std::shared_ptr<const plan::FieldPlan> plan;
   config::DeviceSelector devices;
   bool replace_blanks_in_model_name = false;
   // -x: the window of DCGM_EXP_XID_ERRORS_COUNT.
@@ -158,13 +163,15 @@ class Collector {
   // Every read in progress for longer than the read deadline, and a stuck Xid watcher: one line
   // each, e.g. "gpu=0 loop=fast call=nvmlDeviceGetTemperature running_s=12.0".
   std::vector<std::string> StuckCalls() const;
-  // Replaces the field list (a reload of the collectors file; docs/faults.md): each GPU's
-  // workers rebuild that GPU's readers before their next read, so a GPU whose read is stuck
-  // picks the new list up when it returns. Never blocks on NVML. Label rows and the MIG layout
-  // stay as read at start; Xid and health fields need the Xid watcher, which runs only when the
-  // start-up list had them: true when the new list has such fields and no watcher runs (the
-  // owner restarts the daemon to collect them). Thread-safe.
-  bool SetEntries(const std::vector<config::CollectorEntry>& entries) NVMLX_EXCLUDES(plan_mu_);
+  // Replaces the field plan (a reload of the collectors file; docs/faults.md) from the next round
+  // on: each GPU's workers rebuild that GPU's readers before their next read, so a GPU whose
+  // read is stuck picks the new plan up when it returns. Never blocks on NVML. Label values and
+  // the MIG layout stay as read at start; Xid and health fields need the Xid watcher, which runs
+  // only when the start-up plan had them: true when the new plan has such fields and no watcher
+  // runs (the owner restarts the daemon to collect them). Thread-safe.
+  bool SetPlan(std::shared_ptr<const plan::FieldPlan> plan);
+  // The plan the next round reads under.
+  std::shared_ptr<const plan::FieldPlan> plan() const { return plan_.Get(); }
   // Reads posted and not yet finished, fast and slow, over all GPUs, a slow read handed over by
   // its fast one counted from the moment the fast read ends (tests wait on it).
   size_t ReadsInProgress() const;
@@ -196,16 +203,18 @@ class Collector {
     // not thread-safe and the GPUs are read on their own workers); as pcie_replays.
     std::unique_ptr<NvlinkHealthReader> nvlink_health;
     std::atomic<bool> lost{false};
-    // Which fields of a Plan it reads: a GPU as a whole, a MIG-enabled GPU's GPU-wide part, or
+    // Which fields of a plan it reads: a GPU as a whole, a MIG-enabled GPU's GPU-wide part, or
     // a MIG instance.
-    enum class Scope { kWhole, kMigGpu, kInstance } scope = Scope::kWhole;
+    plan::Scope scope = plan::Scope::kWhole;
     unsigned index = 0;                 // NVML index of the GPU, for GPM's messages
     nvml::Device gpm_device = nullptr;  // GPM samples come from the GPU
     bool mig_gpu = false;               // a MIG-enabled GPU or one of its instances
     std::string pci_bus_id;             // for PM sampling's CUDA index
     std::optional<unsigned> gpm_gi;     // and, on a MIG instance, its GPU instance
-    uint64_t fast_version = 1;          // the Plan the fast readers were built from
-    uint64_t slow_version = 1;          // the Plan the slow reader was built from
+    uint64_t fast_version = 0;          // the plan the fast readers were built from
+    uint64_t slow_version = 0;          // the plan the slow reader was built from
+    // The fields those readers read (fast worker's; slow_fields the slow worker's).
+    std::vector<const fields::FieldDef*> fast_fields, profiling_fields, slow_fields;
     // A MIG instance: the position of its GPU in devices_ (lost together with it).
     std::optional<size_t> parent;
     // A GPU watched by the XidWatcher: its position there.
@@ -224,78 +233,76 @@ class Collector {
     bool fast_stale = false;
     bool slow_stale = false;
   };
-  // What one fast job produced for its group, tagged with the round that posted it.
-  struct GroupResult {
-    uint64_t round = 0;
-    std::vector<model::DeviceSnapshot> devices;  // in Group::devices order
-    std::vector<bool> all_failed;                // per device: reads were made and all failed
-  };
-  // What one entity reads (mig.h decides the split on MIG-enabled GPUs).
-  struct EntityFields {
-    std::vector<const fields::FieldDef*> fast, slow, gpm;
-  };
-  // What the field list asks of every entity; replaced whole by SetEntries.
-  struct Plan {
-    uint64_t version = 1;
-    EntityFields whole, mig_gpu, instance;  // per Device::Scope
-    std::vector<const fields::FieldDef*> labels;
-    bool xid_last = false;      // field 230
-    bool xid_counts = false;    // field 9001
-    bool clock_events = false;  // DCGM_EXP_CLOCK_EVENTS_COUNT
-    bool health = false;        // field 9003 (needs the Xids too)
-    bool p2p = false;           // field 9004
-    const EntityFields& For(Device::Scope scope) const {
-      return scope == Device::Scope::kWhole    ? whole
-             : scope == Device::Scope::kMigGpu ? mig_gpu
-                                               : instance;
-    }
-  };
-  static std::shared_ptr<const Plan> MakePlan(const std::vector<config::CollectorEntry>& entries,
-                                              uint64_t version);
-  std::shared_ptr<const Plan> CurrentPlan() const NVMLX_EXCLUDES(plan_mu_);
   // On device i's fast (slow) worker: rebuilds its readers for `plan` if they are older.
-  void ApplyFastPlan(size_t i, const Plan& plan);
-  void ApplySlowPlan(size_t i, const Plan& plan);
+  void ApplyFastPlan(size_t i, const plan::FieldPlan& plan);
+  void ApplySlowPlan(size_t i, const plan::FieldPlan& plan);
 
   Collector(const nvml::Library& lib, CollectorOptions options);
-  // One round: posts the reads, waits for them at most `wait`, builds the snapshot. Null when
-  // the collector is stopping.
-  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline, util::Clock::Duration wait)
-      NVMLX_EXCLUDES(slow_mu_, round_mu_);
-  // On group g's fast worker, once its fast read of `round` is done: posts the group's slow read
-  // unless the previous one still runs. `counted`: this round waits for it (--once, Start).
-  void PostSlowAfterFast(size_t g, uint64_t round, bool counted) NVMLX_EXCLUDES(round_mu_);
-  // One job of `round` finished: the round's waiter wakes when the last one has.
-  void FinishJob(uint64_t round) NVMLX_EXCLUDES(round_mu_);
-  void ReadSlowGroup(size_t g) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
-  // Group g's fast reads (on its worker): everything but the slow cache.
-  void ReadGroup(size_t g, GroupResult* out) NVMLX_EXCLUDES(slow_mu_, plan_mu_);
-  void ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds, bool* all_failed);
-  // `more` appended to `into`, then ordered by field id (stable: equal ids keep their order).
-  static void MergeSorted(std::vector<model::Sample>* into, const std::vector<model::Sample>& more);
+
+  // --- Create's steps (collector.cc). ---
+  // Fails when the selector names a GPU that does not exist.
+  Status CheckGpuSelector(unsigned count) const;
+  // Opens GPU `index` and adds its entities (the GPU, and the chosen MIG instances after it),
+  // unless the selector leaves it out. `instance_count` numbers the host's MIG instances.
+  void AddGpu(unsigned index, unsigned* instance_count,
+              std::vector<model::DeviceIdentity>* identities);
+  // Adds one entity (GPU or MIG instance) with its readers; takes the priming reads.
+  void AddEntity(nvml::Device handle, model::DeviceIdentity identity, plan::Scope scope,
+                 nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
+                 std::optional<size_t> parent, std::vector<model::DeviceIdentity>* identities);
+  // The Xid watcher, when the start-up plan needs it (end of Create).
+  void StartXidWatcher();
   // Sets up groups_ and their workers (end of Create).
   void MakeGroups();
+
+  // --- One round (collector.cc). ---
+  // Posts the reads, waits for them at most `wait`, builds the snapshot. Null when the collector
+  // is stopping.
+  std::shared_ptr<const model::Snapshot> Collect(bool read_slow_inline, util::Clock::Duration wait);
+  // Posts every group's fast read of `round` under `plan` (a group still busy gets none).
+  void PostReads(uint64_t round, const std::shared_ptr<const plan::FieldPlan>& plan,
+                 bool read_slow_inline);
+  // The publish step: the snapshot of `round` from the groups' answers, the slow cache, the
+  // stale and lost marks, the attribution.
+  std::shared_ptr<model::Snapshot> Assemble(uint64_t round, std::vector<GroupResult> results,
+                                            const plan::FieldPlan& plan);
+  // Group g did not answer `round` in time: its entities stale (logged once per streak).
+  void MarkUnanswered(size_t g, util::Clock::TimePoint now, model::Snapshot* snap);
+  // Group g's slow values: merged when fresh, left out (and logged once) when a slow read has
+  // been running past the deadline.
+  void MergeSlow(size_t g, bool answered, const GroupResult& result, util::Clock::TimePoint now,
+                 model::Snapshot* snap);
+  // Lost GPUs keep only their health series, and their peers' P2P entries toward them go.
+  void SettleLost(const plan::FieldPlan& plan, model::Snapshot* snap) const;
+  // On group g's fast worker, once its fast read of `round` is done: posts the group's slow read
+  // unless the previous one still runs. `counted`: this round waits for it (--once, Start).
+  void PostSlowAfterFast(size_t g, uint64_t round, bool counted);
+
+  // --- Reading, on a group's workers (collector_read.cc, collector_plan.cc). ---
+  void ReadSlowGroup(size_t g);
+  // Group g's fast reads under `plan`: everything but the slow cache.
+  void ReadGroup(size_t g, const plan::FieldPlan& plan, GroupResult* out);
+  void ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceSnapshot* ds,
+                  bool* all_failed);
+  // The Xid watcher's part of device i: the last Xid, the window's counts, health.
+  void ReadXidsAndHealth(size_t i, const plan::FieldPlan& plan, model::DeviceSnapshot* ds);
+  // `more` appended to `into`, then ordered by field id (stable: equal ids keep their order).
+  static void MergeSorted(std::vector<model::Sample>* into, const std::vector<model::Sample>& more);
   // "gpu=N" for log lines and StuckCalls.
   std::string GpuOf(size_t g) const;
   // Logs a field failure once per (device, field); marks the device lost on GPU_IS_LOST.
-  void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors)
-      NVMLX_EXCLUDES(log_mu_);
+  void NoteErrors(size_t device, const std::vector<fields::FieldError>& errors);
   // Marks the device lost (logged once, with `why`); its series stop from this collection on.
   // A MIG instance marks its GPU: the instance cannot be lost on its own.
   void MarkLost(size_t device, const Status& why);
   bool Lost(size_t device) const;
-  // Adds one entity (GPU or MIG instance) with its readers; takes the priming reads.
-  void AddEntity(const nvml::Library& lib, nvml::Device handle, model::DeviceIdentity identity,
-                 const EntityFields& fields, nvml::Device gpm_device,
-                 std::optional<unsigned> gpm_gpu_instance, std::optional<size_t> parent,
-                 bool clock_events, std::vector<model::DeviceIdentity>* identities);
   // The profiling source of one entity: GPM, PM sampling or none, per options_.profiling.
   std::unique_ptr<ProfilingSource> MakeProfilingSource(
-      const nvml::Library& lib, const Device& d, const std::vector<const fields::FieldDef*>& f);
+      const Device& d, const std::vector<const fields::FieldDef*>& f);
   // A whole GPM call failed: logged once per device; GPU_IS_LOST marks the device lost.
-  void NoteGpmFailure(size_t device, const Status& status) NVMLX_EXCLUDES(log_mu_);
+  void NoteGpmFailure(size_t device, const Status& status);
   // A per-process read failed: logged once per device; GPU_IS_LOST marks the device lost.
-  void NoteProcessFailure(size_t device, const Status& status) NVMLX_EXCLUDES(log_mu_);
+  void NoteProcessFailure(size_t device, const Status& status);
 
   // Samples the reasons bitmask of device i into its window and fills the snapshot's counts.
   void ReadClockEvents(size_t device, model::DeviceSnapshot* out);
@@ -304,8 +311,8 @@ class Collector {
   void ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
                   model::DeviceSnapshot* out);
   // DCGM_EXP_GPU_HEALTH_STATUS of lost GPU i (LostGpuHealth: ALL fails, fallen off the bus), as
-  // DCGM reports a GPU that fell off the bus; MIG instances and disabled health get none.
-  void ReadLostHealth(size_t device, model::DeviceSnapshot* out) const;
+  // DCGM reports a GPU that fell off the bus; MIG instances and a plan without health get none.
+  void ReadLostHealth(size_t device, const plan::FieldPlan& plan, model::DeviceSnapshot* out) const;
   // DCGM_EXP_P2P_STATUS of GPU i: NVML's NVLink P2P status to every other collected GPU.
   void ReadP2p(size_t device, model::DeviceSnapshot* out);
 
@@ -314,36 +321,18 @@ class Collector {
   util::Clock* const clock_;  // options_.clock, or the real clock
   std::shared_ptr<const std::vector<model::DeviceIdentity>> identities_;
   std::vector<std::unique_ptr<Device>> devices_;
-  // Null unless DCGM_FI_DEV_XID_ERRORS or DCGM_EXP_XID_ERRORS_COUNT is enabled. Runs from Create
-  // to destruction, so that --once sees the Xids already delivered too.
+  // Null unless the start-up plan needs it (fields::NeedsXidWatcher). Runs from Create to
+  // destruction, so that --once sees the Xids already delivered too.
   std::unique_ptr<XidWatcher> xids_;
-  bool xid_last_enabled_ = false;       // field 230
-  bool xid_counts_enabled_ = false;     // field 9001
-  bool health_enabled_ = false;         // field 9003 (needs the Xids too)
-  bool p2p_enabled_ = false;            // field 9004
   std::atomic<bool> xid_stuck_{false};  // Stop found the Xid watcher inside NVML
 
   std::chrono::milliseconds read_deadline_;  // options_.read_deadline or its default
   std::vector<Group> groups_;                // fixed after Create
 
-  util::Mutex slow_mu_;
-  std::vector<std::vector<model::Sample>> slow_latest_ NVMLX_GUARDED_BY(slow_mu_);  // per device
-
-  mutable util::Mutex plan_mu_;
-  std::shared_ptr<const Plan> plan_ NVMLX_GUARDED_BY(plan_mu_);
-
-  util::Mutex round_mu_;
-  util::CondVar round_cv_;  // a job of this round reported, or Stop
-  uint64_t round_ NVMLX_GUARDED_BY(round_mu_) = 0;
-  std::vector<GroupResult> fast_results_ NVMLX_GUARDED_BY(round_mu_);  // per group
-  // Jobs of round_ not finished yet (fast reads, and with read_slow_inline the slow ones).
-  int outstanding_ NVMLX_GUARDED_BY(round_mu_) = 0;
-  bool stopping_ NVMLX_GUARDED_BY(round_mu_) = false;
-
-  util::Mutex log_mu_;
-  // (device, field id); field id 0 stands for the device's GPM calls as a whole, -1 for its
-  // per-process calls.
-  std::set<std::pair<size_t, int>> logged_ NVMLX_GUARDED_BY(log_mu_);
+  util::Latest<plan::FieldPlan> plan_;  // the plan of the next round (SetPlan)
+  RoundBoard rounds_;
+  SlowCache slow_;
+  OnceLog logged_;
 
   std::atomic<bool> profiling_paused_{false};  // SetProfilingPaused; read by PM samplers
 

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "collect/collector.h"
-#include "fields/field_ids.h"
+#include "fields/field_roles.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
 namespace {
 
-constexpr int kXidErrorsField = fields::ids::kXidErrors;
-constexpr int kClockEventsCountField = fields::ids::kClockEventsCount;
+// The id a computed family's failures are logged under (once per GPU and field).
+int IdOf(fields::Role role) { return fields::FieldFor(role)->id; }
 
 }  // namespace
 
@@ -23,8 +23,7 @@ void Collector::NoteErrors(size_t device, const std::vector<fields::FieldError>&
       MarkLost(device, e.status);
       continue;
     }
-    util::MutexLock lock(&log_mu_);
-    if (logged_.emplace(device, e.field_id).second) {
+    if (logged_.First(device, e.field_id)) {
       const fields::FieldDef* f = fields::FindById(e.field_id);
       const std::string field = f != nullptr ? std::string(f->name) : std::to_string(e.field_id);
       if (const auto& mig = (*identities_)[device].mig) {
@@ -47,8 +46,7 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
     NoteErrors(device, {fields::FieldError{0, status}});
     return;
   }
-  util::MutexLock lock(&log_mu_);
-  if (logged_.emplace(device, 0).second) {
+  if (logged_.First(device, 0)) {
     log::Warn("GPM sampling failed; DCGM_FI_PROF_* series omitted (logged once per GPU)",
               {{"gpu", gpu}, {"err", status.ToString()}});
   }
@@ -62,7 +60,8 @@ void Collector::ReadClockEvents(size_t device, model::DeviceSnapshot* out) {
     d.clock_events->Add(now, *reasons);
   } else {
     // Logged once; a window without any good read shows the 0 series, as DCGM's blank values do.
-    NoteErrors(device, {fields::FieldError{kClockEventsCountField, reasons.status()}});
+    NoteErrors(device,
+               {fields::FieldError{IdOf(fields::Role::kClockEventCounts), reasons.status()}});
   }
   out->clock_events_watched = true;
   d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
@@ -127,8 +126,9 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
   out->health = EvaluateHealth(r);
 }
 
-void Collector::ReadLostHealth(size_t device, model::DeviceSnapshot* out) const {
-  if (!health_enabled_ || devices_[device]->parent) return;
+void Collector::ReadLostHealth(size_t device, const plan::FieldPlan& plan,
+                               model::DeviceSnapshot* out) const {
+  if (!plan.Has(fields::Role::kHealthStatus) || devices_[device]->parent) return;
   int64_t last = 0;
   std::vector<model::XidCount> xids;
   if (xids_ != nullptr && devices_[device]->xid_slot) {
@@ -147,7 +147,7 @@ void Collector::ReadP2p(size_t device, model::DeviceSnapshot* out) {
       // GPU_IS_LOST answer names either GPU of the pair, so it marks neither lost (that GPU's own
       // reads will), lest a healthy GPU go down with a lost peer.
       if (st.status().code() != StatusCode::kGpuLost) {
-        NoteErrors(device, {fields::FieldError{fields::ids::kP2pStatus, st.status()}});
+        NoteErrors(device, {fields::FieldError{IdOf(fields::Role::kP2pStatus), st.status()}});
       }
       continue;
     }
@@ -160,19 +160,14 @@ void Collector::NoteProcessFailure(size_t device, const Status& status) {
     NoteErrors(device, {fields::FieldError{-1, status}});
     return;
   }
-  util::MutexLock lock(&log_mu_);
-  if (logged_.emplace(device, -1).second) {
+  if (logged_.First(device, -1)) {
     log::Warn("per-process read failed; processes of this GPU degraded (logged once per GPU)",
               {{"gpu", std::to_string((*identities_)[device].index)}, {"err", status.ToString()}});
   }
 }
 
-void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds,
+void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceSnapshot* ds,
                            bool* all_failed) {
-  // Xid-backed fields need the watcher, which runs only when the start-up list had them.
-  const bool xid_last = plan.xid_last && xids_ != nullptr;
-  const bool xid_counts = plan.xid_counts && xids_ != nullptr;
-  const bool health = plan.health && xids_ != nullptr;
   ds->identity = &(*identities_)[i];
   const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
   if (xids_ != nullptr && xid_slot && xids_->FellOffBus(*xid_slot)) {
@@ -229,34 +224,43 @@ void Collector::ReadDevice(size_t i, const Plan& plan, model::DeviceSnapshot* ds
     ds->clock_event_counts.clear();
     return;
   }
-  if (xids_ != nullptr && xid_slot) {
-    int64_t last = 0;
-    std::vector<model::XidCount> counts;
-    if (xids_->Read(*xid_slot, &last, &counts)) {
-      if (xid_last) MergeSorted(&ds->samples, {model::Sample{kXidErrorsField, last}});
-      if (health) ReadHealth(i, counts, ds);
-      if (xid_counts) {
-        ds->xid_watched = true;
-        ds->xid_counts = std::move(counts);
-      }
-    } else if (health) {
-      ReadHealth(i, {}, ds);
-    }
-  } else if (health && !devices_[i]->parent) {
-    ReadHealth(i, {}, ds);
-  }
-  if (plan.p2p && !devices_[i]->parent) ReadP2p(i, ds);
+  ReadXidsAndHealth(i, plan, ds);
+  if (plan.Has(fields::Role::kP2pStatus) && !devices_[i]->parent) ReadP2p(i, ds);
 }
 
-void Collector::ReadGroup(size_t g, GroupResult* out) {
+void Collector::ReadXidsAndHealth(size_t i, const plan::FieldPlan& plan,
+                                  model::DeviceSnapshot* ds) {
+  // Xid-backed fields need the watcher, which runs only when the start-up plan had them.
+  const bool xid_last = plan.Has(fields::Role::kLastXid) && xids_ != nullptr;
+  const bool xid_counts = plan.Has(fields::Role::kXidCounts) && xids_ != nullptr;
+  const bool health = plan.Has(fields::Role::kHealthStatus) && xids_ != nullptr;
+  const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
+  if (xids_ == nullptr || !xid_slot) {
+    if (health && !devices_[i]->parent) ReadHealth(i, {}, ds);
+    return;
+  }
+  int64_t last = 0;
+  std::vector<model::XidCount> counts;
+  if (!xids_->Read(*xid_slot, &last, &counts)) {
+    if (health) ReadHealth(i, {}, ds);
+    return;
+  }
+  if (xid_last) MergeSorted(&ds->samples, {model::Sample{IdOf(fields::Role::kLastXid), last}});
+  if (health) ReadHealth(i, counts, ds);
+  if (xid_counts) {
+    ds->xid_watched = true;
+    ds->xid_counts = std::move(counts);
+  }
+}
+
+void Collector::ReadGroup(size_t g, const plan::FieldPlan& plan, GroupResult* out) {
   const Group& group = groups_[g];
-  const std::shared_ptr<const Plan> plan = CurrentPlan();
   out->devices.resize(group.devices.size());
   out->all_failed.assign(group.devices.size(), false);
   for (size_t k = 0; k < group.devices.size(); ++k) {
     bool all_failed = false;
-    if (!Lost(group.devices[k])) ApplyFastPlan(group.devices[k], *plan);
-    ReadDevice(group.devices[k], *plan, &out->devices[k], &all_failed);
+    if (!Lost(group.devices[k])) ApplyFastPlan(group.devices[k], plan);
+    ReadDevice(group.devices[k], plan, &out->devices[k], &all_failed);
     out->all_failed[k] = all_failed;
   }
 }

@@ -13,6 +13,7 @@
 
 #include "collect/collector.h"
 #include "fields/field_ids.h"
+#include "plan/plan_test_util.h"
 #include "tools/simgpu/sim_control.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -21,26 +22,14 @@
 namespace nvmlx::collect {
 namespace {
 
+using plan::testing::FindIn;
+using plan::testing::PlanOf;
+using plan::testing::Row;
+
 using std::chrono::milliseconds;
 
 constexpr int kGpuTemp = 150;
 constexpr int kEnergy = 156;
-
-config::CollectorEntry Row(const char* name, config::MetricType type = config::MetricType::kGauge) {
-  config::CollectorEntry e;
-  e.field = fields::FindByName(name);
-  EXPECT_NE(e.field, nullptr) << name;
-  e.name = name;
-  e.type = type;
-  return e;
-}
-
-const model::Sample* Find(const model::DeviceSnapshot& d, int id) {
-  for (const auto& s : d.samples) {
-    if (s.field_id == id) return &s;
-  }
-  return nullptr;
-}
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -73,8 +62,9 @@ class StuckCollectorTest : public ::testing::Test {
     options_.interval = milliseconds(100);
     options_.read_deadline = milliseconds(50);
     options_.clock = &clock_;
-    options_.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_GPU_TEMP"),
-                        Row("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", config::MetricType::kCounter)};
+    options_.plan =
+        PlanOf({Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_GPU_TEMP"),
+                Row("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", config::MetricType::kCounter)});
   }
   void TearDown() override {
     // Whatever a test left hung must return before the library goes.
@@ -175,8 +165,8 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   EXPECT_TRUE(stuck->devices[0].samples.empty()) << "a stale GPU's series are left out";
   EXPECT_TRUE(stuck->devices[1].up);
   EXPECT_FALSE(stuck->devices[1].stale);
-  ASSERT_NE(Find(stuck->devices[1], kGpuTemp), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(stuck->devices[1], kGpuTemp)->value), 41);
+  ASSERT_NE(FindIn(stuck->devices[1], kGpuTemp), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(stuck->devices[1], kGpuTemp)->value), 41);
 
   // Later rounds skip GPU 0 (its read still runs: no second read, no new thread) and publish
   // without waiting for the deadline.
@@ -187,7 +177,7 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
                              << " published " << published();
     EXPECT_TRUE(snap->devices[0].stale);
     EXPECT_TRUE(snap->devices[1].up);
-    EXPECT_NE(Find(snap->devices[1], kGpuTemp), nullptr);
+    EXPECT_NE(FindIn(snap->devices[1], kGpuTemp), nullptr);
   }
   EXPECT_EQ(ThreadCount(), threads) << "a stuck read must not pile up threads";
   // GPU 0's slow read follows its fast read on the slow worker, so it does not start while the
@@ -195,7 +185,7 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   // on. (A slow read stuck on its own: lifecycle_test's hang_slow.yaml.)
   auto slow = Await(published());
   EXPECT_FALSE(slow->devices[1].slow_stale);
-  EXPECT_NE(Find(slow->devices[1], kEnergy), nullptr);
+  EXPECT_NE(FindIn(slow->devices[1], kEnergy), nullptr);
   const std::vector<std::string> stuck_calls = collector_->StuckCalls();
   ASSERT_EQ(stuck_calls.size(), 1u);
   EXPECT_NE(stuck_calls[0].find("gpu=0 loop=fast call=nvmlDeviceGetTemperature"), std::string::npos)
@@ -211,15 +201,15 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   for (int round = 0; round < 50; ++round) {
     fresh = Tick(/*expect_wait=*/false, /*hung=*/0);
     if (fresh->devices[0].up && !fresh->devices[0].slow_stale &&
-        Find(fresh->devices[0], kEnergy) != nullptr) {
+        FindIn(fresh->devices[0], kEnergy) != nullptr) {
       break;
     }
   }
   ASSERT_TRUE(fresh->devices[0].up);
   EXPECT_FALSE(fresh->devices[0].stale);
   EXPECT_FALSE(fresh->devices[0].slow_stale);
-  ASSERT_NE(Find(fresh->devices[0], kGpuTemp), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(fresh->devices[0], kGpuTemp)->value), 40);
+  ASSERT_NE(FindIn(fresh->devices[0], kGpuTemp), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(fresh->devices[0], kGpuTemp)->value), 40);
   EXPECT_TRUE(collector_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5)));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(Count(log, "GPU read did not finish within the read deadline"), 1u) << log;
@@ -250,8 +240,8 @@ TEST_F(StuckCollectorTest, StopIsBoundedWithACallHung) {
 
 // Defect 4 of the hardening issue: gpu_up stayed 1 when every read of a GPU failed.
 TEST_F(StuckCollectorTest, EveryReadFailingIsDown) {
-  options_.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_GPU_TEMP"),
-                      Row("DCGM_FI_DEV_POWER_USAGE")};
+  options_.plan = PlanOf(
+      {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_GPU_TEMP"), Row("DCGM_FI_DEV_POWER_USAGE")});
   auto c = Collector::Create(*lib_, options_);
   ASSERT_TRUE(c.ok());
   collector_ = std::move(c).value();

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fields/field_ids.h"
+#include "plan/plan_test_util.h"
 #include "tools/simgpu/sim_control.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -14,23 +15,11 @@
 namespace nvmlx::collect {
 namespace {
 
+using plan::testing::FindIn;
+using plan::testing::PlanOf;
+using plan::testing::Row;
+
 using std::chrono::milliseconds;
-
-config::CollectorEntry Row(const char* name, config::MetricType type = config::MetricType::kGauge) {
-  config::CollectorEntry e;
-  e.field = fields::FindByName(name);
-  EXPECT_NE(e.field, nullptr) << name;
-  e.name = name;
-  e.type = type;
-  return e;
-}
-
-const model::Sample* Find(const model::DeviceSnapshot& d, int id) {
-  for (const auto& s : d.samples) {
-    if (s.field_id == id) return &s;
-  }
-  return nullptr;
-}
 
 class CollectorTest : public ::testing::Test {
  protected:
@@ -42,10 +31,11 @@ class CollectorTest : public ::testing::Test {
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
     lib_ = std::move(lib).value();
     options_.interval = milliseconds(100);
-    options_.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_FAN_SPEED"),
-                        Row("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", config::MetricType::kCounter),
-                        Row("DCGM_FI_DEV_POWER_USAGE"),
-                        Row("DCGM_FI_DRIVER_VERSION", config::MetricType::kLabel)};
+    options_.plan =
+        PlanOf({Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_FAN_SPEED"),
+                Row("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", config::MetricType::kCounter),
+                Row("DCGM_FI_DEV_POWER_USAGE"),
+                Row("DCGM_FI_DRIVER_VERSION", config::MetricType::kLabel)});
   }
   std::unique_ptr<nvml::Library> lib_;
   CollectorOptions options_;
@@ -69,10 +59,10 @@ TEST_F(CollectorTest, OnceReadsSlowFieldsAndOmitsFailures) {
   auto snap = (*c)->CollectOnce();
   ASSERT_EQ(snap->devices.size(), 3u);
   const model::DeviceSnapshot& d0 = snap->devices[0];
-  ASSERT_NE(Find(d0, 203), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d0, 203)->value), 77);
-  EXPECT_EQ(Find(d0, 191), nullptr) << "NOT_SUPPORTED fan speed must be omitted";
-  EXPECT_NE(Find(d0, 156), nullptr) << "--once includes slow fields";
+  ASSERT_NE(FindIn(d0, 203), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(d0, 203)->value), 77);
+  EXPECT_EQ(FindIn(d0, 191), nullptr) << "NOT_SUPPORTED fan speed must be omitted";
+  EXPECT_NE(FindIn(d0, 156), nullptr) << "--once includes slow fields";
   EXPECT_GE(snap->collect_seconds, 0.6) << "slow energy read inline (GPUs in parallel)";
   EXPECT_LT(snap->collect_seconds, 0.6 * 3 * 2) << "each GPU on its own worker";
   for (size_t i = 1; i < d0.samples.size(); ++i) {
@@ -129,9 +119,9 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   EXPECT_FALSE(last.devices[1].up) << "GPU 1 is lost after 0.5 s";
   EXPECT_TRUE(last.devices[1].samples.empty());
   EXPECT_TRUE(last.devices[2].up);
-  ASSERT_NE(Find(last.devices[2], 203), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(last.devices[2], 203)->value), 33);
-  EXPECT_NE(Find(last.devices[0], 156), nullptr) << "slow value merged from the slow cache";
+  ASSERT_NE(FindIn(last.devices[2], 203), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(last.devices[2], 203)->value), 33);
+  EXPECT_NE(FindIn(last.devices[0], 156), nullptr) << "slow value merged from the slow cache";
 }
 
 TEST_F(CollectorTest, SelectorNamingMissingGpuFails) {
@@ -171,9 +161,9 @@ class GpmCollectorTest : public ::testing::Test {
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
     lib_ = std::move(lib).value();
     options_.interval = milliseconds(100);
-    options_.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
-                        Row("DCGM_FI_PROF_PCIE_TX_BYTES"), Row("DCGM_FI_PROF_NVLINK_TX_BYTES"),
-                        Row("DCGM_FI_PROF_NVLINK_RX_BYTES")};
+    options_.plan = PlanOf({Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
+                            Row("DCGM_FI_PROF_PCIE_TX_BYTES"), Row("DCGM_FI_PROF_NVLINK_TX_BYTES"),
+                            Row("DCGM_FI_PROF_NVLINK_RX_BYTES")});
   }
   std::unique_ptr<nvml::Library> lib_;
   CollectorOptions options_;
@@ -199,7 +189,7 @@ TEST_F(GpmCollectorTest, StartPublishesGpmValuesBeforeTheFirstTick) {
     published.SignalAll();
   });
   auto has_gpm = [](const std::shared_ptr<const model::Snapshot>& s) {
-    return Find(s->devices[0], 1001) != nullptr;
+    return FindIn(s->devices[0], 1001) != nullptr;
   };
   {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -208,7 +198,7 @@ TEST_F(GpmCollectorTest, StartPublishesGpmValuesBeforeTheFirstTick) {
     }
     ASSERT_FALSE(got.empty());
     ASSERT_TRUE(has_gpm(got.back())) << "GPM values without any tick of the (fake) clock";
-    EXPECT_DOUBLE_EQ(std::get<double>(Find(got.back()->devices[0], 1001)->value), 0.5);
+    EXPECT_DOUBLE_EQ(std::get<double>(FindIn(got.back()->devices[0], 1001)->value), 0.5);
   }
   EXPECT_TRUE(clock.AwaitWaiters(1)) << "then the loop waits for its first tick";
   (*c)->Stop();
@@ -230,22 +220,22 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
 
   // GPU 0: ratio = percent / 100; bytes/s = MiB/s * 2^20; DCGM's NVLink TX (1011) is GPM 61.
   const model::DeviceSnapshot& d0 = snap->devices[0];
-  ASSERT_NE(Find(d0, 1001), nullptr);
-  EXPECT_DOUBLE_EQ(std::get<double>(Find(d0, 1001)->value), 0.5);
-  ASSERT_NE(Find(d0, 1009), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d0, 1009)->value), 2621440);
-  ASSERT_NE(Find(d0, 1011), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d0, 1011)->value), 1048576);
-  ASSERT_NE(Find(d0, 1012), nullptr);
-  EXPECT_EQ(std::get<int64_t>(Find(d0, 1012)->value), 2097152);
+  ASSERT_NE(FindIn(d0, 1001), nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(FindIn(d0, 1001)->value), 0.5);
+  ASSERT_NE(FindIn(d0, 1009), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(d0, 1009)->value), 2621440);
+  ASSERT_NE(FindIn(d0, 1011), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(d0, 1011)->value), 1048576);
+  ASSERT_NE(FindIn(d0, 1012), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindIn(d0, 1012)->value), 2097152);
   for (size_t i = 1; i < d0.samples.size(); ++i) {
     EXPECT_LT(d0.samples[i - 1].field_id, d0.samples[i].field_id) << "PROF merged in order";
   }
 
   // GPU 1 has no GPM: PROF fields absent, one "metric not enabled" warning per field.
   const model::DeviceSnapshot& d1 = snap2->devices[1];
-  EXPECT_NE(Find(d1, 203), nullptr);
-  for (int id : {1001, 1009, 1011, 1012}) EXPECT_EQ(Find(d1, id), nullptr) << id;
+  EXPECT_NE(FindIn(d1, 203), nullptr);
+  for (int id : {1001, 1009, 1011, 1012}) EXPECT_EQ(FindIn(d1, id), nullptr) << id;
   EXPECT_EQ(Count(log, "metric not enabled\" gpu=1 field=DCGM_FI_PROF_GR_ENGINE_ACTIVE"), 1u)
       << log;
   EXPECT_EQ(Count(log, "metric not enabled"), 4u) << log;
@@ -253,8 +243,8 @@ TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   // GPU 2: nvmlGpmMetricsGet fails: PROF omitted, logged once over two collections.
   const model::DeviceSnapshot& d2 = snap2->devices[2];
   EXPECT_TRUE(d2.up);
-  EXPECT_NE(Find(d2, 203), nullptr);
-  EXPECT_EQ(Find(d2, 1001), nullptr);
+  EXPECT_NE(FindIn(d2, 203), nullptr);
+  EXPECT_EQ(FindIn(d2, 1001), nullptr);
   EXPECT_EQ(Count(log, "GPM sampling failed"), 1u) << log;
   EXPECT_EQ(Count(log, "gpu=2"), 1u) << log;
 }
@@ -272,7 +262,7 @@ std::shared_ptr<const model::Snapshot> AwaitSnapshot(Collector& c, Pred done) {
 }
 
 int64_t XidLast(const model::DeviceSnapshot& d) {
-  const model::Sample* s = Find(d, fields::ids::kXidErrors);
+  const model::Sample* s = FindIn(d, fields::ids::kXidErrors);
   return s == nullptr ? -1 : std::get<int64_t>(s->value);
 }
 
@@ -297,8 +287,8 @@ TEST(XidCollectorTest, LastXidAndWindowedCounts) {
   options.interval = milliseconds(100);
   options.xid_window = milliseconds(1000);
   options.clock = &clock;
-  options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
-                     Row("DCGM_EXP_XID_ERRORS_COUNT", config::MetricType::kCounter)};
+  options.plan = PlanOf({Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
+                         Row("DCGM_EXP_XID_ERRORS_COUNT", config::MetricType::kCounter)});
   auto c = Collector::Create(**lib, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 
@@ -312,9 +302,9 @@ TEST(XidCollectorTest, LastXidAndWindowedCounts) {
     EXPECT_TRUE(snap->devices[i].xid_counts.empty()) << i;
   }
   const model::DeviceSnapshot& d3 = snap->devices[3];
-  EXPECT_EQ(Find(d3, fields::ids::kXidErrors), nullptr) << "registration failed: omitted";
+  EXPECT_EQ(FindIn(d3, fields::ids::kXidErrors), nullptr) << "registration failed: omitted";
   EXPECT_FALSE(d3.xid_watched);
-  EXPECT_NE(Find(d3, fields::ids::kGpuUtil), nullptr) << "other fields unaffected";
+  EXPECT_NE(FindIn(d3, fields::ids::kGpuUtil), nullptr) << "other fields unaffected";
 
   // t = 0.25: GPU 1's first Xid 13 (due at 0.2) arrives.
   ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 0.25), "");
@@ -379,15 +369,15 @@ TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
   ::testing::internal::CaptureStderr();
   CollectorOptions options;
   options.interval = milliseconds(100);
-  options.entries = {Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
-                     Row("DCGM_EXP_GPU_HEALTH_STATUS")};
+  options.plan = PlanOf({Row("DCGM_FI_DEV_GPU_UTIL"), Row("DCGM_FI_DEV_XID_ERRORS"),
+                         Row("DCGM_EXP_GPU_HEALTH_STATUS")});
   auto c = Collector::Create(**lib, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
 
   auto before = (*c)->CollectOnce();  // t = 0: the Xid (due at 0.5) has not happened
   ASSERT_EQ(before->devices.size(), 3u);
   EXPECT_TRUE(before->devices[1].up);
-  EXPECT_NE(Find(before->devices[1], fields::ids::kGpuUtil), nullptr);
+  EXPECT_NE(FindIn(before->devices[1], fields::ids::kGpuUtil), nullptr);
 
   ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 1.0), "");
   AwaitSnapshot(**c, [](const model::Snapshot& s) { return !s.devices[1].up; });
@@ -404,8 +394,8 @@ TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
     ASSERT_EQ(snap->devices[0].health.size(), kHealthWatches.size());
     EXPECT_EQ(snap->devices[0].health.back().value, kHealthPass);
     EXPECT_TRUE(snap->devices[2].up);
-    ASSERT_NE(Find(snap->devices[2], fields::ids::kGpuUtil), nullptr);
-    EXPECT_EQ(std::get<int64_t>(Find(snap->devices[2], fields::ids::kGpuUtil)->value), 30);
+    ASSERT_NE(FindIn(snap->devices[2], fields::ids::kGpuUtil), nullptr);
+    EXPECT_EQ(std::get<int64_t>(FindIn(snap->devices[2], fields::ids::kGpuUtil)->value), 30);
   }
   c->reset();
   unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");

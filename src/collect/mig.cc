@@ -2,33 +2,9 @@
 
 #include <string>
 
-#include "fields/field_ids.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
-
-FieldScope ScopeOf(const fields::FieldDef& field) {
-  switch (field.id) {
-    case fields::ids::kBar1Total:
-    case fields::ids::kBar1Used:
-    case fields::ids::kBar1Free:
-    case fields::ids::kFbTotal:
-    case fields::ids::kFbFree:
-    case fields::ids::kFbUsed:
-    case fields::ids::kFbReserved:
-    case fields::ids::kFbUsedPercent:
-      return FieldScope::kInstance;
-    default:
-      break;
-  }
-  // GPM ratios exist per GPU instance; the byte rates (PCIe, NVLink, C2C) are link counters of
-  // the whole GPU.
-  if (field.source == fields::Source::kProfiling && field.gpm_metric_id > 0 &&
-      field.kind == fields::ValueKind::kDouble) {
-    return FieldScope::kInstance;
-  }
-  return FieldScope::kGpu;
-}
 
 std::string MigProfileName(unsigned slice_count, uint64_t memory_mb) {
   const uint64_t gb = (memory_mb + 1023) / 1024;  // ceil, as DCGM's ceil(memorySizeMB / 1024.0)

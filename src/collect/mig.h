@@ -4,10 +4,10 @@
 // Entities. A GPU without MIG is one entity with every field. On a GPU with MIG enabled, DCGM's
 // GPU-instance entity (FE_GPU_I; one per MIG device here) carries what NVML measures per
 // instance, and the GPU itself carries what stays GPU-wide:
-//   - per instance (FieldScope::kInstance): framebuffer (DCGM_FI_DEV_FB_*, from the MIG handle's
+//   - per instance (fields::MigScope::kInstance, fields/field_roles.h): framebuffer (DCGM_FI_DEV_FB_*, from the MIG handle's
 //     memory info), BAR1, and the DCGM_FI_PROF_* ratios (GPM, sampled per GPU instance with
 //     nvmlGpmMigSampleGet);
-//   - per GPU (FieldScope::kGpu): everything else: temperatures, power, energy, clocks, ECC,
+//   - per GPU (fields::MigScope::kGpu): everything else: temperatures, power, energy, clocks, ECC,
 //     retired pages / remapped rows, PCIe and NVLink (also their PROF byte rates, which NVIDIA
 //     does not give per instance: NVIDIA/DCGM#88), utilization (NVML answers NOT_SUPPORTED on a
 //     MIG-enabled GPU; logged once), Xids and clock events. These are emitted once, on the GPU,
@@ -29,11 +29,6 @@
 #include "nvml/nvml.h"
 
 namespace nvmlx::collect {
-
-enum class FieldScope { kGpu, kInstance };
-
-// Where a metric field is emitted on a MIG-enabled GPU (see above).
-FieldScope ScopeOf(const fields::FieldDef& field);
 
 // DCGM's GPU_I_PROFILE: "<slices>g.<ceil(memory MiB / 1024)>gb", e.g. (3, 71424) -> "3g.70gb".
 std::string MigProfileName(unsigned slice_count, uint64_t memory_mb);

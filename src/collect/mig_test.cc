@@ -10,6 +10,7 @@
 
 #include "collect/collector.h"
 #include "config/device_selector.h"
+#include "plan/plan_test_util.h"
 #include "tools/simgpu/sim_control.h"
 
 namespace nvmlx::collect {
@@ -45,27 +46,6 @@ TEST(MigProfileNameTest, ProfileMemoryPicksTheClosestProfileOfThatSliceCount) {
   EXPECT_EQ(ProfileMemoryMb(1, 17800, {}), 17800u);
 }
 
-TEST(FieldScopeTest, MemoryAndGpmRatiosPerInstanceEverythingElsePerGpu) {
-  auto scope = [](const char* name) {
-    const fields::FieldDef* f = fields::FindByName(name);
-    EXPECT_NE(f, nullptr) << name;
-    return f != nullptr ? ScopeOf(*f) : FieldScope::kGpu;
-  };
-  for (const char* n :
-       {"DCGM_FI_DEV_FB_TOTAL", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED",
-        "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_FB_USED_PERCENT", "DCGM_FI_DEV_BAR1_USED",
-        "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE"}) {
-    EXPECT_EQ(scope(n), FieldScope::kInstance) << n;
-  }
-  for (const char* n :
-       {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-        "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS",
-        "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES",
-        "DCGM_EXP_CLOCK_EVENTS_COUNT"}) {
-    EXPECT_EQ(scope(n), FieldScope::kGpu) << n;
-  }
-}
-
 // Against the simulated GPUs of testdata/scenarios/mig.yaml: GPU 0 has MIG on with instances in
 // slots 0, 2 and 3 (slot 1 empty), GPU 1 has MIG off.
 class MigSimTest : public ::testing::Test {
@@ -85,10 +65,7 @@ class MigSimTest : public ::testing::Test {
     EXPECT_TRUE(sel.ok()) << selector;
     CollectorOptions options;
     options.devices = *sel;
-    config::CollectorEntry row;
-    row.field = fields::FindByName("DCGM_FI_DEV_FB_USED");
-    row.name = "DCGM_FI_DEV_FB_USED";
-    options.entries = {row};
+    options.plan = plan::testing::PlanOf({plan::testing::Row("DCGM_FI_DEV_FB_USED")});
     auto c = Collector::Create(*lib_, options);
     if (!c.ok()) {
       if (error != nullptr) *error = c.status().message();
@@ -144,13 +121,12 @@ TEST_F(MigSimTest, SelectorPicksGpusAndInstances) {
 
 TEST_F(MigSimTest, InstancesReadTheirOwnMemoryTheGpuKeepsGpuWideFields) {
   CollectorOptions options;
+  std::vector<config::CollectorEntry> rows;
   for (const char* name : {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_TOTAL",
                            "DCGM_FI_PROF_GR_ENGINE_ACTIVE"}) {
-    config::CollectorEntry row;
-    row.field = fields::FindByName(name);
-    row.name = name;
-    options.entries.push_back(row);
+    rows.push_back(plan::testing::Row(name));
   }
+  options.plan = plan::testing::PlanOf(std::move(rows));
   auto c = Collector::Create(*lib_, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto snap = (*c)->CollectOnce();
@@ -194,10 +170,7 @@ TEST(MigLostTest, InstancesStopWithTheirGpu) {
   auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
   ASSERT_TRUE(lib.ok()) << lib.status().ToString();
   CollectorOptions options;
-  config::CollectorEntry row;
-  row.field = fields::FindByName("DCGM_FI_DEV_FB_USED");
-  row.name = "DCGM_FI_DEV_FB_USED";
-  options.entries = {row};
+  options.plan = plan::testing::PlanOf({plan::testing::Row("DCGM_FI_DEV_FB_USED")});
   auto c = Collector::Create(**lib, options);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto before = (*c)->CollectOnce();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "collect/pm_metrics.h"
+#include "fields/pm_metrics.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
@@ -27,8 +27,8 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
   std::vector<const fields::FieldDef*> wanted;
   for (const fields::FieldDef* f : requested) {
     if (std::find(wanted.begin(), wanted.end(), f) != wanted.end()) continue;
-    if (PmMetricFor(f->id) == nullptr) {
-      WarnField(gpu, *f, PmUnmappedReason(f->id));
+    if (fields::PmMetricFor(f->id) == nullptr) {
+      WarnField(gpu, *f, fields::PmUnmappedReason(f->id));
       continue;
     }
     wanted.push_back(f);
@@ -51,26 +51,26 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
 
   // The metrics in PmFieldMetrics' priority order; all at once first, then one by one keeping
   // each that leaves the configuration at one pass.
-  std::vector<const PmFieldMetric*> order;
-  for (const PmFieldMetric& m : PmFieldMetrics()) {
+  std::vector<const fields::PmFieldMetric*> order;
+  for (const fields::PmFieldMetric& m : fields::PmFieldMetrics()) {
     for (const fields::FieldDef* f : wanted) {
       if (f->id == m.field_id) order.push_back(&m);
     }
   }
-  auto names = [](const std::vector<const PmFieldMetric*>& ms) {
+  auto names = [](const std::vector<const fields::PmFieldMetric*>& ms) {
     std::vector<std::string> out;
-    for (const PmFieldMetric* m : ms) out.emplace_back(m->metric);
+    for (const fields::PmFieldMetric* m : ms) out.emplace_back(m->metric);
     return out;
   };
-  std::vector<const PmFieldMetric*> kept;
+  std::vector<const fields::PmFieldMetric*> kept;
   cupti::Config config;
   if (Result<cupti::Config> all = lib.BuildConfig(r->chip_, avail, names(order));
       all.ok() && all->passes == 1) {
     kept = order;
     config = std::move(all).value();
   } else {
-    for (const PmFieldMetric* m : order) {
-      std::vector<const PmFieldMetric*> trial = kept;
+    for (const fields::PmFieldMetric* m : order) {
+      std::vector<const fields::PmFieldMetric*> trial = kept;
       trial.push_back(m);
       Result<cupti::Config> c = lib.BuildConfig(r->chip_, avail, names(trial));
       const fields::FieldDef* f = fields::FindById(m->field_id);
@@ -90,10 +90,10 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
     }
   }
   if (kept.empty()) return nullptr;
-  std::sort(kept.begin(), kept.end(), [](const PmFieldMetric* a, const PmFieldMetric* b) {
+  std::sort(kept.begin(), kept.end(), [](const fields::PmFieldMetric* a, const fields::PmFieldMetric* b) {
     return a->field_id < b->field_id;
   });
-  for (const PmFieldMetric* m : kept) {
+  for (const fields::PmFieldMetric* m : kept) {
     r->fields_.push_back(fields::FindById(m->field_id));
     r->metrics_.emplace_back(m->metric);
     r->to_gpm_units_.push_back(m->to_gpm_units);

@@ -2,7 +2,7 @@
 // (docs/pm-sampling.md), for GPUs without GPM (Turing, Ampere, Ada) or when forced by
 // --profiling-source=pm-sampling.
 //
-// Create() maps the requested fields to metrics (collect/pm_metrics.h), asks the host API for a
+// Create() maps the requested fields to metrics (fields/pm_metrics.h), asks the host API for a
 // configuration of one pass (fields that would need a second pass, or whose metric the chip lacks,
 // are dropped with one warning each), and starts sampling every `interval`. Each Read() decodes
 // the samples completed since the previous Read() and appends their duration-weighted mean: the

@@ -13,6 +13,7 @@
 #include "collect/collector.h"
 #include "collect/pm_sampling_reader.h"
 #include "cupti/cupti.h"
+#include "plan/plan_test_util.h"
 #include "tools/simgpu/sim_control.h"
 #include "util/log.h"
 
@@ -95,7 +96,7 @@ TEST_F(PmSamplingTest, FieldsInGpmUnitsFromOneSinglePassConfig) {
   EXPECT_EQ(r->fields().size(), 7u);
   EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 0u) << log;
   EXPECT_EQ(Count(log, "field=DCGM_FI_PROF_PIPE_FP16_ACTIVE"), 1u) << "FP16 has no metric";
-  // SM active, tensor, FP64, FP32: SM cycle counters, left out (pm_metrics.cc says why).
+  // SM active, tensor, FP64, FP32: SM cycle counters, left out (fields/pm_metrics.cc says why).
   EXPECT_EQ(Count(log, "sampling an SM cycle counter stops"), 4u) << log;
   std::this_thread::sleep_for(milliseconds(100));
   std::vector<model::Sample> v = ReadValues(*r);
@@ -312,12 +313,8 @@ class PmSamplingCollectorTest : public PmSamplingTest {
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
     nvml_ = std::move(lib).value();
     copts_.interval = milliseconds(100);
-    config::CollectorEntry e;
-    for (const char* name : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"}) {
-      e.field = fields::FindByName(name);
-      e.name = name;
-      copts_.entries.push_back(e);
-    }
+    copts_.plan = plan::testing::PlanOf({plan::testing::Row("DCGM_FI_DEV_GPU_UTIL"),
+                                         plan::testing::Row("DCGM_FI_PROF_GR_ENGINE_ACTIVE")});
     copts_.pm_sampling.interval = milliseconds(20);
     copts_.cupti = [this] { return cupti_.get(); };
   }

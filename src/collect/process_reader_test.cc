@@ -13,9 +13,13 @@
 
 #include "collect/collector.h"
 #include "fields/catalog.h"
+#include "plan/plan_test_util.h"
 
 namespace nvmlx::collect {
 namespace {
+
+using plan::testing::PlanOf;
+using plan::testing::Row;
 
 const std::string kScenario = std::string(NVMLX_SOURCE_DIR) + "/testdata/scenarios/processes.yaml";
 
@@ -110,13 +114,6 @@ TEST_F(ProcessReaderTest, RunningClockGivesTheWindowsAverage) {
   }
 }
 
-config::CollectorEntry Row(const char* name) {
-  config::CollectorEntry e;
-  e.field = fields::FindByName(name);
-  e.name = name;
-  return e;
-}
-
 TEST_F(ProcessReaderTest, CollectorFillsProcessesAndDegradesOnlyThem) {
   // GPU 1's process list fails; its fields and GPU 0's processes go on.
   const std::string path = ::testing::TempDir() + "/processes_fault.yaml";
@@ -133,7 +130,7 @@ TEST_F(ProcessReaderTest, CollectorFillsProcessesAndDegradesOnlyThem) {
   std::fclose(f);
   Load(path, "5");
   CollectorOptions o;
-  o.entries = {Row("DCGM_FI_DEV_GPU_UTIL")};
+  o.plan = PlanOf({Row("DCGM_FI_DEV_GPU_UTIL")});
   o.process_metrics = true;
   auto c = Collector::Create(*lib_, o);
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -25,6 +25,14 @@ TEST(CatalogTest, NamedIdsMatchTheirEntries) {
       {ids::kFbUsedPercent, "DCGM_FI_DEV_FB_USED_PERCENT"},
       {ids::kXidErrorsCount, "DCGM_EXP_XID_ERRORS_COUNT"},
       {ids::kClockEventsCount, "DCGM_EXP_CLOCK_EVENTS_COUNT"},
+      {ids::kGpuHealthStatus, "DCGM_EXP_GPU_HEALTH_STATUS"},
+      {ids::kP2pStatus, "DCGM_EXP_P2P_STATUS"},
+      {ids::kClocksEventReasons, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"},
+      {ids::kGpuTemp, "DCGM_FI_DEV_GPU_TEMP"},
+      {ids::kPowerUsage, "DCGM_FI_DEV_POWER_USAGE"},
+      {ids::kGrEngineActive, "DCGM_FI_PROF_GR_ENGINE_ACTIVE"},
+      {ids::kTensorActive, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"},
+      {ids::kDramActive, "DCGM_FI_PROF_DRAM_ACTIVE"},
   };
   for (const auto& [id, name] : named) {
     const FieldDef* f = FindById(id);

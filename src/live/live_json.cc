@@ -10,30 +10,18 @@
 #include <variant>
 
 #include "fields/clock_event_names.h"
-#include "fields/field_ids.h"
+#include "fields/field_roles.h"
 
 namespace nvmlx::live {
 namespace {
 
 using nlohmann::json;
 
-// DCGM field ids the cards show besides fields/field_ids.h's named ones.
-constexpr int kClocksEventReasons = 112;  // DCGM_FI_DEV_CLOCKS_EVENT_REASONS (bitmask)
-constexpr int kGpuTemp = 150;             // DCGM_FI_DEV_GPU_TEMP
-constexpr int kPowerUsage = 155;          // DCGM_FI_DEV_POWER_USAGE
-constexpr int kGrEngineActive = 1001;     // DCGM_FI_PROF_GR_ENGINE_ACTIVE
-constexpr int kTensorActive = 1004;       // DCGM_FI_PROF_PIPE_TENSOR_ACTIVE
-constexpr int kDramActive = 1005;         // DCGM_FI_PROF_DRAM_ACTIVE
-
-const model::Sample* Find(const model::DeviceSnapshot& d, int id) {
-  auto it = std::lower_bound(d.samples.begin(), d.samples.end(), id,
-                             [](const model::Sample& s, int v) { return s.field_id < v; });
-  return it != d.samples.end() && it->field_id == id ? &*it : nullptr;
-}
+using fields::Quantity;
 
 // A number rounded to 4 decimals (the page shows 3 at most); null when absent or not numeric.
-json Number(const model::DeviceSnapshot& d, int id) {
-  const model::Sample* s = Find(d, id);
+json Number(const model::DeviceSnapshot& d, Quantity q) {
+  const model::Sample* s = fields::FindQuantity(d.samples, q);
   if (s == nullptr) return nullptr;
   if (const auto* i = std::get_if<int64_t>(&s->value)) return *i;
   if (const auto* x = std::get_if<double>(&s->value)) {
@@ -69,7 +57,7 @@ json HealthOf(const model::DeviceSnapshot& d, json* watches) {
 }
 
 json ThrottleReasons(const model::DeviceSnapshot& d) {
-  const model::Sample* s = Find(d, kClocksEventReasons);
+  const model::Sample* s = fields::FindQuantity(d.samples, Quantity::kClockEventReasons);
   if (s == nullptr || !std::holds_alternative<int64_t>(s->value)) return nullptr;
   const auto mask = static_cast<uint64_t>(std::get<int64_t>(s->value));
   json names = json::array();
@@ -110,7 +98,7 @@ void CollectPods(const model::Snapshot& snap, std::vector<PodRow>* rows) {
             p.used_memory_bytes;
       }
     }
-    const json fb_used = Number(d, fields::ids::kFbUsed);
+    const json fb_used = Number(d, Quantity::kFbUsedMib);
     std::vector<const model::PodRef*> refs;
     if (a.devices != nullptr) {
       auto it = a.devices->pods_by_device.find(key);
@@ -178,23 +166,23 @@ json Gpu(const model::DeviceSnapshot& d, const model::Snapshot& snap) {
   g["lost"] = d.lost;
   g["stale"] = d.stale;
   g["slow_stale"] = d.slow_stale;
-  g["gpu_util"] = Number(d, fields::ids::kGpuUtil);
-  g["gr_engine_active"] = Number(d, kGrEngineActive);
-  g["tensor_active"] = Number(d, kTensorActive);
-  g["dram_active"] = Number(d, kDramActive);
-  g["fb_used_mib"] = Number(d, fields::ids::kFbUsed);
-  g["fb_free_mib"] = Number(d, fields::ids::kFbFree);
-  json total = Number(d, fields::ids::kFbTotal);
-  const json used = g["fb_used_mib"], free = Number(d, fields::ids::kFbFree),
-             reserved = Number(d, fields::ids::kFbReserved);
+  g["gpu_util"] = Number(d, Quantity::kGpuUtilPercent);
+  g["gr_engine_active"] = Number(d, Quantity::kGrEngineActive);
+  g["tensor_active"] = Number(d, Quantity::kTensorActive);
+  g["dram_active"] = Number(d, Quantity::kDramActive);
+  g["fb_used_mib"] = Number(d, Quantity::kFbUsedMib);
+  g["fb_free_mib"] = Number(d, Quantity::kFbFreeMib);
+  json total = Number(d, Quantity::kFbTotalMib);
+  const json used = g["fb_used_mib"], free = Number(d, Quantity::kFbFreeMib),
+             reserved = Number(d, Quantity::kFbReservedMib);
   if (total.is_null() && used.is_number() && free.is_number()) {
     // The default CSV has no FB_TOTAL: the whole is used + free + reserved, as NVML counts it.
     total = used.get<double>() + free.get<double>() +
             (reserved.is_number() ? reserved.get<double>() : 0.0);
   }
   g["fb_total_mib"] = std::move(total);
-  g["power_w"] = Number(d, kPowerUsage);
-  g["temp_c"] = Number(d, kGpuTemp);
+  g["power_w"] = Number(d, Quantity::kPowerWatts);
+  g["temp_c"] = Number(d, Quantity::kGpuTempC);
   g["throttle_reasons"] = ThrottleReasons(d);
   json events = json::array();
   for (const model::ClockEventCount& c : d.clock_event_counts) {
@@ -202,7 +190,7 @@ json Gpu(const model::DeviceSnapshot& d, const model::Snapshot& snap) {
   }
   g["clock_event_counts"] = d.clock_events_watched ? events : json(nullptr);
   g["clock_events_window_ms"] = snap.clock_events_window_ms;
-  g["xid_last"] = Number(d, fields::ids::kXidErrors);
+  g["xid_last"] = Number(d, Quantity::kLastXid);
   json xids = json::array();
   for (const model::XidCount& x : d.xid_counts) {
     xids.push_back({{"xid", x.xid}, {"count", x.count}});

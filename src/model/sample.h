@@ -6,9 +6,11 @@
 #ifndef NVML_EXPORTER_MODEL_SAMPLE_H_
 #define NVML_EXPORTER_MODEL_SAMPLE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace nvmlx::model {
 
@@ -17,9 +19,17 @@ namespace nvmlx::model {
 using Value = std::variant<int64_t, double, std::string>;
 
 struct Sample {
-  int field_id = 0;  // DCGM field id (fields/field_ids.h, fields/catalog.h)
+  int field_id = 0;  // DCGM field id (fields/catalog.h)
   Value value;
 };
+
+// The sample of `field_id` in `samples`, which are in ascending field id (the reader's and the
+// snapshot's order); null when absent.
+inline const Sample* FindSample(const std::vector<Sample>& samples, int field_id) {
+  auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
+                             [](const Sample& s, int id) { return s.field_id < id; });
+  return it != samples.end() && it->field_id == field_id ? &*it : nullptr;
+}
 
 }  // namespace nvmlx::model
 

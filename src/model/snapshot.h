@@ -19,6 +19,12 @@
 #include "model/attribution.h"
 #include "model/sample.h"
 
+// The field plan a snapshot was collected under (plan/field_plan.h). Named here, not included:
+// model/ is plain data below every stage; the stages that look inside a plan sit above plan/.
+namespace nvmlx::plan {
+class FieldPlan;
+}  // namespace nvmlx::plan
+
 namespace nvmlx::model {
 
 // Read once at start-up, per selected GPU.
@@ -122,6 +128,9 @@ struct DeviceSnapshot {
 };
 
 struct Snapshot {
+  // The field plan this collection read under: which families the renderers print and how. Null
+  // only in hand-built snapshots of tests that render nothing from fields.
+  std::shared_ptr<const plan::FieldPlan> plan;
   std::chrono::system_clock::time_point time;  // when the collection started
   double collect_seconds = 0;                  // how long it took
   std::shared_ptr<const std::vector<DeviceIdentity>> identities;

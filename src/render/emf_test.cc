@@ -16,6 +16,7 @@
 #include "config/text_file.h"
 #include "emf_validator.h"
 #include "fields/catalog.h"
+#include "plan/plan_test_util.h"
 
 namespace nvmlx::render {
 namespace {
@@ -62,6 +63,7 @@ struct World {
     ids = std::make_shared<std::vector<DeviceIdentity>>();
     for (unsigned g = 0; g < gpus; ++g) ids->push_back(Identity(g));
     snapshot.identities = ids;
+    snapshot.plan = plan::testing::PlanOf(entries);
     snapshot.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(kTimeMs));
     for (unsigned g = 0; g < gpus; ++g) {
       DeviceSnapshot d;
@@ -101,9 +103,9 @@ EmfOptions BaseOptions() {
   return o;
 }
 
-SeriesOptions Series(const World& w) {
+// The page's options (the fields come with the snapshot's plan).
+SeriesOptions Series() {
   SeriesOptions s;
-  s.entries = w.entries;
   s.hostname = "node1";
   return s;
 }
@@ -111,7 +113,7 @@ SeriesOptions Series(const World& w) {
 // Builds the series model of `w`'s snapshot (as the daemon does once per collection), renders
 // it, validates every document, and returns them parsed.
 std::vector<json> RenderValid(EmfRenderer& r, const World& w, size_t max_bytes = 61440) {
-  const SeriesOptions series = Series(w);
+  const SeriesOptions series = Series();
   SeriesModel model;
   BuildSeries(w.snapshot, series, &model);
   std::vector<std::string> docs;
@@ -242,6 +244,7 @@ TEST(EmfRendererTest, OneHundredFiftyMetricsSplit) {
     d->id = 5000 + i;
     d->kind = fields::ValueKind::kDouble;
     d->unit = i % 2 ? "%" : "B/s";
+    d->read = plan::testing::UnusedRead;
     CollectorEntry e;
     e.field = d.get();
     e.name = "M_" + std::to_string(1000 + i);

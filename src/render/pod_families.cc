@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "fields/field_ids.h"
-
 namespace nvmlx::render {
 namespace {
 
@@ -167,9 +165,8 @@ SeriesFamily& AddFamily(std::string_view name, std::string_view help, SeriesMode
 
 }  // namespace
 
-bool PerPodSeriesField(int field_id, const PodFamiliesOptions& options) {
-  return options.enabled && options.dcgm_per_pod_series &&
-         (field_id == fields::ids::kGpuUtil || field_id == fields::ids::kFbUsed);
+bool PerPodSeriesField(fields::PodShare share, const PodFamiliesOptions& options) {
+  return options.enabled && options.dcgm_per_pod_series && share != fields::PodShare::kNone;
 }
 
 void AddDcgmPerPodLabelSets(std::span<const LabelView> device_labels, const DeviceUsage& usage,
@@ -195,8 +192,8 @@ void AddDcgmPerPodLabelSets(std::span<const LabelView> device_labels, const Devi
   }
 }
 
-uint64_t DcgmPerPodValue(int field_id, const PodUsage& pod) {
-  return field_id == fields::ids::kGpuUtil ? pod.sm_percent : pod.memory_mib;
+uint64_t DcgmPerPodValue(fields::PodShare share, const PodUsage& pod) {
+  return share == fields::PodShare::kSmPercent ? pod.sm_percent : pod.memory_mib;
 }
 
 void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamiliesOptions& options,

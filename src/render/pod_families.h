@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fields/field_roles.h"
 #include "model/snapshot.h"
 #include "render/series_model.h"
 
@@ -80,9 +81,10 @@ struct DeviceUsage {
 DeviceUsage AggregatePodUsage(const model::DeviceSnapshot& dev,
                               const model::Attribution& attribution);
 
-// Whether DCGM family `field_id` gets the per-pod series (GPU_UTIL and FB_USED with
-// dcgm_per_pod_series): its device-level series then carries no pod attributes.
-bool PerPodSeriesField(int field_id, const PodFamiliesOptions& options);
+// Whether a DCGM family whose field has this pod share gets the per-pod series (GPU_UTIL and
+// FB_USED, fields::PodShareOf, with dcgm_per_pod_series): its device-level series then carries no
+// pod attributes.
+bool PerPodSeriesField(fields::PodShare share, const PodFamiliesOptions& options);
 
 // The label sets of the per-pod series of one device (one per usage.pods, in that order,
 // appended to *sets): `device_labels` (its DCGM labels without attributes), then dcgm-exporter's
@@ -91,8 +93,8 @@ void AddDcgmPerPodLabelSets(std::span<const LabelView> device_labels, const Devi
                             const PodFamiliesOptions& options, SeriesModel* model,
                             std::vector<uint32_t>* sets);
 
-// The per-pod series' value of `pod` in DCGM family `field_id` (GPU_UTIL: SM %; FB_USED: MiB).
-uint64_t DcgmPerPodValue(int field_id, const PodUsage& pod);
+// The per-pod series' value of `pod` for a field of this share (GPU_UTIL: SM %; FB_USED: MiB).
+uint64_t DcgmPerPodValue(fields::PodShare share, const PodUsage& pod);
 
 // A device with series, and its usage, for AddPodFamilies.
 struct PodFamilyDevice {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fields/catalog.h"
+#include "plan/plan_test_util.h"
 #include "render/prometheus.h"
 
 namespace nvmlx::render {
@@ -27,15 +28,6 @@ constexpr char kUidUnknown[] = "cccccccc-0000-0000-0000-000000000003";
 const std::string kCidMain(64, '1');
 const std::string kCidSide(64, '2');
 const std::string kCidB(64, '3');
-
-config::CollectorEntry Row(int id, const char* name) {
-  config::CollectorEntry e;
-  e.field = fields::FindById(id);
-  e.name = name;
-  e.type = config::MetricType::kGauge;
-  e.help = "help";
-  return e;
-}
 
 class PodFamiliesTest : public ::testing::Test {
  protected:
@@ -77,7 +69,9 @@ class PodFamiliesTest : public ::testing::Test {
     snap_.attribution.processes = procs;
     snap_.attribution.metadata = md;
 
-    opts_.entries = {Row(203, "DCGM_FI_DEV_GPU_UTIL"), Row(252, "DCGM_FI_DEV_FB_USED")};
+    snap_.plan = plan::testing::PlanOf(
+        {plan::testing::Row("DCGM_FI_DEV_GPU_UTIL", config::MetricType::kGauge, "help"),
+         plan::testing::Row("DCGM_FI_DEV_FB_USED", config::MetricType::kGauge, "help")});
     opts_.hostname = "node1";
     opts_.pods.enabled = true;
     opts_.pods.dcgm_per_pod_series = true;

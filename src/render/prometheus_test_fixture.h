@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan_test_util.h"
 #include "render/prometheus.h"
 
 namespace nvmlx::render::test {
@@ -93,6 +94,7 @@ static_assert(kNumRows == 26);
 // Owns everything a render needs; the FieldDefs must outlive the entries that point at them.
 struct Fixture {
   std::vector<std::unique_ptr<FieldDef>> defs;
+  std::vector<CollectorEntry> entries;  // the collectors rows: Render() plans them
   PrometheusOptions options;
   Snapshot snapshot;
 
@@ -103,6 +105,7 @@ struct Fixture {
     auto d = std::make_unique<FieldDef>();
     d->id = id;
     d->kind = kind;
+    d->read = plan::testing::UnusedRead;
     defs.push_back(std::move(d));
     return defs.back().get();
   }
@@ -113,7 +116,7 @@ struct Fixture {
     e.name = std::move(name);
     e.type = type;
     e.help = std::move(help);
-    options.entries.push_back(std::move(e));
+    entries.push_back(std::move(e));
   }
   void SetIdentities(std::vector<DeviceIdentity> ids) {
     auto shared = std::make_shared<const std::vector<DeviceIdentity>>(std::move(ids));
@@ -127,7 +130,9 @@ struct Fixture {
   }
   std::string Render() const {
     std::string out = "garbage that must be cleared";
-    RenderPrometheus(snapshot, options, &out);
+    Snapshot planned = snapshot;  // rendered under the plan of `entries`, as the daemon's are
+    planned.plan = plan::testing::PlanOf(entries);
+    RenderPrometheus(planned, options, &out);
     return out;
   }
 };

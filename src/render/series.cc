@@ -7,22 +7,14 @@
 #include <variant>
 
 #include "fields/clock_event_names.h"
-#include "fields/field_ids.h"
+#include "fields/field_roles.h"
 #include "fields/xid_text.h"
+#include "plan/field_plan.h"
 
 namespace nvmlx::render {
 namespace {
 
-using config::CollectorEntry;
-using config::MetricType;
-
-const model::Value* FindSample(const std::vector<model::Sample>& samples, int field_id) {
-  // Samples are in ascending field id (DeviceReader's contract).
-  auto it = std::lower_bound(samples.begin(), samples.end(), field_id,
-                             [](const model::Sample& s, int id) { return s.field_id < id; });
-  if (it == samples.end() || it->field_id != field_id) return nullptr;
-  return &it->value;
-}
+using fields::Role;
 
 bool ByName(const LabelView& a, const LabelView& b) { return a.first < b.first; }
 
@@ -361,106 +353,118 @@ std::string_view P2pStatusName(int status) {
   }
 }
 
-}  // namespace
+// Builds one SeriesModel from one snapshot: the DCGM families of its plan, device by device and
+// attribute set by attribute set, then the per-pod and self families. One per BuildSeries call.
+class SeriesBuilder {
+ public:
+  SeriesBuilder(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out)
+      : snap_(snapshot), options_(options), out_(out), labels_(out) {}
 
-OrderedRows OrderRows(const std::vector<CollectorEntry>& entries) {
-  OrderedRows rows;
-  std::vector<const CollectorEntry*> families;
-  for (const CollectorEntry& e : entries) {
-    if (e.field == nullptr) continue;
-    (e.type == MetricType::kLabel ? rows.label_rows : families).push_back(&e);
-  }
-  std::stable_sort(
-      families.begin(), families.end(),
-      [](const CollectorEntry* a, const CollectorEntry* b) { return a->field->id < b->field->id; });
-  for (const CollectorEntry* f : families) {
-    bool seen = std::any_of(rows.families.begin(), rows.families.end(),
-                            [f](const CollectorEntry* u) { return u->name == f->name; });
-    if (!seen) rows.families.push_back(f);
-  }
-  std::stable_sort(
-      rows.label_rows.begin(), rows.label_rows.end(),
-      [](const CollectorEntry* a, const CollectorEntry* b) { return a->name < b->name; });
-  rows.label_rows.erase(std::unique(rows.label_rows.begin(), rows.label_rows.end(),
-                                    [](const CollectorEntry* a, const CollectorEntry* b) {
-                                      return a->name == b->name;
-                                    }),
-                        rows.label_rows.end());
-  return rows;
-}
-
-void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out) {
-  out->Clear();
-  const OrderedRows rows = OrderRows(options.entries);
-  const std::vector<const CollectorEntry*>& families = rows.families;
-  const std::vector<const CollectorEntry*>& label_rows = rows.label_rows;
-
-  for (size_t f = 0; f < families.size(); ++f) {
-    SeriesFamily& family = out->AddFamily();
-    family.name = families[f]->name;
-    family.help = families[f]->help;
-    family.type = config::MetricTypeName(families[f]->type);
-    family.entry = families[f];
-    family.points.reserve(snapshot.devices.size());
+  void Build() {
+    out_->Clear();
+    if (snap_.plan != nullptr) families_ = &snap_.plan->families();
+    for (const plan::Family& f : *families_) {
+      SeriesFamily& family = out_->AddFamily();
+      family.name = f.row->name;
+      family.help = f.row->help;
+      family.type = config::MetricTypeName(f.row->type);
+      family.entry = f.row;
+      family.points.reserve(snap_.devices.size());
+    }
+    // Reserved: pod_devices_ keeps pointers into usage_.
+    usage_.reserve(snap_.devices.size());
+    pod_devices_.reserve(snap_.devices.size());
+    xid_window_ = out_->InternInt(snap_.xid_window_ms);
+    clock_events_window_ = out_->InternInt(snap_.clock_events_window_ms);
+    const MigLayout mig = LayoutOf(snap_);
+    for (size_t di = 0; di < snap_.devices.size(); ++di) AddDevice(di, mig);
+    // Families with no series are omitted altogether, as dcgm-exporter does. (A family's
+    // EMF-only points come only with Prometheus ones, so each family left has a Prometheus line.)
+    std::erase_if(out_->families, [](const SeriesFamily& f) { return f.points.empty(); });
+    AddPodFamilies(pod_devices_, options_.pods, out_);
+    AddSelfFamilies(snap_, options_, out_);
   }
 
-  DeviceLabels labels(out);
-  std::vector<LabelView> attrs;
-  std::vector<AttributeSet> sets;            // attribute sets: ranges of `attrs`
-  std::vector<DeviceUsage> usage;            // per live device, with options.pods.enabled
-  std::vector<PodFamilyDevice> pod_devices;  // the same devices, pointing into `usage`
-  std::vector<uint32_t> pod_sets;            // the device's per-pod series' label sets
-  // Reserved: pod_devices keeps pointers into usage.
-  usage.reserve(snapshot.devices.size());
-  pod_devices.reserve(snapshot.devices.size());
-  // The windows' label values, the same on every device.
-  const std::string_view xid_window = out->InternInt(snapshot.xid_window_ms);
-  const std::string_view clock_events_window = out->InternInt(snapshot.clock_events_window_ms);
+ private:
+  // What the series of one attribute set of the current device share.
+  struct SetContext {
+    std::span<const LabelView> attrs;  // the set's attributes
+    uint32_t plain = 0;                // the label set of its plain fields
+    size_t index = 0;                  // which set of the device (0: the first)
+    bool only_set_is_bare = false;     // the device's one set has no attributes
+  };
 
-  const MigLayout mig = LayoutOf(snapshot);
-  model::DeviceSnapshot instance_view;  // a MIG instance with its GPU's fields
-  for (size_t di = 0; di < snapshot.devices.size(); ++di) {
-    const model::DeviceSnapshot* devp = &snapshot.devices[di];
+  // The series of device di (in dcgm-exporter's MIG shape unless mig_gpu_fields_on_parent).
+  void AddDevice(size_t di, const MigLayout& mig) {
+    const model::DeviceSnapshot* devp = &snap_.devices[di];
     // A MIG-enabled GPU's own series, or a lost GPU's: health and P2P only.
-    bool gpu_status_only = false;
-    if (!options.mig_gpu_fields_on_parent) {
+    gpu_status_only_ = false;
+    if (!options_.mig_gpu_fields_on_parent) {
       // dcgm-exporter's shape: a MIG-enabled GPU's fields are on each of its instances, except
       // health and P2P status, which its collectors give per GPU only.
-      gpu_status_only = mig.has_instances[di];
+      gpu_status_only_ = mig.has_instances[di];
       if (mig.parent[di] != MigLayout::kNoParent) {
-        WithGpuFields(*devp, snapshot.devices[mig.parent[di]], &instance_view);
-        devp = &instance_view;
+        WithGpuFields(*devp, snap_.devices[mig.parent[di]], &instance_view_);
+        devp = &instance_view_;
       }
     }
     const model::DeviceSnapshot& dev = *devp;
-    if (dev.identity == nullptr) continue;
+    if (dev.identity == nullptr) return;
     // A lost GPU keeps its health series (DCGM fails its ALL watch: fallen off the bus), nothing
     // else; any other device that is not up has no series.
     if (!dev.up) {
-      if (dev.health.empty()) continue;
-      gpu_status_only = true;
+      if (dev.health.empty()) return;
+      gpu_status_only_ = true;
     }
-    const model::DeviceIdentity& id = *dev.identity;
+    SetBaseLabels(*dev.identity);
+    attrs_.clear();
+    sets_.clear();
+    AttributeSets(*dev.identity, snap_.attribution, options_.use_old_namespace,
+                  options_.device_pod_uid, &attrs_, &sets_);
+    pods_ = nullptr;
+    if (options_.pods.enabled && dev.up) {
+      pods_ = &usage_.emplace_back(AggregatePodUsage(dev, snap_.attribution));
+      pod_devices_.push_back({&dev, pods_});
+    }
+    bare_ = kNone;
+    pod_sets_.clear();
+    pod_sets_made_ = false;
+    // One copy of the device's series per (pod, HPC job) attribute set.
+    for (size_t s = 0; s < sets_.size(); ++s) {
+      SetContext set;
+      set.attrs = {attrs_.data() + sets_[s].begin, sets_[s].end - sets_[s].begin};
+      labels_.UsePodLabels(options_.pod_labels
+                               ? PodLabelsOf(snap_.attribution, sets_[s].pod)
+                               : std::span<const std::pair<std::string, std::string>>(),
+                           set.attrs);
+      set.plain = labels_.Plain(set.attrs);
+      set.index = s;
+      set.only_set_is_bare = sets_.size() == 1 && set.attrs.empty();
+      for (size_t f = 0; f < families_->size(); ++f) AddFamilySeries(f, dev, set);
+    }
+  }
 
-    std::vector<LabelView>& base = labels.base();
+  // gpu .. Hostname, then the CSV's label fields (sorted by name, as the plan's label rows are).
+  void SetBaseLabels(const model::DeviceIdentity& id) {
+    std::vector<LabelView>& base = labels_.base();
     base.clear();
-    const std::string_view index = out->InternInt(id.index);
+    const std::string_view index = out_->InternInt(id.index);
     base.emplace_back("gpu", index);
     // A UUID that could not be read at start (logged then) leaves the label out rather than
     // rendering `UUID=""` (docs/faults.md).
-    if (!id.uuid.empty()) base.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id.uuid);
+    if (!id.uuid.empty()) base.emplace_back(options_.use_old_namespace ? "uuid" : "UUID", id.uuid);
     base.emplace_back("pci_bus_id", id.pci_bus_id);
-    base.emplace_back("device", out->Intern("nvidia" + std::string(index)));
+    base.emplace_back("device", out_->Intern("nvidia" + std::string(index)));
     base.emplace_back("modelName", id.model_name);
     if (id.mig) {
       // A MIG instance (DCGM's FE_GPU_I): the parent's labels above, then its profile and GI id.
       base.emplace_back("GPU_I_PROFILE", id.mig->profile);
-      base.emplace_back("GPU_I_ID", out->InternInt(id.mig->gpu_instance_id));
+      base.emplace_back("GPU_I_ID", out_->InternInt(id.mig->gpu_instance_id));
     }
-    if (!options.hostname.empty()) base.emplace_back(options.hostname_label, options.hostname);
-    labels.set_fixed_size(base.size());
-    // label_rows is sorted by name and free of duplicate names.
-    for (const CollectorEntry* row : label_rows) {
+    if (!options_.hostname.empty()) base.emplace_back(options_.hostname_label, options_.hostname);
+    labels_.set_fixed_size(base.size());
+    if (snap_.plan == nullptr) return;
+    for (const config::CollectorEntry* row : snap_.plan->label_rows()) {
       for (const auto& [field_id, value] : id.label_values) {
         if (field_id == row->field->id) {
           base.emplace_back(row->name, value);
@@ -468,141 +472,174 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
         }
       }
     }
+  }
 
-    attrs.clear();
-    sets.clear();
-    AttributeSets(id, snapshot.attribution, options.use_old_namespace, options.device_pod_uid,
-                  &attrs, &sets);
-    const DeviceUsage* pods = nullptr;
-    if (options.pods.enabled && dev.up) {
-      pods = &usage.emplace_back(AggregatePodUsage(dev, snapshot.attribution));
-      pod_devices.push_back({&dev, pods});
-    }
-    // The per-pod fields' device series carries no attributes: with one empty attribute set
-    // that is the plain label set, else a set of its own.
-    constexpr uint32_t kNone = UINT32_MAX;
-    uint32_t bare = kNone;
-    pod_sets.clear();
-    bool pod_sets_made = false;
-
-    // One copy of the device's series per (pod, HPC job) attribute set.
-    for (size_t s = 0; s < sets.size(); ++s) {
-      const std::span<const LabelView> set(attrs.data() + sets[s].begin,
-                                           sets[s].end - sets[s].begin);
-      labels.UsePodLabels(options.pod_labels
-                              ? PodLabelsOf(snapshot.attribution, sets[s].pod)
-                              : std::span<const std::pair<std::string, std::string>>(),
-                          set);
-      const uint32_t plain = labels.Plain(set);
-      for (size_t f = 0; f < families.size(); ++f) {
-        const int field_id = families[f]->field->id;
-        if (gpu_status_only && field_id != fields::ids::kGpuHealthStatus &&
-            field_id != fields::ids::kP2pStatus) {
-          continue;
+  // Family f's series of one attribute set of `dev`, as its role makes them.
+  void AddFamilySeries(size_t f, const model::DeviceSnapshot& dev, const SetContext& set) {
+    const plan::Family& family = (*families_)[f];
+    if (gpu_status_only_ && !fields::IsGpuStatus(family.role)) return;
+    std::vector<SeriesPoint>& points = out_->families[f].points;
+    switch (family.role) {
+      case Role::kXidCounts:
+        return AddXidCounts(dev, set, &points);
+      case Role::kHealthStatus:
+        // One series per health watch: health_error_code, health_watch (byte-wise order).
+        for (const model::HealthResult& h : dev.health) {
+          const LabelView extra[] = {{"health_error_code", h.error_code},
+                                     {"health_watch", h.watch}};
+          points.push_back(SeriesPoint::Int(labels_.WithLabels(extra, set.attrs), h.value));
         }
-        std::vector<SeriesPoint>& points = out->families[f].points;
-        if (field_id == fields::ids::kXidErrorsCount) {
-          if (!dev.xid_watched) continue;
-          auto count = [&](const model::XidCount* c) {
-            LabelView extra[] = {{"window_size_in_ms", xid_window}, {"xid", {}}};
-            size_t n = 1;
-            if (c != nullptr) extra[n++].second = out->InternInt(c->xid);
-            points.push_back(
-                SeriesPoint::Int(labels.WithLabels({extra, n}, set), c != nullptr ? c->count : 0));
-          };
-          if (dev.xid_counts.empty()) count(nullptr);
-          for (const model::XidCount& c : dev.xid_counts) count(&c);
-          continue;
+        return;
+      case Role::kP2pStatus:
+        // One series per peer GPU: link_status, peer_gpu (byte-wise order).
+        for (const model::P2pStatus& p : dev.p2p) {
+          const LabelView extra[] = {{"link_status", P2pStatusName(p.value)},
+                                     {"peer_gpu", out_->InternInt(p.peer_index)}};
+          points.push_back(SeriesPoint::Int(labels_.WithLabels(extra, set.attrs), p.value));
         }
-        if (field_id == fields::ids::kGpuHealthStatus) {
-          // One series per health watch: health_error_code, health_watch (byte-wise order).
-          for (const model::HealthResult& h : dev.health) {
-            const LabelView extra[] = {{"health_error_code", h.error_code},
-                                       {"health_watch", h.watch}};
-            points.push_back(SeriesPoint::Int(labels.WithLabels(extra, set), h.value));
-          }
-          continue;
-        }
-        if (field_id == fields::ids::kP2pStatus) {
-          // One series per peer GPU: link_status, peer_gpu (byte-wise order).
-          for (const model::P2pStatus& p : dev.p2p) {
-            const LabelView extra[] = {{"link_status", P2pStatusName(p.value)},
-                                       {"peer_gpu", out->InternInt(p.peer_index)}};
-            points.push_back(SeriesPoint::Int(labels.WithLabels(extra, set), p.value));
-          }
-          continue;
-        }
-        if (field_id == fields::ids::kClockEventsCount) {
-          if (!dev.clock_events_watched) continue;
-          auto event = [&](std::string_view name, int64_t count) {
-            LabelView extra[] = {{"clock_event", name}, {"window_size_in_ms", clock_events_window}};
-            const std::span<const LabelView> both(extra, 2);
-            points.push_back(SeriesPoint::Int(
-                labels.WithLabels(name.empty() ? both.subspan(1) : both, set), count));
-          };
-          if (!dev.clock_events_sampled) {
-            event("", 0);
-          } else {
-            for (const model::ClockEventCount& c : dev.clock_event_counts) {
-              event(fields::ClockEventName(c.reason), c.count);
-            }
-          }
-          continue;
-        }
-        const model::Value* v = FindSample(dev.samples, field_id);
-        if (v == nullptr) continue;
-        SeriesPoint point;
-        if (const auto* i = std::get_if<int64_t>(v)) {
-          point = SeriesPoint::Int(plain, *i);
-        } else if (const auto* d = std::get_if<double>(v)) {
-          point = SeriesPoint::Double(plain, *d);
-        } else {
-          continue;  // a string in a numeric family
-        }
-        if (pods != nullptr && PerPodSeriesField(field_id, options.pods)) {
-          // dcgm-exporter 4.8's shape for shared GPUs with per-process data: the device series
-          // without pod attributes, then one per pod with that pod's own share (not the
-          // device's value copied to every sharing pod). EMF keeps the per-attribute-set copies.
-          const bool plain_is_bare = sets.size() == 1 && set.empty();
-          if (!plain_is_bare) {
-            point.writers = kToEmf;
-            points.push_back(point);
-          }
-          if (s != 0) continue;
-          if (bare == kNone) bare = plain_is_bare ? plain : labels.Plain({});
-          point.label_set = bare;
-          point.writers = plain_is_bare ? kToBoth : kToPrometheus;
-          points.push_back(point);
-          if (!pod_sets_made) {
-            AddDcgmPerPodLabelSets(base, *pods, options.pods, out, &pod_sets);
-            pod_sets_made = true;
-          }
-          for (size_t k = 0; k < pod_sets.size(); ++k) {
-            points.push_back(
-                SeriesPoint::Uint(pod_sets[k], DcgmPerPodValue(field_id, pods->pods[k])));
-          }
-          continue;
-        }
-        if (field_id == fields::ids::kXidErrors) {
-          // dcgm-exporter's attributes err_code and err_msg, sorted with the pod attributes.
-          const int64_t xid = point.kind == SeriesPoint::Kind::kInt
-                                  ? point.int_value
-                                  : static_cast<int64_t>(point.double_value);
-          const LabelView err[] = {{"err_code", out->InternInt(xid)},
-                                   {"err_msg", fields::XidDescription(xid)}};
-          point.label_set = labels.WithAttributes(set, err);
-        }
-        points.push_back(point);
-      }
+        return;
+      case Role::kClockEventCounts:
+        return AddClockEventCounts(dev, set, &points);
+      case Role::kSample:
+      case Role::kLastXid:
+        return AddSample(family, dev, set, &points);
     }
   }
 
-  // Families with no series are omitted altogether, as dcgm-exporter does. (A family's
-  // EMF-only points come only with Prometheus ones, so each family left has a Prometheus line.)
-  std::erase_if(out->families, [](const SeriesFamily& f) { return f.points.empty(); });
+  // DCGM_EXP_XID_ERRORS_COUNT: window_size_in_ms and xid, one series per Xid in the window (one
+  // valued 0 without xid when there is none).
+  void AddXidCounts(const model::DeviceSnapshot& dev, const SetContext& set,
+                    std::vector<SeriesPoint>* points) {
+    if (!dev.xid_watched) return;
+    auto count = [&](const model::XidCount* c) {
+      LabelView extra[] = {{"window_size_in_ms", xid_window_}, {"xid", {}}};
+      size_t n = 1;
+      if (c != nullptr) extra[n++].second = out_->InternInt(c->xid);
+      points->push_back(
+          SeriesPoint::Int(labels_.WithLabels({extra, n}, set.attrs), c != nullptr ? c->count : 0));
+    };
+    if (dev.xid_counts.empty()) count(nullptr);
+    for (const model::XidCount& c : dev.xid_counts) count(&c);
+  }
 
-  AddPodFamilies(pod_devices, options.pods, out);
-  AddSelfFamilies(snapshot, options, out);
+  // DCGM_EXP_CLOCK_EVENTS_COUNT: clock_event and window_size_in_ms, one series per reason seen
+  // (one valued 0 without clock_event when no read succeeded).
+  void AddClockEventCounts(const model::DeviceSnapshot& dev, const SetContext& set,
+                           std::vector<SeriesPoint>* points) {
+    if (!dev.clock_events_watched) return;
+    auto event = [&](std::string_view name, int64_t count) {
+      LabelView extra[] = {{"clock_event", name}, {"window_size_in_ms", clock_events_window_}};
+      const std::span<const LabelView> both(extra, 2);
+      points->push_back(SeriesPoint::Int(
+          labels_.WithLabels(name.empty() ? both.subspan(1) : both, set.attrs), count));
+    };
+    if (!dev.clock_events_sampled) {
+      event("", 0);
+      return;
+    }
+    for (const model::ClockEventCount& c : dev.clock_event_counts) {
+      event(fields::ClockEventName(c.reason), c.count);
+    }
+  }
+
+  // A field's sample: one series on the set's plain labels (the last Xid with err_code and
+  // err_msg; GPU_UTIL and FB_USED of a shared GPU in dcgm-exporter's per-pod shape).
+  void AddSample(const plan::Family& family, const model::DeviceSnapshot& dev,
+                 const SetContext& set, std::vector<SeriesPoint>* points) {
+    const model::Sample* sample = model::FindSample(dev.samples, family.field_id());
+    if (sample == nullptr) return;
+    SeriesPoint point;
+    if (const auto* i = std::get_if<int64_t>(&sample->value)) {
+      point = SeriesPoint::Int(set.plain, *i);
+    } else if (const auto* d = std::get_if<double>(&sample->value)) {
+      point = SeriesPoint::Double(set.plain, *d);
+    } else {
+      return;  // a string in a numeric family
+    }
+    if (pods_ != nullptr && PerPodSeriesField(family.pod_share, options_.pods)) {
+      return AddPerPodSample(family, point, set, points);
+    }
+    if (family.role == Role::kLastXid) {
+      // dcgm-exporter's attributes err_code and err_msg, sorted with the pod attributes.
+      const int64_t xid = point.kind == SeriesPoint::Kind::kInt
+                              ? point.int_value
+                              : static_cast<int64_t>(point.double_value);
+      const LabelView err[] = {{"err_code", out_->InternInt(xid)},
+                               {"err_msg", fields::XidDescription(xid)}};
+      point.label_set = labels_.WithAttributes(set.attrs, err);
+    }
+    points->push_back(point);
+  }
+
+  // dcgm-exporter 4.8's shape for shared GPUs with per-process data: the device series without
+  // pod attributes, then one per pod with that pod's own share (not the device's value copied
+  // to every sharing pod). EMF keeps the per-attribute-set copies.
+  void AddPerPodSample(const plan::Family& family, SeriesPoint point, const SetContext& set,
+                       std::vector<SeriesPoint>* points) {
+    if (!set.only_set_is_bare) {
+      point.writers = kToEmf;
+      points->push_back(point);
+    }
+    if (set.index != 0) return;
+    // The per-pod fields' device series carries no attributes: with one empty attribute set
+    // that is the plain label set, else a set of its own.
+    if (bare_ == kNone) bare_ = set.only_set_is_bare ? set.plain : labels_.Plain({});
+    point.label_set = bare_;
+    point.writers = set.only_set_is_bare ? kToBoth : kToPrometheus;
+    points->push_back(point);
+    if (!pod_sets_made_) {
+      AddDcgmPerPodLabelSets(labels_.base(), *pods_, options_.pods, out_, &pod_sets_);
+      pod_sets_made_ = true;
+    }
+    for (size_t k = 0; k < pod_sets_.size(); ++k) {
+      points->push_back(
+          SeriesPoint::Uint(pod_sets_[k], DcgmPerPodValue(family.pod_share, pods_->pods[k])));
+    }
+  }
+
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static inline const std::vector<plan::Family> kNoFamilies{};
+
+  const model::Snapshot& snap_;
+  const SeriesOptions& options_;
+  SeriesModel* out_;
+  const std::vector<plan::Family>* families_ = &kNoFamilies;
+  DeviceLabels labels_;
+  std::string_view xid_window_, clock_events_window_;  // the same on every device
+  model::DeviceSnapshot instance_view_;                // a MIG instance with its GPU's fields
+  std::vector<DeviceUsage> usage_;                     // per live device, with options.pods.enabled
+  std::vector<PodFamilyDevice> pod_devices_;           // the same devices, pointing into usage_
+  // The current device's.
+  bool gpu_status_only_ = false;
+  std::vector<LabelView> attrs_;
+  std::vector<AttributeSet> sets_;  // attribute sets: ranges of attrs_
+  const DeviceUsage* pods_ = nullptr;
+  uint32_t bare_ = kNone;
+  std::vector<uint32_t> pod_sets_;  // the device's per-pod series' label sets
+  bool pod_sets_made_ = false;
+};
+
+}  // namespace
+
+void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out) {
+  SeriesBuilder(snapshot, options, out).Build();
+}
+
+SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::string_view type,
+                           std::string_view help) {
+  SeriesFamily& f = model->AddFamily();
+  f.name = name;
+  f.type = type;
+  f.help = help;
+  return f;
+}
+
+void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
+                 int64_t value) {
+  std::vector<LabelView> owned;
+  owned.reserve(labels.size());
+  for (const LabelView& l : labels) owned.emplace_back(l.first, model->Intern(l.second));
+  family->points.push_back(SeriesPoint::Int(model->AddLabelSet(owned), value, kToPrometheus));
 }
 
 }  // namespace nvmlx::render

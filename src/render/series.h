@@ -21,8 +21,10 @@
 // clock_event when no read succeeded, none when no reason was active). Prometheus-only sets
 // (per-pod series, our own families) come in between; the EMF writer never sees them.
 //
-// Families: the CSV's metric rows by ascending field id (CSV order for equal ids; a repeated name
-// keeps its first row), those without a series left out; down devices, string values and absent
+// Families: the snapshot's field plan's families (plan/field_plan.h: the CSV's metric rows by
+// ascending field id, CSV order for equal ids, a repeated name once), those without a series
+// left out; what a family's series are comes from its role (fields/field_roles.h), never from its
+// id; down devices, string values and absent
 // samples give no series. Then, with options.pods.enabled, our per-pod and per-GPU process
 // families (render/pod_families.h), then the self metrics: nvml_exporter_collect_duration_seconds,
 // _last_collect_timestamp_seconds, _gpu_up (per GPU, MIG instances excluded, down ones too),
@@ -38,11 +40,13 @@
 #ifndef NVML_EXPORTER_RENDER_SERIES_H_
 #define NVML_EXPORTER_RENDER_SERIES_H_
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "config/collectors_csv.h"
 #include "model/snapshot.h"
 #include "model/source_errors.h"
 #include "render/pod_families.h"
@@ -58,11 +62,12 @@ struct BuildInfo {
   std::string driver_version;
 };
 
+// What the page looks like besides the fields: fixed for the daemon's life (the fields come with
+// each snapshot's plan).
 struct SeriesOptions {
-  std::vector<config::CollectorEntry> entries;  // metric rows and label rows, CSV order
-  std::string hostname;                         // empty: no Hostname label (-n)
-  std::string hostname_label = "Hostname";      // dcgm-exporter <= 4.8.2 spelling
-  bool use_old_namespace = false;               // -o: UUID label named "uuid"
+  std::string hostname;                     // empty: no Hostname label (-n)
+  std::string hostname_label = "Hostname";  // dcgm-exporter <= 4.8.2 spelling
+  bool use_old_namespace = false;           // -o: UUID label named "uuid"
   // --kubernetes-enable-pod-uid with -k: kubelet-attributed device series also carry pod_uid,
   // looked up by namespace/pod in snapshot.attribution.metadata (none while that is absent).
   bool device_pod_uid = false;
@@ -82,19 +87,21 @@ struct SeriesOptions {
   PodFamiliesOptions pods;
 };
 
-// The collectors rows in the order every renderer uses: metric rows by ascending field id (CSV
-// order for equal ids), a repeated name kept once (its first row: a second HELP/TYPE block or two
-// values under one name would be invalid); label rows by name, byte-wise as Go's sort.Strings,
-// a repeated name once. Rows without a field are left out. Points into `entries`.
-struct OrderedRows {
-  std::vector<const config::CollectorEntry*> families;
-  std::vector<const config::CollectorEntry*> label_rows;
-};
-OrderedRows OrderRows(const std::vector<config::CollectorEntry>& entries);
-
-// Replaces *out with the series of `snapshot`. `snapshot` and `options` must outlive *out (its
-// labels point into them).
+// Replaces *out with the series of `snapshot`, under the plan it carries (no DCGM family without
+// one). `snapshot` (hence its plan) and `options` must outlive *out (its names and labels point
+// into them).
 void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out);
+
+// Appends one of the exporter's own families (nvml_exporter_*: Prometheus only) to *model, for
+// the stages that report their own state through the page (the server, the sinks, the reloads):
+// HELP and TYPE are written by the one Prometheus writer like every other family's. `name`,
+// `help` and `type` must outlive the model (string literals). Returns the family; the next
+// AddFamily may move it, so fill it before adding another.
+SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::string_view type,
+                           std::string_view help);
+// One point of such a family: `labels` (copied into the model) and an integer value.
+void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
+                 int64_t value);
 
 }  // namespace nvmlx::render
 

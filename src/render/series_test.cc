@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan_test_util.h"
 #include "render/prometheus.h"
 
 namespace nvmlx::render {
@@ -19,6 +20,7 @@ using model::Snapshot;
 
 struct SeriesFixture {
   std::vector<std::unique_ptr<fields::FieldDef>> defs;
+  std::vector<CollectorEntry> entries;  // the collectors rows, planned into snapshot.plan
   SeriesOptions options;
   Snapshot snapshot;
   std::shared_ptr<std::vector<DeviceIdentity>> ids =
@@ -27,12 +29,14 @@ struct SeriesFixture {
   void Add(int id, const std::string& name, MetricType type) {
     auto d = std::make_unique<fields::FieldDef>();
     d->id = id;
+    d->read = plan::testing::UnusedRead;
     CollectorEntry e;
     e.field = d.get();
     e.name = name;
     e.type = type;
-    options.entries.push_back(e);
+    entries.push_back(e);
     defs.push_back(std::move(d));
+    snapshot.plan = plan::testing::PlanOf(entries);
   }
 };
 

@@ -1,12 +1,9 @@
-// SinkSet: every --emf-output of the daemon, fed the same documents, and the Prometheus text of
-// their counters for /metrics:
-//   nvml_exporter_emf_sent_total{sink="<spec>"}     documents handed to the receiver
-//   nvml_exporter_emf_dropped_total{sink="<spec>"}  documents given up (queue full, unsendable,
-//                                                   still queued at shutdown)
-//   nvml_exporter_emf_queue_length{sink="<spec>"}   documents waiting
+// SinkSet: every --emf-output of the daemon, fed the same documents. Each sink counts what it
+// sent, dropped and holds queued (Sink's atomics); app/own_families.h turns them into the
+// nvml_exporter_emf_* families of /metrics.
 //
-// Thread-safety: Publish() and AppendMetrics() may be called from any thread; the set itself is
-// built once and stopped once by its owner.
+// Thread-safety: Publish() and sinks() may be called from any thread; the set itself is built
+// once and stopped once by its owner.
 #ifndef NVML_EXPORTER_SINKS_SINK_SET_H_
 #define NVML_EXPORTER_SINKS_SINK_SET_H_
 
@@ -28,8 +25,6 @@ class SinkSet {
 
   // Hands the documents to every sink; never blocks on I/O.
   void Publish(std::vector<std::string> documents);
-  // Appends the three counter families above (Prometheus text 0.0.4).
-  void AppendMetrics(std::string* out) const;
   void Stop();
 
   const std::vector<std::unique_ptr<Sink>>& sinks() const { return sinks_; }

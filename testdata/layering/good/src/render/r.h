@@ -1,1 +1,1 @@
-#include "collect/c.h"
+#include "model/m.h"

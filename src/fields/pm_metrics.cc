@@ -1,8 +1,8 @@
-#include "collect/pm_metrics.h"
+#include "fields/pm_metrics.h"
 
 #include <array>
 
-namespace nvmlx::collect {
+namespace nvmlx::fields {
 namespace {
 
 constexpr double kPercent = 1.0;                     // pct_of_peak -> GPM percent
@@ -58,4 +58,4 @@ std::string_view PmUnmappedReason(int field_id) {
   }
 }
 
-}  // namespace nvmlx::collect
+}  // namespace nvmlx::fields

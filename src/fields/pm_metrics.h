@@ -1,16 +1,17 @@
-// The PM-sampling metric behind each DCGM_FI_PROF_* field (docs/pm-sampling.md §3 has the table,
+// The PM-sampling metric behind each DCGM_FI_PROF_* field, as the catalog's gpm_metric_id is the
+// GPM one: field knowledge, so it lives in fields/ (docs/pm-sampling.md §3 has the table,
 // field by field, with the reasons for what is left out).
 //
 // Values are converted to GPM's units (percent for ratios, MiB/s for bytes) so that
 // fields::FromGpm applies the same scale and rounding to both sources: the same units by
 // construction.
-#ifndef NVML_EXPORTER_COLLECT_PM_METRICS_H_
-#define NVML_EXPORTER_COLLECT_PM_METRICS_H_
+#ifndef NVML_EXPORTER_FIELDS_PM_METRICS_H_
+#define NVML_EXPORTER_FIELDS_PM_METRICS_H_
 
 #include <span>
 #include <string_view>
 
-namespace nvmlx::collect {
+namespace nvmlx::fields {
 
 struct PmFieldMetric {
   int field_id;
@@ -28,6 +29,6 @@ const PmFieldMetric* PmMetricFor(int field_id);
 // Why a profiling field has no PM-sampling metric (for the one warning), or empty when it has.
 std::string_view PmUnmappedReason(int field_id);
 
-}  // namespace nvmlx::collect
+}  // namespace nvmlx::fields
 
-#endif  // NVML_EXPORTER_COLLECT_PM_METRICS_H_
+#endif  // NVML_EXPORTER_FIELDS_PM_METRICS_H_

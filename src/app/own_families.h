@@ -1,0 +1,28 @@
+// The exporter's own state as families of the page, beside the collection's: the HTTP server's
+// counters (serve::ServerStats: connections accepted, refused, evicted and open, accept errors,
+// auth failures, bcrypt runs, TLS handshake failures, web config reloads) and the EMF sinks'
+// (sent, dropped, queued per --emf-output). They are added to the collection's series model
+// (Prometheus only) and written by the one Prometheus writer, HELP and TYPE included. Built here,
+// in app/, so that serve/ and sinks/ stay free of render/. Values are as of the collection that
+// made the page (one interval old at most).
+//
+// Thread-safety: reads atomics and writes only the caller's model; call from any thread.
+#ifndef NVML_EXPORTER_APP_OWN_FAMILIES_H_
+#define NVML_EXPORTER_APP_OWN_FAMILIES_H_
+
+#include "render/series_model.h"
+#include "serve/http_server.h"
+#include "sinks/sink_set.h"
+
+namespace nvmlx::app {
+
+// `web_config`: whether a web config is in use (the auth, TLS and reload families appear only
+// then).
+void AddServerFamilies(const serve::ServerStats& s, bool web_config, render::SeriesModel* model);
+
+// nvml_exporter_emf_sent_total, _dropped_total and _queue_length, one series per sink.
+void AddSinkFamilies(const sinks::SinkSet& sinks, render::SeriesModel* model);
+
+}  // namespace nvmlx::app
+
+#endif  // NVML_EXPORTER_APP_OWN_FAMILIES_H_

@@ -1,0 +1,98 @@
+#include "fields/field_roles.h"
+
+#include <gtest/gtest.h>
+
+#include "fields/field_ids.h"
+
+namespace nvmlx::fields {
+namespace {
+
+const FieldDef& Named(std::string_view name) {
+  const FieldDef* f = FindByName(name);
+  EXPECT_NE(f, nullptr) << name;
+  return *f;
+}
+
+TEST(FieldRolesTest, EachSpecialFieldHasItsRoleAndBack) {
+  const std::pair<std::string_view, Role> special[] = {
+      {"DCGM_FI_DEV_XID_ERRORS", Role::kLastXid},
+      {"DCGM_EXP_XID_ERRORS_COUNT", Role::kXidCounts},
+      {"DCGM_EXP_CLOCK_EVENTS_COUNT", Role::kClockEventCounts},
+      {"DCGM_EXP_GPU_HEALTH_STATUS", Role::kHealthStatus},
+      {"DCGM_EXP_P2P_STATUS", Role::kP2pStatus},
+  };
+  for (const auto& [name, role] : special) {
+    EXPECT_EQ(RoleOf(Named(name)), role) << name;
+    ASSERT_NE(FieldFor(role), nullptr) << name;
+    EXPECT_EQ(FieldFor(role)->name, name);
+  }
+  EXPECT_EQ(RoleOf(Named("DCGM_FI_DEV_GPU_UTIL")), Role::kSample);
+  EXPECT_EQ(FieldFor(Role::kSample), nullptr);
+}
+
+TEST(FieldRolesTest, XidWatcherAndGpuStatus) {
+  EXPECT_TRUE(NeedsXidWatcher(Role::kLastXid));
+  EXPECT_TRUE(NeedsXidWatcher(Role::kXidCounts));
+  EXPECT_TRUE(NeedsXidWatcher(Role::kHealthStatus));  // evaluates the window's Xids
+  EXPECT_FALSE(NeedsXidWatcher(Role::kClockEventCounts));
+  EXPECT_FALSE(NeedsXidWatcher(Role::kP2pStatus));
+  EXPECT_TRUE(IsGpuStatus(Role::kHealthStatus));
+  EXPECT_TRUE(IsGpuStatus(Role::kP2pStatus));
+  EXPECT_FALSE(IsGpuStatus(Role::kLastXid));
+}
+
+TEST(FieldRolesTest, MemoryAndGpmRatiosPerMigInstanceEverythingElsePerGpu) {
+  for (const char* n :
+       {"DCGM_FI_DEV_FB_TOTAL", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_FB_USED_PERCENT", "DCGM_FI_DEV_BAR1_USED",
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE"}) {
+    EXPECT_EQ(MigScopeOf(Named(n)), MigScope::kInstance) << n;
+  }
+  // The byte rates are link counters of the whole GPU.
+  for (const char* n :
+       {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS",
+        "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES",
+        "DCGM_EXP_CLOCK_EVENTS_COUNT"}) {
+    EXPECT_EQ(MigScopeOf(Named(n)), MigScope::kGpu) << n;
+  }
+}
+
+TEST(FieldRolesTest, PodShare) {
+  EXPECT_EQ(PodShareOf(Named("DCGM_FI_DEV_GPU_UTIL")), PodShare::kSmPercent);
+  EXPECT_EQ(PodShareOf(Named("DCGM_FI_DEV_FB_USED")), PodShare::kMemoryMib);
+  EXPECT_EQ(PodShareOf(Named("DCGM_FI_DEV_FB_FREE")), PodShare::kNone);
+}
+
+TEST(FieldRolesTest, UncollectedReasons) {
+  EXPECT_EQ(UncollectedReason(Named("DCGM_FI_DEV_GPU_UTIL"), false), "");
+  EXPECT_EQ(UncollectedReason(Named("DCGM_FI_DEV_XID_ERRORS"), false), "");
+  EXPECT_EQ(UncollectedReason(Named("DCGM_EXP_P2P_STATUS"), false), "");
+  EXPECT_EQ(UncollectedReason(Named("DCGM_FI_PROF_GR_ENGINE_ACTIVE"), false), "");
+  EXPECT_EQ(UncollectedReason(Named("DCGM_FI_DRIVER_VERSION"), true), "");
+  // Every catalog field with a role is collected; a skipped DCGM field says why.
+  for (const FieldDef& f : AllFields()) {
+    if (RoleOf(f) != Role::kSample) {
+      EXPECT_EQ(UncollectedReason(f, false), "") << f.name;
+    }
+    if (!f.skip_reason.empty()) {
+      EXPECT_EQ(UncollectedReason(f, false), f.skip_reason) << f.name;
+    }
+  }
+}
+
+TEST(FieldRolesTest, FindQuantity) {
+  std::vector<model::Sample> samples = {{ids::kGpuTemp, int64_t{41}},
+                                        {ids::kGpuUtil, int64_t{7}},
+                                        {ids::kFbUsed, int64_t{1024}},
+                                        {ids::kDramActive, 0.5}};
+  ASSERT_NE(FindQuantity(samples, Quantity::kGpuUtilPercent), nullptr);
+  EXPECT_EQ(std::get<int64_t>(FindQuantity(samples, Quantity::kGpuUtilPercent)->value), 7);
+  EXPECT_EQ(std::get<int64_t>(FindQuantity(samples, Quantity::kGpuTempC)->value), 41);
+  EXPECT_EQ(std::get<double>(FindQuantity(samples, Quantity::kDramActive)->value), 0.5);
+  EXPECT_EQ(FindQuantity(samples, Quantity::kFbFreeMib), nullptr);
+  EXPECT_EQ(FindQuantity(samples, Quantity::kLastXid), nullptr);
+}
+
+}  // namespace
+}  // namespace nvmlx::fields

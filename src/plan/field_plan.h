@@ -1,0 +1,96 @@
+// FieldPlan: one load of the collectors list (start-up or reload), as every stage uses it. It
+// holds the rows that are collected (those nothing collects dropped, each with one "metric not
+// enabled" warning), the families in page order, the label rows, what each kind of entity reads
+// (fast, slow and profiling fields, split for MIG), and which special families it has (the
+// fields/field_roles.h table: the last Xid, the windowed counts, health, P2P), so that no stage
+// branches on a field id.
+//
+// Its life: built whole, once per load, by the daemon (app/), never changed after; handed to
+// the collector, which stamps the plan of each round on that round's Snapshot
+// (Snapshot::plan). Every renderer (the series model, hence Prometheus and EMF) and the live
+// page read the snapshot's plan, so a snapshot is always rendered with the plan it was collected
+// under, and a reload never changes what a render in flight points into. A plan is freed when
+// the last snapshot (and the collector and daemon) holding it lets go.
+//
+// Thread-safety: immutable after Build; shared as shared_ptr<const FieldPlan> by any number of
+// threads. The pointers it hands out (rows, families, fields) stay valid as long as the plan.
+#ifndef NVML_EXPORTER_PLAN_FIELD_PLAN_H_
+#define NVML_EXPORTER_PLAN_FIELD_PLAN_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "config/collectors_csv.h"
+#include "fields/catalog.h"
+#include "fields/field_roles.h"
+
+namespace nvmlx::plan {
+
+// What one entity reads each collection.
+struct EntityFields {
+  std::vector<const fields::FieldDef*> fast;       // cheap per-device reads
+  std::vector<const fields::FieldDef*> slow;       // fields::Cost::kSlow reads (own thread)
+  std::vector<const fields::FieldDef*> profiling;  // DCGM_FI_PROF_* (GPM or PM sampling)
+  bool operator==(const EntityFields&) const = default;
+};
+
+// Which part of a GPU an entity is (collect/mig.h): a GPU as a whole, a MIG-enabled GPU's
+// GPU-wide part, or one of its MIG instances.
+enum class Scope { kWhole, kMigGpu, kInstance };
+
+// One metric family of the page, in page order.
+struct Family {
+  const config::CollectorEntry* row = nullptr;  // points into FieldPlan::rows()
+  fields::Role role = fields::Role::kSample;
+  fields::PodShare pod_share = fields::PodShare::kNone;
+  int field_id() const { return row->field->id; }
+};
+
+class FieldPlan {
+ public:
+  // The plan of a parsed collectors list. Rows nothing collects (fields::UncollectedReason) are
+  // left out, each with one warning naming `source`, the row's line and the reason. Each plan
+  // gets a version of its own (ascending), which the collector's readers compare.
+  static std::shared_ptr<const FieldPlan> Build(std::vector<config::CollectorEntry> rows,
+                                                std::string_view source = "");
+
+  FieldPlan(const FieldPlan&) = delete;
+  FieldPlan& operator=(const FieldPlan&) = delete;
+
+  uint64_t version() const { return version_; }
+  // The collected rows, metric and label, in file order.
+  const std::vector<config::CollectorEntry>& rows() const { return rows_; }
+  // The metric rows by ascending field id (file order for equal ids), a repeated name once (its
+  // first row: a second HELP/TYPE block under one name would be invalid).
+  const std::vector<Family>& families() const { return families_; }
+  // The label rows by name (byte-wise, as Go's sort.Strings), a repeated name once.
+  const std::vector<const config::CollectorEntry*>& label_rows() const { return label_rows_; }
+  // The label rows' fields in file order: read once per GPU at start-up.
+  const std::vector<const fields::FieldDef*>& label_fields() const { return label_fields_; }
+  // What an entity of `scope` reads.
+  const EntityFields& For(Scope scope) const { return scopes_[static_cast<size_t>(scope)]; }
+  // Whether some metric row has this role (kSample: any plain field).
+  bool Has(fields::Role role) const { return has_[static_cast<size_t>(role)]; }
+  // Whether a family needs the Xid watcher (NVML events): the last Xid, the counts, health.
+  bool NeedsXidWatcher() const;
+  // Same rows as `other` (field, name, type and help, in order): a reload that changes nothing.
+  bool SameRows(const FieldPlan& other) const;
+
+ private:
+  FieldPlan() = default;
+
+  uint64_t version_ = 0;
+  std::vector<config::CollectorEntry> rows_;
+  std::vector<Family> families_;
+  std::vector<const config::CollectorEntry*> label_rows_;
+  std::vector<const fields::FieldDef*> label_fields_;
+  std::array<EntityFields, 3> scopes_;
+  std::array<bool, fields::kRoleCount> has_{};
+};
+
+}  // namespace nvmlx::plan
+
+#endif  // NVML_EXPORTER_PLAN_FIELD_PLAN_H_

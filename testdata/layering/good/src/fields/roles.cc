@@ -1,0 +1,2 @@
+// Fixture: the field ids are fields/'s own.
+#include "fields/field_ids.h"
