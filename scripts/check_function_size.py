@@ -48,7 +48,6 @@ ALLOWED = {
     ("src/render/series.cc", "BuildSeries"): 215,
     ("src/app/app.cc", "Run"): 164,
     ("src/collect/collector.cc", "Collector::Collect"): 156,
-    ("src/attribute/kube_client.cc", "KubeApiClient::Request"): 125,
     ("src/collect/collector.cc", "Collector::Create"): 123,
 }
 

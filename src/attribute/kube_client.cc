@@ -53,6 +53,150 @@ Result<std::string> ReadToken(const std::string& path) {
   return Trim(s.str());
 }
 
+// "https://host:port", the start of every transport error.
+std::string Where(const KubeApiConfig& config) {
+  return "https://" + config.host + ":" + config.port;
+}
+
+// One request's connection to the API server, TLS over TCP, driven on the calling thread: each
+// step runs one asynchronous operation to completion, cancelling it when `stop` becomes true
+// meanwhile, so that Stop() ends a request that waits on the network.
+//
+// Thread-safety: used by one thread, the one making the request; only `stop` is shared.
+class Connection {
+ public:
+  // `ctx` (the CA, peer verification) must outlive the connection.
+  Connection(const KubeApiConfig& config, ssl::context& ctx, const std::atomic<bool>& stop)
+      : config_(config), stop_(stop), stream_(ioc_, ctx) {
+    if (!IsIpAddress(config_.host)) {
+      SSL_set_tlsext_host_name(stream_.native_handle(), config_.host.c_str());
+    }
+    stream_.set_verify_callback(ssl::host_name_verification(config_.host));
+  }
+
+  // Resolves the host, connects and completes the TLS handshake.
+  Status Open(std::chrono::milliseconds timeout) {
+    tcp::resolver resolver(ioc_);
+    tcp::resolver::results_type endpoints;
+    ErrorCode ec = Run([&](auto done) {
+      resolver.async_resolve(config_.host, config_.port,
+                             [&, done](ErrorCode e, tcp::resolver::results_type r) {
+                               endpoints = std::move(r);
+                               done(e);
+                             });
+    });
+    if (ec) return Failed("resolve", ec);
+    Socket().expires_after(timeout);
+    ec = Run([&](auto done) { Socket().async_connect(endpoints, done); });
+    if (ec) return Failed("connect", ec);
+    Socket().expires_after(timeout);
+    ec = Run([&](auto done) { stream_.async_handshake(ssl::stream_base::client, done); });
+    if (ec) return Failed("TLS handshake", ec);
+    return Status::Ok();
+  }
+
+  // Sends the GET of `target`, with the token as a bearer token unless it is empty.
+  Status Send(const std::string& target, const std::string& token,
+              std::chrono::milliseconds timeout) {
+    http::request<http::empty_body> req{http::verb::get, target, 11};
+    const bool v6 = config_.host.find(':') != std::string::npos;
+    req.set(http::field::host, (v6 ? "[" + config_.host + "]" : config_.host) + ":" + config_.port);
+    req.set(http::field::user_agent, "nvml-exporter");
+    req.set(http::field::accept, "application/json");
+    req.set(http::field::connection, "close");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    Socket().expires_after(timeout);
+    const ErrorCode ec = Run([&](auto done) { http::async_write(stream_, req, done); });
+    if (ec) return Failed("send request", ec);
+    return Status::Ok();
+  }
+
+  // The whole response (KubeApiClient::Get), its body at most kMaxListBody.
+  Result<HttpResponse> ReadWhole(std::chrono::milliseconds timeout) {
+    parser_.body_limit(kMaxListBody);
+    Socket().expires_after(timeout);
+    const ErrorCode ec = Run([&](auto done) { http::async_read(stream_, buffer_, parser_, done); });
+    if (ec) return Failed("read response", ec);
+    HttpResponse out;
+    out.status = parser_.get().result_int();
+    out.body = std::move(parser_.get().body());
+    return out;
+  }
+
+  // A streamed response (KubeApiClient::Stream): on a 200, each line of the body handed to
+  // on_line as it arrives, `timeout` being the longest wait for more; otherwise the error body.
+  Result<HttpResponse> ReadLines(std::chrono::milliseconds timeout,
+                                 const std::function<bool(std::string_view)>& on_line) {
+    parser_.body_limit(boost::none);  // a watch never ends by itself
+    Socket().expires_after(timeout);
+    ErrorCode ec =
+        Run([&](auto done) { http::async_read_header(stream_, buffer_, parser_, done); });
+    if (ec) return Failed("read response header", ec);
+    HttpResponse out;
+    out.status = parser_.get().result_int();
+    if (out.status != 200) {
+      parser_.body_limit(1 << 20);
+      Socket().expires_after(timeout);
+      Run([&](auto done) { http::async_read(stream_, buffer_, parser_, done); });
+      out.body = std::move(parser_.get().body());
+      return out;
+    }
+    // The body grows as chunks arrive; complete lines are handed on and erased (string_body
+    // appends at its current size, so erasing the consumed prefix between reads is safe).
+    std::string& body = parser_.get().body();
+    while (!parser_.is_done()) {
+      Socket().expires_after(timeout);
+      ec = Run([&](auto done) { http::async_read_some(stream_, buffer_, parser_, done); });
+      size_t start = 0;
+      for (size_t nl; (nl = body.find('\n', start)) != std::string::npos; start = nl + 1) {
+        if (nl > start && !on_line(std::string_view(body).substr(start, nl - start))) return out;
+      }
+      body.erase(0, start);
+      if (ec == http::error::end_of_stream) break;
+      if (ec) return Failed("read watch stream", ec);
+    }
+    if (!body.empty()) on_line(body);  // a last line without its newline
+    return out;
+  }
+
+ private:
+  beast::tcp_stream& Socket() { return beast::get_lowest_layer(stream_); }
+
+  // Runs one asynchronous operation to completion on this thread, cancelling it when `stop_`
+  // becomes true meanwhile. `start` receives the completion handler.
+  template <typename Start>
+  ErrorCode Run(Start start) {
+    ErrorCode result;
+    bool done = false;
+    start([&](ErrorCode e, auto&&...) {
+      result = e;
+      done = true;
+    });
+    ioc_.restart();
+    bool cancelled = false;
+    while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
+      ioc_.run_one_for(kStopPoll);
+      if (!done && !cancelled && stop_.load()) {
+        Socket().cancel();
+        cancelled = true;
+      }
+    }
+    return result;
+  }
+
+  Status Failed(const char* step, const ErrorCode& e) const {
+    if (stop_.load()) return Unavailable("stopped");
+    return Unavailable(Where(config_) + ": " + step + ": " + e.message());
+  }
+
+  const KubeApiConfig& config_;
+  const std::atomic<bool>& stop_;
+  net::io_context ioc_;
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  beast::flat_buffer buffer_;
+  http::response_parser<http::string_body> parser_;
+};
+
 }  // namespace
 
 Result<KubeApiConfig> ResolveKubeApiConfig(const std::string& server_url,
@@ -132,7 +276,6 @@ Result<HttpResponse> KubeApiClient::Request(const std::string& target,
                                             const std::function<bool(std::string_view)>* on_line) {
   if (stop_.load()) return Unavailable("stopped");
   if (Status s = util::LoadOpenSsl(); !s.ok()) return Unavailable(s.message());
-  const std::string where = "https://" + config_.host + ":" + config_.port;
   std::string token;
   if (!config_.token_file.empty()) {
     Result<std::string> t = ReadToken(config_.token_file);
@@ -145,111 +288,13 @@ Result<HttpResponse> KubeApiClient::Request(const std::string& target,
     ctx.load_verify_file(config_.ca_file, ec);
     if (ec) return Unavailable("cannot load CA " + config_.ca_file + ": " + ec.message());
     ctx.set_verify_mode(ssl::verify_peer);
-
-    net::io_context ioc;
-    beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
-    if (!IsIpAddress(config_.host)) {
-      SSL_set_tlsext_host_name(stream.native_handle(), config_.host.c_str());
-    }
-    stream.set_verify_callback(ssl::host_name_verification(config_.host));
-
-    // Runs one asynchronous operation to completion on this thread, cancelling it when Stop()
-    // is called meanwhile. `start` receives the completion handler.
-    auto run = [&](auto start) -> ErrorCode {
-      ErrorCode result;
-      bool done = false;
-      start([&](ErrorCode e, auto&&...) {
-        result = e;
-        done = true;
-      });
-      ioc.restart();
-      bool cancelled = false;
-      while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
-        ioc.run_one_for(kStopPoll);
-        if (!done && !cancelled && stop_.load()) {
-          beast::get_lowest_layer(stream).cancel();
-          cancelled = true;
-        }
-      }
-      return result;
-    };
-    auto failed = [&](const char* step, const ErrorCode& e) -> Status {
-      if (stop_.load()) return Unavailable("stopped");
-      return Unavailable(where + ": " + step + ": " + e.message());
-    };
-
-    tcp::resolver resolver(ioc);
-    tcp::resolver::results_type endpoints;
-    ec = run([&](auto done) {
-      resolver.async_resolve(config_.host, config_.port,
-                             [&, done](ErrorCode e, tcp::resolver::results_type r) {
-                               endpoints = std::move(r);
-                               done(e);
-                             });
-    });
-    if (ec) return failed("resolve", ec);
-    beast::get_lowest_layer(stream).expires_after(timeout);
-    ec = run([&](auto done) { beast::get_lowest_layer(stream).async_connect(endpoints, done); });
-    if (ec) return failed("connect", ec);
-    beast::get_lowest_layer(stream).expires_after(timeout);
-    ec = run([&](auto done) { stream.async_handshake(ssl::stream_base::client, done); });
-    if (ec) return failed("TLS handshake", ec);
-
-    http::request<http::empty_body> req{http::verb::get, target, 11};
-    const bool v6 = config_.host.find(':') != std::string::npos;
-    req.set(http::field::host, (v6 ? "[" + config_.host + "]" : config_.host) + ":" + config_.port);
-    req.set(http::field::user_agent, "nvml-exporter");
-    req.set(http::field::accept, "application/json");
-    req.set(http::field::connection, "close");
-    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-    beast::get_lowest_layer(stream).expires_after(timeout);
-    ec = run([&](auto done) { http::async_write(stream, req, done); });
-    if (ec) return failed("send request", ec);
-
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    HttpResponse out;
-    if (on_line == nullptr) {
-      parser.body_limit(kMaxListBody);
-      beast::get_lowest_layer(stream).expires_after(timeout);
-      ec = run([&](auto done) { http::async_read(stream, buffer, parser, done); });
-      if (ec) return failed("read response", ec);
-      out.status = parser.get().result_int();
-      out.body = std::move(parser.get().body());
-      return out;
-    }
-    parser.body_limit(boost::none);  // a watch never ends by itself
-    beast::get_lowest_layer(stream).expires_after(timeout);
-    ec = run([&](auto done) { http::async_read_header(stream, buffer, parser, done); });
-    if (ec) return failed("read response header", ec);
-    out.status = parser.get().result_int();
-    if (out.status != 200) {
-      parser.body_limit(1 << 20);
-      beast::get_lowest_layer(stream).expires_after(timeout);
-      ec = run([&](auto done) { http::async_read(stream, buffer, parser, done); });
-      out.body = std::move(parser.get().body());
-      return out;
-    }
-    // The body grows as chunks arrive; complete lines are handed on and erased (string_body
-    // appends at its current size, so erasing the consumed prefix between reads is safe).
-    std::string& body = parser.get().body();
-    while (!parser.is_done()) {
-      beast::get_lowest_layer(stream).expires_after(timeout);
-      ec = run([&](auto done) { http::async_read_some(stream, buffer, parser, done); });
-      size_t start = 0;
-      for (size_t nl; (nl = body.find('\n', start)) != std::string::npos; start = nl + 1) {
-        if (nl > start && !(*on_line)(std::string_view(body).substr(start, nl - start))) {
-          return out;
-        }
-      }
-      body.erase(0, start);
-      if (ec == http::error::end_of_stream) break;
-      if (ec) return failed("read watch stream", ec);
-    }
-    if (!body.empty()) (*on_line)(body);  // a last line without its newline
-    return out;
+    Connection connection(config_, ctx, stop_);
+    NVMLX_RETURN_IF_ERROR(connection.Open(timeout));
+    NVMLX_RETURN_IF_ERROR(connection.Send(target, token, timeout));
+    if (on_line == nullptr) return connection.ReadWhole(timeout);
+    return connection.ReadLines(timeout, *on_line);
   } catch (const std::exception& e) {
-    return Unavailable(where + ": " + e.what());
+    return Unavailable(Where(config_) + ": " + e.what());
   }
 }
 

@@ -78,7 +78,6 @@ class KubeApiClient {
   bool stopped() const { return stop_.load(); }
 
  private:
-  struct Impl;
   Result<HttpResponse> Request(const std::string& target, std::chrono::milliseconds timeout,
                                const std::function<bool(std::string_view)>* on_line);
 
