@@ -46,7 +46,6 @@ MAX_LINES = 120
 # that the list only shrinks (issue 23).
 ALLOWED = {
     ("src/render/series.cc", "BuildSeries"): 215,
-    ("src/app/app.cc", "Run"): 164,
     ("src/collect/collector.cc", "Collector::Collect"): 156,
     ("src/collect/collector.cc", "Collector::Create"): 123,
 }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,10 +67,6 @@ std::string CuptiLibrary(const config::Options& opts, const std::string& nvml_li
   return (std::filesystem::path(nvml_library).parent_path() / "libcupti.so.13").string();
 }
 
-// Leaves the process now, without destructors or atexit handlers: threads stuck inside NVML
-// still use the objects a normal exit would destroy, and the driver's own exit path may wait for
-// them. Only taken when something is stuck (a clean stop returns from Run instead, so the
-// sanitizers' leak check runs there).
 // Writes out what the log and stdio still buffer: before _exit and before execv, which both
 // drop it.
 void FlushOutputs() {
@@ -78,6 +75,10 @@ void FlushOutputs() {
   std::fflush(stderr);
 }
 
+// Leaves the process now, without destructors or atexit handlers: threads stuck inside NVML
+// still use the objects a normal exit would destroy, and the driver's own exit path may wait for
+// them. Only taken when something is stuck (a clean stop returns from Run instead, so the
+// sanitizers' leak check runs there).
 [[noreturn]] void ExitLeavingStuckThreads(int code) {
   FlushOutputs();
   _exit(code);
@@ -137,6 +138,24 @@ constexpr std::chrono::milliseconds kStopBudget{1000};
 // How long a stop signal during start-up waits for the start-up to finish on its own.
 constexpr std::chrono::milliseconds kStartupGrace{500};
 
+// Stops the daemon, waiting at most kStopBudget. False when NVML calls are still in progress
+// after it: each is logged, and the caller must not destroy the daemon (its threads still use it).
+bool StopDaemon(Daemon* daemon) {
+  if (daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) return true;
+  for (const std::string& s : daemon->StuckCalls()) {
+    log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
+  }
+  return false;
+}
+
+// The end of every run that stops: the exit code of a clean stop, for Run to return (the daemon
+// is destroyed on the way out); when a call is stuck, the process ends here instead, leaving the
+// stuck threads behind. Either way the exit code is 0: a stop was asked for and happened.
+int StopAndExit(Daemon* daemon) {
+  if (!StopDaemon(daemon)) ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+  return config::ToInt(config::ExitCode::kOk);
+}
+
 // The GPU bind/unbind watch's reset: the stopped daemon is destroyed (NVML shut down) when it
 // could be, then the process re-executes itself. Exits (code 1) when it cannot: under
 // --web-systemd-socket (the socket systemd passed is closed by the stop, and LISTEN_PID would
@@ -156,149 +175,147 @@ constexpr std::chrono::milliseconds kStartupGrace{500};
   ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kUnavailable));
 }
 
-}  // namespace
-
-int Run(int argc, char** argv) {
-  // At most two malloc arenas, before any thread starts. glibc gives each thread that contends
-  // its own arena (up to 8 per core), and each keeps the pages its thread freed: with a fast and
-  // a slow reader per GPU, the loops and the io threads that is ~0.6 MiB of RSS on 8 GPUs
-  // (docs/benchmarks.md, "Resident memory"). Our threads allocate little and mostly from their
-  // per-thread cache, so two shared arenas cost no measurable contention. MALLOC_ARENA_MAX in
-  // the environment still decides when set.
+// At most two malloc arenas, before any thread starts. glibc gives each thread that contends its
+// own arena (up to 8 per core), and each keeps the pages its thread freed: with a fast and a slow
+// reader per GPU, the loops and the io threads that is ~0.6 MiB of RSS on 8 GPUs
+// (docs/benchmarks.md, "Resident memory"). Our threads allocate little and mostly from their
+// per-thread cache, so two shared arenas cost no measurable contention. MALLOC_ARENA_MAX in the
+// environment still decides when set.
+void LimitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
-  Result<config::Options> parsed = config::ParseOptions(argc, argv, GetEnv);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "nvml-exporter: %s\n", parsed.status().message().c_str());
-    return config::ToInt(config::ExitCodeFor(parsed.status()));
-  }
-  const config::Options& opts = *parsed;
-  if (opts.help_or_version_requested) {
-    std::fputs(opts.help_text.c_str(), stdout);
-    return config::ToInt(opts.exit_code_hint);
-  }
+}
+
+void StartLogging(const config::Options& opts) {
   log::Init(opts.log_format == config::LogFormat::kJson ? log::Format::kJson : log::Format::kText,
             opts.debug);
   // dcgm-exporter options without effect here: said once, at start (config/options_compat.cc).
   for (const config::Options::StartupWarning& w : opts.startup_warnings) {
     log::Warn(w.message, {{"option", w.option}});
   }
+}
 
-  // A listen address that can never work fails now, as a bad flag (exit 2), not after NVML is
-  // loaded and the first collection ran.
-  if (!opts.once && !opts.web_systemd_socket) {
-    if (Result<serve::ListenAddress> a = serve::ParseListenAddress(opts.address); !a.ok()) {
-      std::fprintf(stderr, "nvml-exporter: -a/--address: %s\n", a.status().message().c_str());
-      return config::ToInt(config::ExitCode::kUsage);
-    }
+// False, with a line on stderr, when -a/--address cannot be listened on whatever happens later
+// (not checked with --once or a systemd socket, which listen on nothing of their own).
+bool ListenAddressUsable(const config::Options& opts) {
+  if (opts.once || opts.web_systemd_socket) return true;
+  Result<serve::ListenAddress> a = serve::ParseListenAddress(opts.address);
+  if (a.ok()) return true;
+  std::fprintf(stderr, "nvml-exporter: -a/--address: %s\n", a.status().message().c_str());
+  return false;
+}
+
+// The signals only the main thread handles, by waiting for them: SIGINT/SIGTERM stop, SIGHUP
+// reloads (as with dcgm-exporter), SIGUSR1 pauses PM sampling so that the GPU's counters become
+// free for Nsight and SIGUSR2 resumes it (docs/pm-sampling.md §5; like `dcgmi profile --pause /
+// --resume`), and reexec() is our own wake-up for a re-execution. Constructing it blocks them all
+// in the calling thread, so that every thread started later (the start-up thread, the Daemon's)
+// inherits the mask and only Wait() sees them.
+//
+// Thread-safety: the main thread's alone.
+class MainSignals {
+ public:
+  MainSignals() {
+    sigemptyset(&set_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, reexec_}) sigaddset(&set_, sig);
+    pthread_sigmask(SIG_BLOCK, &set_, &original_mask_);
   }
+  MainSignals(const MainSignals&) = delete;
+  MainSignals& operator=(const MainSignals&) = delete;
 
-  // Only our sigtimedwait() below sees SIGINT/SIGTERM/SIGHUP: every thread started later (the
-  // start-up thread, the Daemon's) inherits the mask. SIGHUP reloads, as with dcgm-exporter.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);
-  // SIGUSR1 pauses PM sampling (the GPU's counters become free for Nsight), SIGUSR2 resumes it
-  // (docs/pm-sampling.md §5); like `dcgmi profile --pause / --resume`.
-  sigaddset(&signals, SIGUSR1);
-  sigaddset(&signals, SIGUSR2);
-  // Our own wake-up for a re-execution: the GPU bind/unbind watch saw the set of bound GPUs
-  // change, or a reload needs what only a start builds.
-  const int reexec_requested = SIGRTMIN + 1;
-  sigaddset(&signals, reexec_requested);
-  sigset_t original_mask;
-  pthread_sigmask(SIG_BLOCK, &signals, &original_mask);
-
-  const std::string nvml_library = NvmlLibrary(opts, argv[0]);
-  const Daemon::Environment env{nvml_library, CuptiLibrary(opts, nvml_library), GetEnv};
-  Startup startup;
-  std::thread starter([&opts, &env, &startup] { RunStartup(opts, env, &startup); });
-  // Waits for a signal, at most `timeout`; 0 when none came.
-  auto wait_signal = [&signals](std::chrono::milliseconds timeout) {
+  // Waits for one of them, at most `timeout`; 0 when none came.
+  int Wait(std::chrono::milliseconds timeout) const {
     timespec ts{static_cast<time_t>(timeout.count() / 1000),
                 static_cast<long>((timeout.count() % 1000) * 1000000)};
-    const int sig = sigtimedwait(&signals, nullptr, &ts);
+    const int sig = sigtimedwait(&set_, nullptr, &ts);
     return sig > 0 ? sig : 0;
-  };
+  }
 
-  // Start-up: a stop signal ends it even while NVML or the collectors file blocks it.
-  while (!startup.done.load()) {
-    const int sig = wait_signal(std::chrono::milliseconds(100));
+  // Raised by the GPU bind/unbind watch when the set of bound GPUs changed, or by a reload that
+  // needs what only a start builds.
+  int reexec() const { return reexec_; }
+  // The mask before construction: the one a re-executed process image starts with.
+  const sigset_t& original_mask() const { return original_mask_; }
+
+ private:
+  const int reexec_ = SIGRTMIN + 1;
+  sigset_t set_;
+  sigset_t original_mask_;
+};
+
+// A stop signal came during start-up: waits kStartupGrace for the start-up to finish, then stops
+// what it started. Returns the exit code; leaves the process when the start-up is stuck.
+int StopDuringStartup(Startup* startup, std::thread* starter) {
+  const auto grace = std::chrono::steady_clock::now() + kStartupGrace;
+  while (!startup->done.load() && std::chrono::steady_clock::now() < grace) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!startup->done.load()) {
+    const char* call = startup->site.current();
+    log::Error("start-up is stuck; exiting without waiting for it",
+               {{"call", call != nullptr ? call : "(not inside NVML)"}});
+    ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+  }
+  starter->join();
+  if (startup->daemon == nullptr) return startup->exit_code;
+  return StopAndExit(startup->daemon.get());
+}
+
+// Waits for the start-up thread, answering signals meanwhile: a stop signal ends the start-up
+// even while NVML or the collectors file blocks it. Returns the exit code when one did; nullopt
+// once the start-up finished (the thread joined, its results in *startup).
+std::optional<int> AwaitStartup(const MainSignals& signals, Startup* startup,
+                                std::thread* starter) {
+  while (!startup->done.load()) {
+    const int sig = signals.Wait(std::chrono::milliseconds(100));
     if (sig == 0) continue;
     if (sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2) {
       log::Info("signal during start-up: ignored", {{"signal", SignalName(sig)}});
       continue;
     }
     log::Info("shutting down during start-up", {{"signal", SignalName(sig)}});
-    const auto grace = std::chrono::steady_clock::now() + kStartupGrace;
-    while (!startup.done.load() && std::chrono::steady_clock::now() < grace) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!startup.done.load()) {
-      const char* call = startup.site.current();
-      log::Error("start-up is stuck; exiting without waiting for it",
-                 {{"call", call != nullptr ? call : "(not inside NVML)"}});
-      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
-    }
-    starter.join();
-    if (startup.daemon == nullptr) return startup.exit_code;
-    if (!startup.daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
-      for (const std::string& s : startup.daemon->StuckCalls()) {
-        log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
-      }
-      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
-    }
-    return config::ToInt(config::ExitCode::kOk);
+    return StopDuringStartup(startup, starter);
   }
-  starter.join();
-  if (startup.daemon == nullptr) return startup.exit_code;
-  std::unique_ptr<Daemon>& daemon = startup.daemon;
+  starter->join();
+  return std::nullopt;
+}
 
-  if (opts.once) {
-    std::fwrite(startup.once_body.data(), 1, startup.once_body.size(), stdout);
-    // Flush before the teardown (the Xid watcher's thread may take up to its wait timeout to
-    // stop): a reader such as `| grep -q` must get the whole page before it goes away.
-    std::fflush(stdout);
-    // A GPU whose read is stuck was printed as stale; its reader must not hold up the exit.
-    if (!daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) {
-      for (const std::string& s : daemon->StuckCalls()) {
-        log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
-      }
-      ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
-    }
-    return config::ToInt(config::ExitCode::kOk);
-  }
+// --once: the page the start-up rendered, then the stop.
+int PrintOnce(const std::string& page, Daemon* daemon) {
+  std::fwrite(page.data(), 1, page.size(), stdout);
+  // Flush before the teardown (the Xid watcher's thread may take up to its wait timeout to
+  // stop): a reader such as `| grep -q` must get the whole page before it goes away.
+  std::fflush(stdout);
+  // A GPU whose read is stuck was printed as stale; its reader must not hold up the exit.
+  return StopAndExit(daemon);
+}
 
-  // --enable-gpu-bind-unbind-watch: a GPU bound or unbound makes the daemon re-execute itself,
-  // so that NVML enumerates the GPUs afresh (dcgm-exporter re-initialises DCGM in-process; a new
-  // process image is the reset that leaves nothing of the old NVML session behind).
-  // A reload that needs what only a start builds (the Xid watcher) re-executes the same way.
-  const auto request_reexec = [reexec_requested] { kill(getpid(), reexec_requested); };
-  daemon->SetRestartHandler(request_reexec);
-  std::unique_ptr<GpuBindingWatch> watch;
-  if (opts.enable_gpu_bind_unbind_watch) {
-    // NVMLX_GPU_BIND_DIR: the directory to watch instead of the kernel's (tests).
-    const std::string dir =
-        GetEnv("NVMLX_GPU_BIND_DIR").value_or(GpuBindingWatch::kDefaultDirectory);
-    watch =
-        std::make_unique<GpuBindingWatch>(dir, opts.gpu_bind_unbind_poll_interval, request_reexec);
-    if (Status st = watch->Start(); !st.ok()) {
-      log::Warn("GPU bind/unbind watch off: the nvidia driver's directory cannot be read",
-                {{"err", st.ToString()}});
-      watch.reset();
-    }
+// --enable-gpu-bind-unbind-watch: a GPU bound or unbound calls `on_change` (a re-execution). Null
+// when the flag is off or the driver's directory cannot be read (then logged).
+std::unique_ptr<GpuBindingWatch> StartBindingWatch(const config::Options& opts,
+                                                   std::function<void()> on_change) {
+  if (!opts.enable_gpu_bind_unbind_watch) return nullptr;
+  // NVMLX_GPU_BIND_DIR: the directory to watch instead of the kernel's (tests).
+  const std::string dir = GetEnv("NVMLX_GPU_BIND_DIR").value_or(GpuBindingWatch::kDefaultDirectory);
+  auto watch = std::make_unique<GpuBindingWatch>(dir, opts.gpu_bind_unbind_poll_interval,
+                                                 std::move(on_change));
+  if (Status st = watch->Start(); !st.ok()) {
+    log::Warn("GPU bind/unbind watch off: the nvidia driver's directory cannot be read",
+              {{"err", st.ToString()}});
+    return nullptr;
   }
-  bool reexecute = false;
+  return watch;
+}
+
+// Answers signals until one stops the daemon (false) or asks for a re-execution (true).
+bool ServeUntilStopOrReexec(const MainSignals& signals, Daemon* daemon) {
   for (;;) {
     // Nothing else to do here: a long wait, so that an idle daemon's main thread does not wake
     // every second for nothing.
-    const int sig = wait_signal(std::chrono::hours(1));
+    const int sig = signals.Wait(std::chrono::hours(1));
     if (sig == 0) continue;
-    if (sig == reexec_requested) {
+    if (sig == signals.reexec()) {
       log::Warn("re-executing the daemon: its GPUs or fields changed beyond what a reload applies");
-      reexecute = true;
-      break;
+      return true;
     }
     if (sig == SIGHUP) {
       daemon->Reload("SIGHUP");
@@ -309,18 +326,56 @@ int Run(int argc, char** argv) {
       continue;
     }
     log::Info("shutting down", {{"signal", SignalName(sig)}});
-    break;
+    return false;
   }
+}
+
+// The started daemon until a stop signal (then Run returns the exit code) or a re-execution (then
+// the process image is replaced, or the process exits when it cannot be).
+int Serve(char** argv, const config::Options& opts, const MainSignals& signals,
+          std::unique_ptr<Daemon>* daemon) {
+  // A GPU bound or unbound makes the daemon re-execute itself, so that NVML enumerates the GPUs
+  // afresh (dcgm-exporter re-initialises DCGM in-process; a new process image is the reset that
+  // leaves nothing of the old NVML session behind). A reload that needs what only a start builds
+  // (the Xid watcher) re-executes the same way.
+  const auto request_reexec = [reexec = signals.reexec()] { kill(getpid(), reexec); };
+  (*daemon)->SetRestartHandler(request_reexec);
+  std::unique_ptr<GpuBindingWatch> watch = StartBindingWatch(opts, request_reexec);
+  const bool reexecute = ServeUntilStopOrReexec(signals, daemon->get());
   watch.reset();
-  const bool stopped = daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget);
-  if (!stopped) {
-    for (const std::string& s : daemon->StuckCalls()) {
-      log::Error("exiting with an NVML call still in progress", {{"stuck", s}});
-    }
-    if (!reexecute) ExitLeavingStuckThreads(config::ToInt(config::ExitCode::kOk));
+  if (!reexecute) return StopAndExit(daemon->get());
+  const bool stopped = StopDaemon(daemon->get());
+  ReExecuteDaemon(argv, signals.original_mask(), opts, stopped ? daemon : nullptr);
+}
+
+}  // namespace
+
+int Run(int argc, char** argv) {
+  LimitMallocArenas();
+  Result<config::Options> parsed = config::ParseOptions(argc, argv, GetEnv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "nvml-exporter: %s\n", parsed.status().message().c_str());
+    return config::ToInt(config::ExitCodeFor(parsed.status()));
   }
-  if (reexecute) ReExecuteDaemon(argv, original_mask, opts, stopped ? &daemon : nullptr);
-  return config::ToInt(config::ExitCode::kOk);
+  const config::Options& opts = *parsed;
+  if (opts.help_or_version_requested) {
+    std::fputs(opts.help_text.c_str(), stdout);
+    return config::ToInt(opts.exit_code_hint);
+  }
+  StartLogging(opts);
+  // A listen address that can never work fails now, as a bad flag (exit 2), not after NVML is
+  // loaded and the first collection ran.
+  if (!ListenAddressUsable(opts)) return config::ToInt(config::ExitCode::kUsage);
+
+  const MainSignals signals;  // before the first thread starts: every thread inherits the mask
+  const std::string nvml_library = NvmlLibrary(opts, argv[0]);
+  const Daemon::Environment env{nvml_library, CuptiLibrary(opts, nvml_library), GetEnv};
+  Startup startup;
+  std::thread starter([&opts, &env, &startup] { RunStartup(opts, env, &startup); });
+  if (std::optional<int> code = AwaitStartup(signals, &startup, &starter)) return *code;
+  if (startup.daemon == nullptr) return startup.exit_code;
+  if (opts.once) return PrintOnce(startup.once_body, startup.daemon.get());
+  return Serve(argv, opts, signals, &startup.daemon);
 }
 
 }  // namespace nvmlx::app
