@@ -118,7 +118,7 @@ void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xi
   r.pcie_link_width = opt(lib_.PcieLinkWidth(h));
   if (Result<unsigned> replays = lib_.PcieReplayCounter(h); replays.ok()) {
     d.pcie_replays->Add(clock_->Now(), *replays);
-    r.pcie_replays_last_minute = d.pcie_replays->Replays();
+    r.pcie_replays_last_minute = d.pcie_replays->Delta();
   }
   r.power_readable = lib_.PowerUsageMw(h).ok();
   d.nvlink_health->Read(h, clock_->Now(), &r);

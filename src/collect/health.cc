@@ -204,16 +204,4 @@ std::vector<model::HealthResult> LostGpuHealth(const std::vector<model::XidCount
   return EvaluateHealth(r);
 }
 
-void PcieReplayWindow::Add(Clock::time_point at, unsigned counter) {
-  samples_.push_back({at, counter});
-  while (samples_.size() > 1 && samples_.front().at < at - kWindow) samples_.pop_front();
-}
-
-std::optional<unsigned> PcieReplayWindow::Replays() const {
-  if (samples_.size() < 2) return std::nullopt;
-  const unsigned a = samples_.front().counter, b = samples_.back().counter;
-  // DCGM takes the absolute difference (a reset counter counts as its new value's distance).
-  return a <= b ? b - a : a - b;
-}
-
 }  // namespace nvmlx::collect

@@ -10,19 +10,18 @@
 // has several incidents, the worst result wins and, among equal results, the first check in the
 // table.
 //
-// Thread-safety: EvaluateHealth is a pure function. PcieReplayWindow is not thread-safe; the
-// collector's fast loop owns one per GPU.
+// Thread-safety: EvaluateHealth is a pure function. A PcieReplayWindow (a CounterWindow) is not
+// thread-safe; the collector's fast loop owns one per GPU.
 #ifndef NVML_EXPORTER_COLLECT_HEALTH_H_
 #define NVML_EXPORTER_COLLECT_HEALTH_H_
 
 #include <array>
-#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string_view>
 #include <vector>
 
+#include "collect/counter_window.h"
 #include "model/snapshot.h"
 
 namespace nvmlx::collect {
@@ -49,7 +48,7 @@ struct HealthReadings {
   std::optional<uint64_t> clock_event_reasons;       // nvmlDeviceGetCurrentClocksEventReasons
   std::optional<unsigned> pcie_link_gen;             // current generation
   std::optional<unsigned> pcie_link_width;           // current lanes
-  std::optional<unsigned> pcie_replays_last_minute;  // PcieReplayWindow::Replays
+  std::optional<uint64_t> pcie_replays_last_minute;  // PcieReplayWindow::Delta
   bool power_readable = true;                        // nvmlDeviceGetPowerUsage answered
   std::optional<unsigned> nvlinks_down;              // CountNvlinksDown (nullopt: no NVLink)
   // Growth of the NVLink error totals over the last minute (FI 38/45/52/59): CRC flit, CRC data,
@@ -85,24 +84,9 @@ std::vector<model::HealthResult> LostGpuHealth(const std::vector<model::XidCount
 // lanes), with the generation capped at 6 (DCGM's GetExpectedPcieReplayRate). 0 for gen 0.
 unsigned ExpectedPcieReplaysPerMinute(unsigned gen, unsigned width);
 
-// The PCIe replay counter over the last minute: DCGM compares the oldest and the newest sample
-// of DCGM_FI_DEV_PCIE_REPLAY_TOTAL within the last 60 s.
-class PcieReplayWindow {
- public:
-  using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::seconds kWindow{60};
-
-  void Add(Clock::time_point at, unsigned counter);
-  // Replays between the oldest and newest sample of the window; empty with fewer than 2.
-  std::optional<unsigned> Replays() const;
-
- private:
-  struct Sample {
-    Clock::time_point at;
-    unsigned counter;
-  };
-  std::deque<Sample> samples_;
-};
+// The PCIe replay counter (DCGM_FI_DEV_PCIE_REPLAY_TOTAL) over the last minute: the collector's
+// name for the window it keeps per GPU.
+using PcieReplayWindow = CounterWindow;
 
 }  // namespace nvmlx::collect
 

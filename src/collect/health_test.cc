@@ -244,18 +244,5 @@ TEST(HealthTest, ExpectedReplayRateFollowsDcgmTable) {
   EXPECT_EQ(ExpectedPcieReplaysPerMinute(9, 16), 62u);  // capped at gen 6: ceil(61.44)
 }
 
-TEST(HealthTest, ReplayWindowComparesOldestAndNewestOfTheLastMinute) {
-  PcieReplayWindow w;
-  const auto t0 = PcieReplayWindow::Clock::time_point{} + std::chrono::hours(1);
-  w.Add(t0, 100);
-  EXPECT_FALSE(w.Replays().has_value());
-  w.Add(t0 + std::chrono::seconds(30), 140);
-  EXPECT_EQ(w.Replays(), 40u);
-  w.Add(t0 + std::chrono::seconds(70), 150);  // t0 leaves the window
-  EXPECT_EQ(w.Replays(), 10u);
-  w.Add(t0 + std::chrono::seconds(75), 5);  // counter reset: absolute difference
-  EXPECT_EQ(w.Replays(), 135u);
-}
-
 }  // namespace
 }  // namespace nvmlx::collect

@@ -16,34 +16,14 @@
 #define NVML_EXPORTER_COLLECT_NVLINK_HEALTH_H_
 
 #include <array>
-#include <chrono>
-#include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 
+#include "collect/counter_window.h"
 #include "collect/health.h"
 #include "nvml/nvml.h"
 
 namespace nvmlx::collect {
-
-// One counter over the last minute: the difference between the oldest and the newest sample
-// within kWindow (absolute, as DCGM takes it), empty with fewer than two samples.
-class CounterWindow {
- public:
-  using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::seconds kWindow{60};
-
-  void Add(Clock::time_point at, uint64_t counter);
-  std::optional<uint64_t> Delta() const;
-
- private:
-  struct Sample {
-    Clock::time_point at;
-    uint64_t counter;
-  };
-  std::deque<Sample> samples_;
-};
 
 class NvlinkHealthReader {
  public:
