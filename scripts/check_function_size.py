@@ -71,6 +71,45 @@ OPERATOR_RE = re.compile(
     r"(?:\(\s*\)|\[\s*\]|\"\"\s*\w+|new\s*\[\s*\]|delete\s*\[\s*\]|[^\w\s(]+|[\w\s:<>*&]+?))\s*\(")
 
 
+def directive_end(text, i):
+    """The end of the preprocessor line at i: the first newline not escaped by a backslash (a
+    comment inside it goes with it)."""
+    n = len(text)
+    j = i
+    while j < n and text[j] != "\n":
+        if text[j] == "\\" and j + 1 < n and text[j + 1] == "\n":
+            j += 2
+        elif text.startswith("/*", j):
+            end = text.find("*/", j + 2)
+            j = n if end < 0 else end + 2
+        else:
+            j += 1
+    return j
+
+
+def literal_end(text, i):
+    """The end of the string or character literal whose quote is at i (raw strings too), or None
+    when the quote is a digit separator (1'000'000)."""
+    n, c = len(text), text[i]
+    # The identifier or number right before the quote: a literal prefix (u8, L, R...), or,
+    # before ', the digits of a number with separators.
+    k = i
+    while k > 0 and (text[k - 1] in IDENT_CHARS or text[k - 1] == "'" and c == "'"):
+        k -= 1
+    word = text[k:i]
+    if c == "'" and word[:1].isdigit():
+        return None
+    if c == '"' and word.endswith("R") and word[:-1] in LITERAL_PREFIXES:
+        open_paren = text.find("(", i + 1)
+        delim = text[i + 1:open_paren]
+        end = text.find(")" + delim + '"', open_paren + 1)
+        return n if open_paren < 0 or end < 0 else end + len(delim) + 2
+    j = i + 1
+    while j < n and text[j] != c and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    return min(j + 1, n)
+
+
 def blank(text):
     """The text with comments, literals and preprocessor lines replaced by spaces; every newline
     is kept, so that offsets still give the original line numbers."""
@@ -82,24 +121,13 @@ def blank(text):
     # each #if is kept, so that braces opened in both branches (#if A namespace x { #else
     # namespace y { #endif) count once.
     skipping = []
-
-    def wipe(a, b):
-        for k in range(a, b):
-            if out[k] != "\n":
-                out[k] = " "
-
     while i < n:
         c = text[i]
-        if c == "\n":
-            line_start = True
-            i += 1
-            continue
-        if c in " \t\r\f\v":
+        if c in " \t\r\f\v\n":
+            line_start = line_start or c == "\n"
             i += 1
             continue
         if line_start and c == "#":
-            # A preprocessor line runs to a newline not escaped by a backslash; comments inside
-            # it go with it.
             directive = re.match(r"#\s*(\w*)", text[i:i + 40]).group(1)
             if directive in ("if", "ifdef", "ifndef"):
                 skipping.append(False)
@@ -107,64 +135,25 @@ def blank(text):
                 skipping[-1] = True
             elif directive == "endif" and skipping:
                 skipping.pop()
-            j = i
-            while j < n and text[j] != "\n":
-                if text[j] == "\\" and j + 1 < n and text[j + 1] == "\n":
-                    j += 2
-                    continue
-                if text.startswith("/*", j):
-                    end = text.find("*/", j + 2)
-                    j = n if end < 0 else end + 2
-                    continue
-                j += 1
-            wipe(i, j)
-            i = j
-            continue
+            end = directive_end(text, i)
+        elif any(skipping) or text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+        elif c in "\"'":
+            end = literal_end(text, i)
+        else:
+            end = None
         line_start = False
-        if any(skipping):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            wipe(i, j)
-            i = j
+        if end is None:  # code, or a digit separator
+            i += 1
             continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            wipe(i, j)
-            i = j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            wipe(i, j)
-            i = j
-            continue
-        if c == '"' or c == "'":
-            # The identifier or number right before the quote: a literal prefix (u8, L, R...),
-            # or, before ', the digits of a number with separators (1'000'000).
-            k = i
-            while k > 0 and (text[k - 1] in IDENT_CHARS or text[k - 1] == "'" and c == "'"):
-                k -= 1
-            word = text[k:i]
-            if c == "'" and word[:1].isdigit():
-                i += 1  # a digit separator
-                continue
-            if c == '"' and word.endswith("R") and word[:-1] in LITERAL_PREFIXES:
-                close_paren = text.find("(", i + 1)
-                delim = text[i + 1:close_paren]
-                end = text.find(")" + delim + '"', close_paren + 1)
-                j = n if close_paren < 0 or end < 0 else end + len(delim) + 2
-                wipe(i, j)
-                i = j
-                continue
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            wipe(i, j)
-            i = j
-            continue
-        i += 1
+        for k in range(i, end):
+            if out[k] != "\n":
+                out[k] = " "
+        i = end
     return "".join(out)
 
 
@@ -206,30 +195,29 @@ def skip_template_prefix(header):
             return header
 
 
-def top_level(header):
-    """(offset, char) of each character of header outside (), [] and {}."""
-    depth = 0
-    for k, ch in enumerate(header):
-        if ch in "([{":
-            depth += 1
-            continue
+def flatten(header):
+    """header with what stands inside its (), [] and {} blanked and the brackets kept: what is
+    left is its top level."""
+    out, depth = [], 0
+    for ch in header:
         if ch in ")]}":
             depth -= 1
-            continue
-        if depth == 0:
-            yield k, ch
+        out.append(ch if depth == 0 or ch == "\n" else " ")
+        if ch in "([{":
+            depth += 1
+    return "".join(out)
 
 
 def has_top_level_assignment(header):
     """True when header declares a variable with `= ...` (operator=, ==, <=, += are not)."""
-    for k, ch in top_level(header):
-        if ch != "=":
-            continue
-        before = header[k - 1] if k > 0 else ""
-        after = header[k + 1] if k + 1 < len(header) else ""
+    flat = flatten(header)
+    for m in re.finditer("=", flat):
+        k = m.start()
+        before = flat[k - 1] if k > 0 else ""
+        after = flat[k + 1] if k + 1 < len(flat) else ""
         if before in "=!<>+-*/%&|^" or after == "=":
             continue
-        if re.search(r"\boperator\s*$", header[:k]):
+        if re.search(r"\boperator\s*$", flat[:k]):
             continue
         return True
     return False
@@ -250,19 +238,9 @@ def last_token(header):
 
 def has_init_list(header):
     """True when a top-level single : follows a top-level ) (a constructor's member list)."""
-    seen_paren = False
-    depth = 0
-    for k, ch in enumerate(header):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-            if depth == 0 and ch == ")":
-                seen_paren = True
-        elif depth == 0 and ch == ":" and seen_paren:
-            if header[k - 1:k] != ":" and header[k + 1:k + 2] != ":":
-                return True
-    return False
+    flat = flatten(header)
+    paren = flat.find(")")
+    return paren >= 0 and re.search(r"(?<!:):(?!:)", flat[paren:]) is not None
 
 
 def function_name(header):
@@ -272,27 +250,21 @@ def function_name(header):
         # operator== and operator() lose their spaces; a conversion keeps one: operator bool.
         name = re.sub(r"\s+", " ", m.group(1).strip())
         return re.sub(r"\s*(::|\boperator\b)\s*(?=[^\w\s])", r"\1", name)
+    flat = flatten(header)
     fallback = None
-    depth = 0
-    for k, ch in enumerate(header):
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "(":
-            if depth == 0:
-                m = re.search(r"((?:~?[A-Za-z_]\w*\s*(?:<[^<>()]*>)?\s*::\s*)*~?[A-Za-z_]\w*)\s*$",
-                              header[:k])
-                if m:
-                    name = re.sub(r"\s+", "", m.group(1))
-                    last = name.rsplit("::", 1)[-1]
-                    if last not in NOT_A_NAME and not MACRO_RE.match(last):
-                        return name
-                    if fallback is None and last not in NOT_A_NAME:
-                        fallback = name
-            depth += 1
+    for paren in re.finditer(r"\(", flat):
+        m = re.search(r"((?:~?[A-Za-z_]\w*\s*(?:<[^<>()]*>)?\s*::\s*)*~?[A-Za-z_]\w*)\s*$",
+                      flat[:paren.start()])
+        if not m:
+            continue
+        name = re.sub(r"\s+", "", m.group(1))
+        last = name.rsplit("::", 1)[-1]
+        if last in NOT_A_NAME:
+            continue
+        if not MACRO_RE.match(last):
+            return name
+        if fallback is None:
+            fallback = name
     return fallback
 
 
