@@ -57,20 +57,42 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-port = free_port()
-log_path = os.path.join(work, "exporter.log")
-cmd = (f"ulimit -n 96 && exec {exporter} --fake-gpus -f {source_dir}/etc/default-counters.csv "
-       f"-a 127.0.0.1:{port} -c 1000 --web-max-connections 1000 --web-read-timeout 60s")
-with open(log_path, "w") as log:
-    proc = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=log)
-try:
+def start_daemon(nofile, log_name, flags=""):
+    """(process, port) of the daemon under `ulimit -n nofile`, once it serves /metrics. Its
+    stderr goes to log_name in the work folder, which fail() prints from now on."""
+    global log_path
+    port = free_port()
+    log_path = os.path.join(work, log_name)
+    cmd = (f"ulimit -n {nofile} && exec {exporter} --fake-gpus "
+           f"-f {source_dir}/etc/default-counters.csv -a 127.0.0.1:{port} -c 1000 {flags}")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(100):
         if scrape(port)[0] == 200:
-            break
+            return proc, port
         time.sleep(0.1)
-    else:
-        fail("daemon did not serve")
+    proc.terminate()
+    proc.wait(timeout=10)
+    fail("daemon did not serve")
 
+
+def open_idle(port, n):
+    """n connections that each make one request, read its answer and stay open (keep-alive);
+    those that fail are left out."""
+    idle = []
+    for _ in range(n):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            s.recv(4096)
+            idle.append(s)
+        except OSError:
+            pass
+    return idle
+
+
+proc, port = start_daemon(96, "exporter.log", "--web-max-connections 1000 --web-read-timeout 60s")
+try:
     # 1. Exhaustion by busy connections.
     busy = []
     for _ in range(150):
@@ -108,15 +130,7 @@ try:
     print("ok: recovers, one recovery line")
 
     # 3. Idle keep-alive flood: scrapes succeed meanwhile (idle connections are evicted).
-    idle = []
-    for _ in range(150):
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=5)
-            s.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
-            s.recv(4096)
-            idle.append(s)
-        except OSError:
-            pass
+    idle = open_idle(port, 150)
     worst = 0.0
     for _ in range(10):
         status, took = scrape(port)
@@ -144,28 +158,9 @@ if hard != resource.RLIM_INFINITY and hard < 1300:
     print(f"skip: 1100 connections need RLIMIT_NOFILE >= 1300 here (hard limit {hard})")
 else:
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
-    port = free_port()
-    log_path = os.path.join(work, "exporter2.log")
-    cmd = (f"ulimit -n 1024 && exec {exporter} --fake-gpus -f {source_dir}/etc/default-counters.csv "
-           f"-a 127.0.0.1:{port} -c 1000")
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=log)
+    proc, port = start_daemon(1024, "exporter2.log")
     try:
-        for _ in range(100):
-            if scrape(port)[0] == 200:
-                break
-            time.sleep(0.1)
-        else:
-            fail("daemon did not serve")
-        idle = []
-        for _ in range(1100):
-            try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=5)
-                s.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
-                s.recv(4096)
-                idle.append(s)
-            except OSError:
-                pass
+        idle = open_idle(port, 1100)
         worst, bad = 0.0, 0
         for _ in range(20):
             status, took = scrape(port)
