@@ -14,11 +14,7 @@ set -euo pipefail
 build="${1:-build}"
 write="${2:-}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { for _ in $(seq 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+. "$src/bench/lib.sh"  # $work, $pids, port, wait_up
 duration="${BENCH_SECONDS:-10}"
 idle="${BENCH_IDLE_SECONDS:-20}"
 conns="${BENCH_CONNECTIONS:-16}"
@@ -60,8 +56,10 @@ measure base
 measure k -k --pod-resources-kubelet-socket "$sock"
 measure kv -k --kubernetes-virtual-gpus --pod-resources-kubelet-socket "$sock"
 
-python3 - "$work" "$duration" "$idle" "$conns" "$pods" "$src/docs/benchmarks.md" "$write" <<'PY'
+PYTHONPATH="$src/bench" python3 - "$work" "$duration" "$idle" "$conns" "$pods" \
+  "$src/docs/benchmarks.md" "$write" <<'PY'
 import json, re, sys, datetime
+from doc_section import publish
 work, duration, idle, conns, pods, doc, write = sys.argv[1:8]
 idle, pods = float(idle), int(pods)
 def wrk(path):
@@ -122,15 +120,5 @@ for n in (500, 1000, 5000):
     d, m = bench[f"BM_Decode/{n}_median"], bench[f"BM_DecodeAndMatch/{n}_median"]
     out.append(f"| {n} | {m['bytes']/1024:.0f} | {d['cpu_time']/1000:.1f} | {m['cpu_time']/1000:.1f} | "
                f"{m['cpu_time']/1000/n*1000:.1f} | {m['cpu_time']/d['cpu_time']:.2f} |")
-section = "\n".join(out) + "\n"
-if write == "--write":
-    text = open(doc).read()
-    start = text.find("## Kubernetes attribution")
-    if start >= 0:
-        nxt = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[nxt + 1:] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    open(doc, "w").write(text)
-print(section)
+publish(doc, "## Kubernetes attribution", "\n".join(out) + "\n", write)
 PY

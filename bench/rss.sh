@@ -19,11 +19,7 @@ set -euo pipefail
 build="$(realpath "${1:-build}")"
 write="${2:-}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { for _ in $(seq 100); do curl -kfsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+. "$src/bench/lib.sh"  # $work, $pids, port, wait_up
 secs="${RSS_SECONDS:-20}"
 pods="${RSS_PODS:-500}"
 scenario="$src/testdata/scenarios/eight_gpus.yaml"
@@ -104,8 +100,10 @@ if [ -n "${RSS_BEFORE_BUILD:-}" ]; then
   cases before "$before/src/app/nvml-exporter"
 fi
 
-python3 - "$work" "$baseline" "$secs" "$pods" "$before" "$src/docs/benchmarks.md" "$write" <<'PY'
+PYTHONPATH="$src/bench" python3 - "$work" "$baseline" "$secs" "$pods" "$before" \
+  "$src/docs/benchmarks.md" "$write" <<'PY'
 import datetime, platform, subprocess, sys
+from doc_section import publish
 work, baseline, secs, pods, before, doc, write = sys.argv[1:8]
 base = int(baseline)
 mib = lambda k: k / 1024
@@ -156,15 +154,5 @@ else:
     for g in names:
         out.append(f"| {g} | {ga.get(g, 0)} |")
 out.append("")
-section = "\n".join(out) + "\n"
-if write == "--write":
-    text = open(doc).read()
-    start = text.find("## Resident memory")
-    if start >= 0:
-        nxt = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[nxt + 1:] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    open(doc, "w").write(text)
-print(section)
+publish(doc, "## Resident memory", "\n".join(out) + "\n", write)
 PY

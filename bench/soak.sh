@@ -11,11 +11,7 @@ build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
 scrapes="${SOAK_SCRAPES:-100000}"
 reloads="${SOAK_RELOADS:-1000}"
-work="$(mktemp -d)"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { for _ in $(seq 100); do curl -fsS -o /dev/null "$1" && return 0; sleep 0.1; done; return 1; }
+. "$src/bench/lib.sh"  # $work, $pids, port, wait_up
 
 cp "$src/etc/dcp-metrics-included.csv" "$work/collectors.csv"
 p=$(port)
