@@ -1,30 +1,16 @@
 // The --emf-* flags of config/options.h.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "config/options.h"
+#include "config/options_test_fixture.h"
 
 namespace nvmlx::config {
 namespace {
 
-using Env = std::map<std::string, std::string, std::less<>>;
-
-Result<Options> Parse(std::initializer_list<const char*> args, const Env& env = {}) {
-  std::vector<std::string> storage = {"nvml-exporter"};
-  for (const char* a : args) storage.emplace_back(a);
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  auto getenv = [&env](std::string_view name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-  return ParseOptions(static_cast<int>(storage.size()), argv.data(), getenv);
-}
+using test::Parse;
 
 TEST(EmfOptionsTest, DefaultsAreOff) {
   Result<Options> o = Parse({});

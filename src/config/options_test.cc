@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "config/options_test_fixture.h"
+
 namespace nvmlx::config {
 namespace {
 
@@ -17,22 +19,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-using Env = std::map<std::string, std::string, std::less<>>;
-
-// Runs ParseOptions over `args` (program name prepended) with a fake environment.
-Result<Options> Parse(std::initializer_list<const char*> args, const Env& env = {}) {
-  std::vector<std::string> storage = {"nvml-exporter"};
-  for (const char* a : args) storage.emplace_back(a);
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  auto getenv = [&env](std::string_view name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-  return ParseOptions(static_cast<int>(storage.size()), argv.data(), getenv);
-}
+using test::Env;
+using test::Parse;
 
 std::string Error(std::initializer_list<const char*> args, const Env& env = {}) {
   Result<Options> r = Parse(args, env);
