@@ -164,6 +164,29 @@ class WebServerTest : public ::testing::Test {
     return "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n" + extra;
   }
 
+  // Copies `from` over `to` in the test's folder, as a certificate rotation writes the files.
+  void Replace(const std::string& to, const std::string& from) {
+    std::filesystem::copy_file(dir_ / from, dir_ / to,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+
+  // The CN of the certificate served over TLS, polled until it is `want` (at most 5 s).
+  std::string AwaitPeerCn(const std::string& want) {
+    std::string cn;
+    for (int i = 0; i < 50 && cn != want; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      cn = Get("/metrics", true).peer_cn;
+    }
+    return cn;
+  }
+
+  // Waits until a reload counter of the server's stats is above 0 (at most 2.5 s).
+  static void AwaitReload(const std::atomic<uint64_t>& reloads) {
+    for (int i = 0; i < 50 && reloads.load() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
   std::filesystem::path dir_;
   std::unique_ptr<HttpServer> server_;
 };
@@ -266,34 +289,23 @@ TEST_F(WebServerTest, CertificateRotationServesTheNewCertificate) {
   Start(TlsYaml());
   EXPECT_EQ(Get("/metrics", true).peer_cn, "server1");
   MakeCert("server2", "subjectAltName=IP:127.0.0.1");
-  std::filesystem::copy_file(dir_ / "server2.key", dir_ / "tls.key",
-                             std::filesystem::copy_options::overwrite_existing);
-  std::filesystem::copy_file(dir_ / "server2.crt", dir_ / "tls.crt",
-                             std::filesystem::copy_options::overwrite_existing);
-  std::string cn;
-  for (int i = 0; i < 50 && cn != "server2"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    cn = Get("/metrics", true).peer_cn;
-  }
-  EXPECT_EQ(cn, "server2");
+  Replace("tls.key", "server2.key");
+  Replace("tls.crt", "server2.crt");
+  EXPECT_EQ(AwaitPeerCn("server2"), "server2");
   EXPECT_GE(server_->stats().config_reloads_ok.load(), 1u);
 }
 
 TEST_F(WebServerTest, BrokenReloadKeepsTheOldConfig) {
   Start(std::string("basic_auth_users:\n  alice: ") + kHash + "\n");
   Write(Path("web.yml"), "basic_auth_users:\n  alice: not-a-hash\n");
-  for (int i = 0; i < 50 && server_->stats().config_reloads_failed.load() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  AwaitReload(server_->stats().config_reloads_failed);
   EXPECT_EQ(server_->stats().config_reloads_failed.load(), 1u);
   EXPECT_EQ(server_->stats().config_last_reload_ok.load(), 0);
   EXPECT_EQ(Get("/metrics", false, Basic("alice:secret")).status, 200);  // old users kept
   EXPECT_EQ(Get("/metrics", false).status, 401);
   // A good file again: applied (no users: open).
   Write(Path("web.yml"), "http_server_config:\n  headers:\n    X-Frame-Options: sameorigin\n");
-  for (int i = 0; i < 50 && server_->stats().config_reloads_ok.load() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  AwaitReload(server_->stats().config_reloads_ok);
   Reply open = Get("/metrics", false);
   EXPECT_EQ(open.status, 200);
   EXPECT_EQ(open.frame_options, "sameorigin");
@@ -340,24 +352,15 @@ TEST_F(WebServerTest, RotationToAMismatchedKeyKeepsTheOldCertificate) {
   Start(TlsYaml());
   MakeCert("server2", "subjectAltName=IP:127.0.0.1");
   // The new certificate with the old key: rejected, the old pair stays in use.
-  std::filesystem::copy_file(dir_ / "server2.crt", dir_ / "tls.crt",
-                             std::filesystem::copy_options::overwrite_existing);
-  for (int i = 0; i < 50 && server_->stats().config_reloads_failed.load() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  Replace("tls.crt", "server2.crt");
+  AwaitReload(server_->stats().config_reloads_failed);
   EXPECT_EQ(server_->stats().config_reloads_failed.load(), 1u);
   Reply r = Get("/metrics", true);
   EXPECT_EQ(r.status, 200) << r.error;
   EXPECT_EQ(r.peer_cn, "server1");
   // The matching key arrives: the new certificate is served.
-  std::filesystem::copy_file(dir_ / "server2.key", dir_ / "tls.key",
-                             std::filesystem::copy_options::overwrite_existing);
-  std::string cn;
-  for (int i = 0; i < 50 && cn != "server2"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    cn = Get("/metrics", true).peer_cn;
-  }
-  EXPECT_EQ(cn, "server2");
+  Replace("tls.key", "server2.key");
+  EXPECT_EQ(AwaitPeerCn("server2"), "server2");
 }
 
 TEST_F(WebServerTest, BadWebConfigFailsStart) {
