@@ -32,18 +32,12 @@ once() {  # extra flags...
     -f "$SOURCE_DIR/testdata/golden/mig_counters.csv" --once \
     -k --pod-resources-kubelet-socket "$sock" \
     --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
-    --kubernetes-ca-file "$WORK/cert.pem" "$@" 2>>"$WORK/exporter.log" \
-    | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]'
+    --kubernetes-ca-file "$WORK/cert.pem" "$@" 2>>"$WORK/exporter.log" | drop_varying_lines
 }
 
 got="$WORK/dra.txt"
 once --kubernetes-enable-dra >"$got" || { cat "$WORK/exporter.log" >&2; fail "--once failed"; }
-want="$SOURCE_DIR/testdata/golden/once_mig_dra.txt"
-if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
-  cp "$got" "$want"
-  echo "updated $want"
-else
-  diff -u "$want" "$got" || fail "exposition differs from $want"
+if golden_matches dra "$got" "$SOURCE_DIR/testdata/golden/once_mig_dra.txt"; then
   pass "$(grep -c '^DCGM_' "$got") series match the golden file"
 fi
 

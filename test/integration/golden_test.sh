@@ -4,24 +4,27 @@
 # -> renderer). Lines that legitimately vary between builds and runs are dropped first: the
 # build_info labels and the collection's own timing. Regenerate with NVMLX_UPDATE_GOLDEN=1.
 source "$(dirname "$0")/lib.sh"
+# once OUT ARGS...: the daemon's --once page on node golden-node with a frozen clock, without the
+# lines that vary, into OUT; its stderr into $ONCE_STDERR when set, else dropped.
+once() {
+  local out="$1"
+  shift
+  NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" "$@" --once \
+    2>"${ONCE_STDERR:-/dev/null}" | drop_varying_lines >"$out"
+}
 for n in one_gpu eight_gpus; do
   got="$WORK/$n.txt"
-  NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
-    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/$n.yaml" \
-    -f "$SOURCE_DIR/etc/dcp-metrics-included.csv" --once 2>/dev/null \
-    | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
-  want="$SOURCE_DIR/testdata/golden/once_$n.txt"
-  if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then cp "$got" "$want"; echo "updated $want"; continue; fi
-  diff -u "$want" "$got" || fail "$n: exposition differs from $want"
+  once "$got" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/$n.yaml" \
+    -f "$SOURCE_DIR/etc/dcp-metrics-included.csv"
+  golden_matches "$n" "$got" "$SOURCE_DIR/testdata/golden/once_$n.txt" || continue
   pass "$n: $(grep -c '^DCGM_' "$got") series match the golden file"
 done
 # --hostname-label hostname (upstream main's spelling): the one-GPU page with that one label
 # renamed, nothing else changed; an unknown spelling is a usage error.
 got="$WORK/hostname.txt"
-NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 NVML_EXPORTER_HOSTNAME_LABEL=hostname \
-  "$EXPORTER" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/one_gpu.yaml" \
-  -f "$SOURCE_DIR/etc/dcp-metrics-included.csv" --once 2>/dev/null \
-  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
+NVML_EXPORTER_HOSTNAME_LABEL=hostname once "$got" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/one_gpu.yaml" \
+  -f "$SOURCE_DIR/etc/dcp-metrics-included.csv"
 grep -q ',hostname="golden-node"' "$got" || fail "hostname: no hostname label"
 diff -u <(sed 's/,Hostname="golden-node"/,hostname="golden-node"/' "$SOURCE_DIR/testdata/golden/once_one_gpu.txt") "$got" ||
   fail "hostname: the page differs from the golden file by more than the label name"
@@ -39,38 +42,22 @@ for sel in f g i:0,2 f+on_parent; do
   got="$WORK/$name.txt"
   extra=()
   [ "${sel#*+}" = on_parent ] && extra=(--mig-gpu-fields-on-parent)
-  NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" "${extra[@]}" \
-    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/mig.yaml" -d "${sel%+*}" \
-    -f "$SOURCE_DIR/testdata/golden/mig_counters.csv" --once 2>/dev/null \
-    | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
-  want="$SOURCE_DIR/testdata/golden/once_$name.txt"
-  if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then cp "$got" "$want"; echo "updated $want"; continue; fi
-  diff -u "$want" "$got" || fail "$name: exposition differs from $want"
-  # GPU_I_* labels keep the page parseable (exit 3 = lint only: dcgm-exporter's names).
-  if command -v promtool >/dev/null; then
-    rc=0; promtool check metrics <"$got" >/dev/null 2>&1 || rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "$name: promtool could not parse it (exit $rc)"
-  fi
+  once "$got" "${extra[@]}" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/mig.yaml" \
+    -d "${sel%+*}" -f "$SOURCE_DIR/testdata/golden/mig_counters.csv"
+  golden_matches "$name" "$got" "$SOURCE_DIR/testdata/golden/once_$name.txt" || continue
+  # GPU_I_* labels keep the page parseable.
+  promtool_parses "$name" "$got"
   pass "$name: $(grep -c '^DCGM_' "$got") series match the golden file"
 done
 # Health (testdata/scenarios/health_faults.yaml): DCGM_EXP_GPU_HEALTH_STATUS, one series per GPU
 # and health watch with the condition each GPU's faults map to (docs/dcgm-compat.md §5, "Health
 # and P2P status"), and DCGM_EXP_P2P_STATUS per GPU pair (none for pairs whose query fails).
 got="$WORK/health.txt"
-NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
-  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_faults.yaml" \
-  -f "$SOURCE_DIR/testdata/golden/health_counters.csv" --once 2>/dev/null \
-  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
-want="$SOURCE_DIR/testdata/golden/once_health.txt"
-if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
-  cp "$got" "$want"; echo "updated $want"
-else
-  diff -u "$want" "$got" || fail "health: exposition differs from $want"
+once "$got" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_faults.yaml" \
+  -f "$SOURCE_DIR/testdata/golden/health_counters.csv"
+if golden_matches health "$got" "$SOURCE_DIR/testdata/golden/once_health.txt"; then
   [ "$(grep -c '^DCGM_EXP_GPU_HEALTH_STATUS{' "$got")" = 44 ] || fail "health: not 11 watches x 4 GPUs"
-  if command -v promtool >/dev/null; then
-    rc=0; promtool check metrics <"$got" >/dev/null 2>&1 || rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "health: promtool could not parse it (exit $rc)"
-  fi
+  promtool_parses health "$got"
   pass "health: $(grep -c '^DCGM_EXP_' "$got") health and P2P series match the golden file"
 fi
 # Per-link NVLink error counters and the NVLINK health watch (testdata/scenarios/nvlink.yaml):
@@ -78,15 +65,10 @@ fi
 # inactive), GPU 2 (no NVLink, as the H200 VM) none and passes. Unreadable rows: no series and one
 # warning per GPU and row.
 got="$WORK/nvlink.txt"
-NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" --log-format json \
+ONCE_STDERR="$WORK/nvlink.log" once "$got" --log-format json \
   --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/nvlink.yaml" \
-  -f "$SOURCE_DIR/testdata/golden/nvlink_counters.csv" --once 2>"$WORK/nvlink.log" \
-  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
-want="$SOURCE_DIR/testdata/golden/once_nvlink.txt"
-if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
-  cp "$got" "$want"; echo "updated $want"
-else
-  diff -u "$want" "$got" || fail "nvlink: exposition differs from $want"
+  -f "$SOURCE_DIR/testdata/golden/nvlink_counters.csv"
+if golden_matches nvlink "$got" "$SOURCE_DIR/testdata/golden/once_nvlink.txt"; then
   for g in 0:72 1:16 2:0; do
     n=$(grep -Ec "^DCGM_FI_DEV_NVLINK_[A-Z_]+_ERROR_COUNT_L[0-9]+\{gpu=\"${g%:*}\"" "$got" || true)
     [ "$n" = "${g#*:}" ] || fail "nvlink: GPU ${g%:*} has $n per-link series, want ${g#*:}"
@@ -107,24 +89,15 @@ assert all(n == 1 for n in rows.values()), rows
 per_gpu = collections.Counter(g for g, _ in rows)
 assert per_gpu == {"1": 56, "2": 76}, per_gpu
 PY
-  if command -v promtool >/dev/null; then
-    rc=0; promtool check metrics <"$got" >/dev/null 2>&1 || rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "nvlink: promtool could not parse it (exit $rc)"
-  fi
+  promtool_parses nvlink "$got"
   pass "nvlink: $(grep -c '^DCGM_' "$got") per-link NVLink and health series match the golden file"
 fi
 # A lost GPU (testdata/scenarios/health_lost.yaml: GPU 1 answers GPU_IS_LOST in the first
 # collection) keeps its 11 health series, ALL failing with DCGM_FR_FALLEN_OFF_BUS; GPU 0 passes.
 got="$WORK/health_lost.txt"
-NODE_NAME=golden-node NVMLX_SIMGPU_FROZEN_TIME_S=100 "$EXPORTER" \
-  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_lost.yaml" \
-  -f "$SOURCE_DIR/testdata/golden/health_counters.csv" --once 2>/dev/null \
-  | grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]' >"$got"
-want="$SOURCE_DIR/testdata/golden/once_health_lost.txt"
-if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
-  cp "$got" "$want"; echo "updated $want"
-else
-  diff -u "$want" "$got" || fail "health_lost: exposition differs from $want"
+once "$got" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_lost.yaml" \
+  -f "$SOURCE_DIR/testdata/golden/health_counters.csv"
+if golden_matches health_lost "$got" "$SOURCE_DIR/testdata/golden/once_health_lost.txt"; then
   [ "$(grep -c '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",' "$got")" = 11 ] || fail "health_lost: not 11 watches for the lost GPU"
   grep -q '^DCGM_EXP_GPU_HEALTH_STATUS{gpu="1",.*health_error_code="DCGM_FR_FALLEN_OFF_BUS",health_watch="ALL"} 20$' "$got" ||
     fail "health_lost: the lost GPU's ALL watch must fail (fallen off the bus)"

@@ -62,3 +62,27 @@ start_apiserver() {
   [ -s "$WORK/api.port" ] || fail "fake API server did not start"
   api_port=$(cat "$WORK/api.port")
 }
+# A --once page for a golden file: stdin without the lines that vary between builds and runs
+# (the build_info labels, the collection's own timing).
+drop_varying_lines() {
+  grep -Ev '^nvml_exporter_(build_info|collect_duration_seconds|last_collect_timestamp_seconds)[{ ]'
+}
+# golden_matches NAME GOT WANT: GOT must equal the golden file WANT. With NVMLX_UPDATE_GOLDEN=1,
+# GOT replaces WANT instead and the status is 1, so that the caller skips its further checks.
+golden_matches() {
+  local name="$1" got="$2" want="$3"
+  if [ "${NVMLX_UPDATE_GOLDEN:-}" = 1 ]; then
+    cp "$got" "$want"
+    echo "updated $want"
+    return 1
+  fi
+  diff -u "$want" "$got" || fail "$name: exposition differs from $want"
+}
+# promtool_parses NAME PAGE: promtool, when installed, parses PAGE (its exit 3 is lint only:
+# dcgm-exporter's own names break Prometheus' naming rules).
+promtool_parses() {
+  command -v promtool >/dev/null || return 0
+  local rc=0
+  promtool check metrics <"$2" >/dev/null 2>&1 || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "$1: promtool could not parse it (exit $rc)"
+}
