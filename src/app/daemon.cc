@@ -129,10 +129,8 @@ Status Daemon::Build(const Environment& env) {
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
-  {
-    util::MutexLock lock(&reload_mu_);  // no other thread yet; keeps the analysis simple
-    plan_ = plan::FieldPlan::Build(std::move(rows->rows), rows->name);
-  }
+  std::shared_ptr<const plan::FieldPlan> plan =
+      plan::FieldPlan::Build(std::move(rows->rows), rows->name);
   Result<std::string> driver = nvml_->DriverVersion();
   log::Info("NVML loaded",
             {{"library", nvml_->resolved_path()},
@@ -152,7 +150,7 @@ Status Daemon::Build(const Environment& env) {
       AttributionSources::Create(opts, env.getenv);
   if (!sources.ok()) return Fail(config::ExitCode::kUsage, sources.status().message());
   sources_ = std::move(*sources);
-  NVMLX_RETURN_IF_ERROR(BuildCollector());
+  NVMLX_RETURN_IF_ERROR(BuildCollector(std::move(plan)));
   BuildRenderOptions(driver.ok() ? *driver : "");
   if (opts.once) {
     if (!opts.emf.outputs.empty()) {
@@ -227,14 +225,11 @@ const cupti::Library* Daemon::LoadCupti() {
   return cupti_.get();
 }
 
-Status Daemon::BuildCollector() {
+Status Daemon::BuildCollector(std::shared_ptr<const plan::FieldPlan> plan) {
   const config::Options& opts = options_;
   collect::CollectorOptions copts;
   copts.interval = std::chrono::milliseconds(opts.collect_interval_ms);
-  {
-    util::MutexLock lock(&reload_mu_);  // no other thread yet
-    copts.plan = plan_;
-  }
+  copts.plan = std::move(plan);
   copts.devices = opts.devices;
   copts.replace_blanks_in_model_name = opts.replace_blanks_in_model_name;
   copts.xid_window = std::chrono::milliseconds(opts.xid_count_window_ms);
@@ -389,11 +384,11 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
   std::shared_ptr<const plan::FieldPlan> plan =
       plan::FieldPlan::Build(std::move(rows).value(), path);
   last_reload_success_s_ = UnixNow();
-  if (plan->SameRows(*plan_)) {
+  // The collector holds the plan in use: the one source of what is collected.
+  if (plan->SameRows(*collector_->plan())) {
     log::Debug("collectors file unchanged", {{"file", path}, {"trigger", std::string(why)}});
     return;
   }
-  plan_ = plan;
   const bool needs_restart = collector_->SetPlan(plan);
   log::Info("collectors file reloaded", {{"file", path},
                                          {"trigger", std::string(why)},

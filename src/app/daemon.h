@@ -142,9 +142,9 @@ class Daemon {
 
  private:
   explicit Daemon(const config::Options& options) : options_(options) {}
-  Status Build(const Environment& env);         // Create's steps
-  Status BuildCollector();                      // steps 3 and 4
-  Status BuildOutputs(const Environment& env);  // step 5
+  Status Build(const Environment& env);                                // Create's steps
+  Status BuildCollector(std::shared_ptr<const plan::FieldPlan> plan);  // steps 3 and 4
+  Status BuildOutputs(const Environment& env);                         // step 5
   void BuildRenderOptions(const std::string& driver);
   // The collector's publish callback (collector thread): render once (the series model under the
   // snapshot's own plan), feed the EMF pipeline, add the exporter's own families, swap the page
@@ -191,9 +191,7 @@ class Daemon {
   };
   static FileId Identify(const std::string& path);
   bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;  // Reload() asked: reload even if unchanged
-  // The plan of the last good load (start-up or reload), which the collector reads under.
-  std::shared_ptr<const plan::FieldPlan> plan_ NVMLX_GUARDED_BY(reload_mu_);
-  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);                    // the file as last looked at
+  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);          // the file as last looked at
   std::function<void()> restart_ NVMLX_GUARDED_BY(reload_mu_);  // SetRestartHandler
   uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;
   double last_reload_success_s_ NVMLX_GUARDED_BY(reload_mu_) = 0;  // Unix time; start-up too

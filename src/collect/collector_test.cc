@@ -206,6 +206,34 @@ TEST_F(GpmCollectorTest, StartPublishesGpmValuesBeforeTheFirstTick) {
   EXPECT_LE(got.size(), 2u) << "one extra round at most";
 }
 
+// A reload (SetPlan) is stamped on the next snapshot. One that leaves a GPU's fields as they were
+// (here: only a help text changed) keeps its readers, so the GPM window goes on and no profiling
+// series skips a collection; one that drops a field drops its series at once.
+TEST_F(GpmCollectorTest, ReloadStampsThePlanAndKeepsUnchangedReaders) {
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto first = (*c)->CollectOnce();
+  EXPECT_EQ(first->plan, options_.plan);
+  ASSERT_NE(FindIn(first->devices[0], 1001), nullptr);
+
+  std::vector<config::CollectorEntry> rows = options_.plan->rows();
+  rows[0].help = "another help text";
+  auto same_fields = PlanOf(rows);
+  EXPECT_FALSE((*c)->SetPlan(same_fields)) << "no Xid field: no restart needed";
+  auto second = (*c)->CollectOnce();
+  EXPECT_EQ(second->plan, same_fields);
+  EXPECT_NE(FindIn(second->devices[0], 1001), nullptr) << "GPM reader kept across the reload";
+  EXPECT_NE(FindIn(second->devices[0], 1009), nullptr);
+
+  rows.erase(rows.begin() + 2);  // DCGM_FI_PROF_PCIE_TX_BYTES
+  auto fewer = PlanOf(rows);
+  ASSERT_FALSE((*c)->SetPlan(fewer));
+  auto third = (*c)->CollectOnce();
+  EXPECT_EQ(third->plan, fewer);
+  EXPECT_EQ(FindIn(third->devices[0], 1009), nullptr);
+  (*c)->Stop();
+}
+
 TEST_F(GpmCollectorTest, ProfFieldsFromGpmUnsupportedOmittedFailureLoggedOnce) {
   ::testing::internal::CaptureStderr();
   auto c = Collector::Create(*lib_, options_);
