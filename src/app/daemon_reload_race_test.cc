@@ -1,0 +1,194 @@
+// Issue 23: a reload of the collectors file against the EMF render of a collection. Publish
+// builds the collection's series model under the render lock, but the EMF pipeline renders it
+// after the lock is released, reading the collectors rows (name, type, field) that the model's
+// families point to; a reload that replaces those rows in the meantime writes (or frees) what
+// the render reads. This test reloads, many times, between two lists that really differ while
+// the daemon collects as often as it may and renders every collection to an EMF file: under
+// TSan (make tsan: LABELS concurrency) a render that reads rows a reload replaces is reported as
+// a data race, under ASan (make asan) one that reads a row a reload freed as a use after free.
+// It uses the daemon's public API and files only, so it outlives any fix of the internals.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/daemon.h"
+#include "util/log.h"
+
+namespace nvmlx::app {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Clock = std::chrono::steady_clock;
+
+// Two lists that differ in length, in rows and in help text: every reload from one to the other
+// replaces the rendered rows (equal lists are left alone). Every metric is one the built-in EMF
+// rules send, so each collection gives EMF documents.
+constexpr char kListA[] =
+    "DCGM_FI_DEV_GPU_UTIL, gauge, GPU utilization (in %) in list A.\n"
+    "DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (in C) in list A.\n";
+constexpr char kListB[] =
+    "DCGM_FI_DEV_GPU_UTIL,      gauge, Share of time the GPU was busy in percent (list B).\n"
+    "DCGM_FI_DEV_MEM_COPY_UTIL, gauge, Memory copy engine utilization (in %) in list B.\n"
+    "DCGM_FI_DEV_POWER_USAGE,   gauge, Power draw (in W) in list B.\n"
+    "DCGM_FI_DEV_MEMORY_TEMP,   gauge, Memory temperature (in C) in list B.\n";
+
+// How long the reloads go on, and at most how many: the collector publishes every 100 ms (the
+// least --collect-interval allows), so this spans some 25 collections even under TSan.
+constexpr auto kReloadFor = std::chrono::milliseconds(2500);
+constexpr int kMaxReloads = 20000;
+
+config::Options Flags(std::vector<std::string> args) {
+  args.insert(args.begin(), "nvml-exporter");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  Result<config::Options> o = config::ParseOptions(
+      static_cast<int>(argv.size()), argv.data(),
+      [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
+  EXPECT_TRUE(o.ok()) << o.status().message();
+  return o.ok() ? *o : config::Options();
+}
+
+// Replaces `path` whole (a new file renamed over it): the reloader thread's own polls never
+// read half a list.
+void WriteAtomically(const std::string& path, const char* text) {
+  const std::string tmp = path + ".new";
+  std::ofstream(tmp, std::ios::trunc) << text;
+  ASSERT_EQ(std::rename(tmp.c_str(), path.c_str()), 0) << path;
+}
+
+// The body of GET http://127.0.0.1:port/path (status line and headers included); "" when the
+// connection fails.
+std::string Get(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if (send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
+      char buf[16384];
+      for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) out.append(buf, n);
+    }
+  }
+  close(fd);
+  return out;
+}
+
+// Polls /metrics (10 s at most) until every string of `want` is in the page and none of
+// `unwanted`; returns the last page.
+std::string AwaitPage(uint16_t port, const std::vector<std::string>& want,
+                      const std::vector<std::string>& unwanted) {
+  std::string page;
+  for (const auto deadline = Clock::now() + std::chrono::seconds(10); Clock::now() < deadline;
+       std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+    page = Get(port, "/metrics");
+    bool done = page.rfind("HTTP/1.1 200", 0) == 0;
+    for (const std::string& w : want) done = done && page.find(w) != std::string::npos;
+    for (const std::string& u : unwanted) done = done && page.find(u) == std::string::npos;
+    if (done) break;
+  }
+  return page;
+}
+
+TEST(DaemonReloadRaceTest, ReloadsDuringEmfRenderOfEveryCollection) {
+  // Eight GPUs: each collection's EMF render has eight label sets to write.
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/eight_gpus.yaml", 1);
+  // Each applied reload logs a line at info: keep warnings and errors only.
+  log::Init(log::Format::kText, false);
+  spdlog::set_level(spdlog::level::warn);
+
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("daemon_reload_race_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directories(dir));
+  const std::string csv = dir / "collectors.csv";
+  const std::string emf = dir / "emf.jsonl";
+  WriteAtomically(csv, kListA);
+
+  Result<std::unique_ptr<Daemon>> d = Daemon::Create(
+      Flags({"-f", csv, "-a", "127.0.0.1:0", "-c", "100", "--emf-output", "file:" + emf}),
+      {NVMLX_SIMGPU_LIBRARY, "",
+       [](std::string_view) -> std::optional<std::string> { return std::nullopt; }});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Daemon& daemon = **d;
+  ASSERT_TRUE(daemon.Start().ok());
+  const uint16_t port = daemon.port();
+  ASSERT_NE(port, 0);
+  // Collections publish before the reloads begin.
+  ASSERT_THAT(AwaitPage(port, {"DCGM_FI_DEV_GPU_TEMP{gpu=\"7\""}, {}),
+              HasSubstr("DCGM_FI_DEV_GPU_TEMP{gpu=\"7\""));
+
+  // The reloads, each from one list to the other, back to back while the collector publishes.
+  int reloads = 0;
+  const auto start = Clock::now();
+  for (; reloads < kMaxReloads && Clock::now() - start < kReloadFor; ++reloads) {
+    WriteAtomically(csv, reloads % 2 == 0 ? kListB : kListA);
+    daemon.ReloadNow(true, "test");
+  }
+  EXPECT_GE(reloads, 50) << "too few reloads to meet the collections";
+
+  // Each list, once more, reaches the page (and so the EMF render of the same collection).
+  WriteAtomically(csv, kListA);
+  daemon.ReloadNow(true, "test");
+  EXPECT_THAT(AwaitPage(port, {"DCGM_FI_DEV_GPU_TEMP{gpu=\"7\"", "list A.\n"},
+                        {"DCGM_FI_DEV_POWER_USAGE{"}),
+              AllOf(HasSubstr("DCGM_FI_DEV_GPU_TEMP{gpu=\"7\""),
+                    HasSubstr("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %) in list A.\n"),
+                    Not(HasSubstr("DCGM_FI_DEV_POWER_USAGE{"))));
+  WriteAtomically(csv, kListB);
+  daemon.ReloadNow(true, "test");
+  const std::string page = AwaitPage(port, {"DCGM_FI_DEV_POWER_USAGE{gpu=\"7\"", "list B).\n"},
+                                     {"DCGM_FI_DEV_GPU_TEMP{"});
+  EXPECT_THAT(page, HasSubstr("DCGM_FI_DEV_POWER_USAGE{gpu=\"7\""));
+  EXPECT_THAT(page, HasSubstr("# HELP DCGM_FI_DEV_GPU_UTIL Share of time the GPU was busy in "
+                              "percent (list B).\n"));
+  EXPECT_THAT(page, Not(HasSubstr("DCGM_FI_DEV_GPU_TEMP{")));
+  EXPECT_THAT(page, HasSubstr("nvml_exporter_config_reload_failures_total 0\n"))
+      << "every list written was valid";
+  daemon.Stop();
+
+  // The EMF file (the sink drained at Stop): one JSON document a line, from many collections,
+  // with the metrics of both lists.
+  std::ifstream in(emf);
+  ASSERT_TRUE(in) << emf;
+  size_t docs = 0, with_a = 0, with_b = 0;
+  std::set<int64_t> collections;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(doc.is_discarded()) << "not JSON: " << line;
+    ++docs;
+    collections.insert(doc["_aws"]["Timestamp"].get<int64_t>());
+    with_a += doc.contains("DCGM_FI_DEV_GPU_TEMP") ? 1 : 0;
+    with_b += doc.contains("DCGM_FI_DEV_POWER_USAGE") ? 1 : 0;
+  }
+  EXPECT_GE(collections.size(), 10u) << docs << " EMF documents";
+  EXPECT_GT(with_a, 0u) << "no EMF document with list A's DCGM_FI_DEV_GPU_TEMP";
+  EXPECT_GT(with_b, 0u) << "no EMF document with list B's DCGM_FI_DEV_POWER_USAGE";
+  std::printf(
+      "%d reloads; %zu EMF documents from %zu collections (%zu with list A's, %zu with "
+      "list B's metrics)\n",
+      reloads, docs, collections.size(), with_a, with_b);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nvmlx::app
