@@ -1,12 +1,13 @@
-// Issue 23: a reload of the collectors file against the EMF render of a collection. Publish
-// builds the collection's series model under the render lock, but the EMF pipeline renders it
-// after the lock is released, reading the collectors rows (name, type, field) that the model's
-// families point to; a reload that replaces those rows in the meantime writes (or frees) what
-// the render reads. This test reloads, many times, between two lists that really differ while
-// the daemon collects as often as it may and renders every collection to an EMF file: under
-// TSan (make tsan: LABELS concurrency) a render that reads rows a reload replaces is reported as
-// a data race, under ASan (make asan) one that reads a row a reload freed as a use after free.
-// It uses the daemon's public API and files only, so it outlives any fix of the internals.
+// Issue 23: a reload of the collectors file against the EMF render of a collection. Before the
+// field plan, Publish built the collection's series model under a render lock but the EMF
+// pipeline rendered it after the lock was released, reading the collectors rows (name, type,
+// field) that the model's families pointed to, while a reload replaced (and freed) those rows:
+// this test failed on that code in 30 of 30 TSan runs and 10 of 10 ASan runs (3cd6c89). Now each
+// snapshot carries the plan it was collected under, which the render holds. The test reloads,
+// many times, between two lists that really differ while the daemon collects as often as it may
+// and renders every collection to an EMF file; under TSan (make tsan: LABELS concurrency) and
+// ASan any render reading rows a reload replaced is reported. It uses the daemon's public API and
+// files only.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
