@@ -79,7 +79,9 @@ run_case alone vgpu_alone.txt
 grep -q '^nvml_exporter_pod_\|^nvml_exporter_gpu_process' "$WORK/alone.txt" &&
   fail "our per-pod families need --kubernetes-process-metrics"
 # The exclusive GPU 1: its pod's share (70 % + the square wave's 0 or 20 %) next to the device.
-grep -Eq '^DCGM_FI_DEV_GPU_UTIL\{gpu="1",[^}]*,container="server",namespace="serving",pod="inference-c",pod_uid="99999999-8888-7777-6666-555555555555"\} (70|90)$' \
+# NVML averages per-process utilization over the window since the last read: a window across
+# an edge of the wave (a slow collection, as under TSan) gives a value between the two.
+grep -Eq '^DCGM_FI_DEV_GPU_UTIL\{gpu="1",[^}]*,container="server",namespace="serving",pod="inference-c",pod_uid="99999999-8888-7777-6666-555555555555"\} (7[0-9]|8[0-9]|90)$' \
   "$WORK/alone.txt" || fail "GPU 1's pod share missing: $(grep '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/alone.txt")"
 pass "--kubernetes-virtual-gpus alone: dcgm-exporter 4.8's per-pod shares, none of our families"
 
