@@ -50,10 +50,29 @@ until_grep() {
   fail "no line matching $re"
 }
 
+# await_signals_blocked PID: waits (10 s at most) until the daemon has blocked SIGTERM for its
+# threads (bit 15 of SigBlk in some thread: every thread started after app::Run blocks the
+# signals inherits the mask; the main thread's own shows 0 while sigtimedwait waits), so that a
+# SIGTERM from then on is its own to handle. One sent before that ends the process by the default
+# action (exit 143), as for any program still starting: under load (ASan, a busy machine) that
+# can take over a second.
+await_signals_blocked() {
+  local pid="$1" i mask task
+  for ((i = 0; i < 200; i++)); do
+    for task in /proc/"$pid"/task/*/status; do
+      mask=$(awk '/^SigBlk:/ {print $2}' "$task" 2>/dev/null)
+      [ -n "$mask" ] && (( (16#$mask >> 14) & 1 )) && return 0
+    done
+    sleep 0.05
+  done
+  fail "the daemon never blocked SIGTERM"
+}
+
 # 1. A call hung from the start: the port never opens, SIGTERM still works.
 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_start.yaml" \
   -a "127.0.0.1:$(free_port)" -f "$CSV" 2>"$WORK/start.log" &
 PIDS+=($!); pid=$!
+await_signals_blocked "$pid"
 sleep 1.5
 kill -0 "$pid" || fail "daemon died during a hung start-up"
 stop_within "$pid" "$STOP_LIMIT"
@@ -65,6 +84,7 @@ pass "SIGTERM within 2 s with an NVML call hung at start"
 mkfifo "$WORK/fifo.csv"
 "$EXPORTER" --fake-gpus -a "127.0.0.1:$(free_port)" -f "$WORK/fifo.csv" 2>"$WORK/fifo.log" &
 PIDS+=($!); pid=$!
+await_signals_blocked "$pid"
 sleep 1
 stop_within "$pid" "$STOP_LIMIT"
 grep -q 'start-up is stuck' "$WORK/fifo.log" || { cat "$WORK/fifo.log"; fail "FIFO: no log line"; }
