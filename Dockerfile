@@ -15,10 +15,11 @@ ARG DEBIAN_IMAGE=debian:12
 FROM ${DEBIAN_IMAGE} AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/
-RUN bash scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
+RUN bash scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
+# The image carries the kubelet plugin (-k): ON makes a missing gRPC a configure error.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF \
+      -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF -DNVMLX_BUILD_KUBELET_PLUGIN=ON \
  && cmake --build /build --target nvml-exporter simgpu
 
 FROM ${DEBIAN_IMAGE} AS rootfs

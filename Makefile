@@ -13,6 +13,10 @@
 #   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 # make screenshots: the live page's browser test, then its PNGs copied to docs/live-page/
+# Each target installs only the Debian packages it needs (scripts/install-deps.sh GROUP): make run
+# the toolchain and the daemon's libraries (group run); make test, build, bench, bundle the test
+# group; make demo and make image the build group plus their own; the checks the ci group
+# (test plus clang). make deps: every group.
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
@@ -28,18 +32,32 @@ SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 # CI. ASan+UBSan stays on g++, the compiler that builds what ships.
 TSAN_CXX ?= clang++
 
-.PHONY: all deps build test run demo bundle image bench clean format tidy asan tsan \
-  thread-safety layering fuzz fuzz-smoke screenshots
+DEPS_GROUPS := run build demo image test ci
+
+.PHONY: all deps $(addprefix deps-,$(DEPS_GROUPS)) build test run demo bundle image bench clean \
+  format tidy asan tsan thread-safety layering fuzz fuzz-smoke screenshots
 
 all: build
 
-deps:
-	@bash scripts/install-deps.sh
+deps: deps-ci
 
-$(BUILD)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+$(addprefix deps-,$(DEPS_GROUPS)):
+	@bash scripts/install-deps.sh $(@:deps-%=%)
 
-build: deps $(BUILD)/build.ninja
+# One build folder for all: scripts/configure.sh configures $(BUILD) when it has no build.ninja
+# yet, or when it lacks a setting the target needs. make run makes it without the tests and
+# benchmarks (their libraries are the test group's); make test turns them on. The kubelet
+# plugin (gRPC) is built when gRPC is installed (NVMLX_BUILD_KUBELET_PLUGIN=AUTO): make demo and
+# make image need it (ON).
+CONFIGURE = bash scripts/configure.sh $(BUILD)
+CONFIGURE_RUN = $(CONFIGURE) --fresh -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF \
+  -- $(CMAKE_FLAGS)
+CONFIGURE_ALL = $(CONFIGURE) --need -DNVMLX_BUILD_TESTS=ON -DNVMLX_BUILD_BENCH=ON -- $(CMAKE_FLAGS)
+CONFIGURE_PLUGIN = $(CONFIGURE) --fresh -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF \
+  --need -DNVMLX_BUILD_KUBELET_PLUGIN=ON -- $(CMAKE_FLAGS)
+
+build: deps-test
+	@$(CONFIGURE_ALL)
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
@@ -47,13 +65,16 @@ test: build
 
 # Real GPUs when the driver's NVML is present and a GPU device node exists; otherwise the
 # simulated GPUs of tools/simgpu. Collects every second (dcgm-exporter's default is 30 s).
-# Builds only the daemon and the simulated NVML, not the tests and benchmarks.
-run: deps $(BUILD)/build.ninja
+# Builds only the daemon and the simulated NVML (and the kubelet plugin when gRPC is installed),
+# not the tests and benchmarks.
+run: deps-run
+	@$(CONFIGURE_RUN)
 	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
 	@bash scripts/run.sh $(BUILD) $(ARGS)
 
 # scripts/demo.sh: prints the URLs; Ctrl-C stops everything it started.
-demo: deps $(BUILD)/build.ninja
+demo: deps-demo
+	@$(CONFIGURE_PLUGIN)
 	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu kubelet_fixture
 	@bash scripts/demo.sh $(BUILD)
 
@@ -66,11 +87,11 @@ $(BUILD_TSAN)/build.ninja: CMakeLists.txt
 
 # Every test, the daemons of the integration tests included, under ASan+UBSan (and LSan at
 # exit); a report anywhere fails sanitizer_logs_check, which prints it.
-asan: deps $(BUILD_ASAN)/build.ninja
+asan: deps-ci $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS) --timeout 600
 
-thread-safety: deps $(BUILD_TSAN)/build.ninja
+thread-safety: deps-ci $(BUILD_TSAN)/build.ninja
 	cmake --build $(BUILD_TSAN) -j $(JOBS)
 
 # The tests whose threads meet (LABELS concurrency in the CMakeLists), under TSan.
@@ -84,10 +105,10 @@ layering:
 # libFuzzer (clang++) over every entry point of cmake/fuzz.cmake, from the seeds in testdata/fuzz/;
 # new inputs go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/ (scripts/fuzz.sh). The
 # seeds themselves are replayed by `make test` (the *_fuzz_replay_test tests).
-fuzz: deps
+fuzz: deps-ci
 	@bash scripts/fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
-fuzz-smoke: deps
+fuzz-smoke: deps-ci
 	@bash scripts/fuzz.sh $(BUILD_FUZZ) 20
 
 bundle: build
@@ -95,8 +116,9 @@ bundle: build
 
 # The container image without a container engine (deploy/image/build.sh): $(BUILD)/image/
 # nvml-exporter.oci.tar, its unpacked bundle, rootfs.tar.gz and sizes.txt. `docker build .`
-# makes the same image from the Dockerfile.
-image: deps $(BUILD)/build.ninja
+# makes the same image from the Dockerfile. The image carries the kubelet plugin: gRPC needed.
+image: deps-image
+	@$(CONFIGURE_PLUGIN)
 	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu
 	@bash deploy/image/build.sh $(BUILD)
 
@@ -113,7 +135,7 @@ screenshots: build
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
-tidy: build
+tidy: deps-ci build
 	run-clang-tidy -quiet -p $(BUILD) -extra-arg=-Wno-unknown-warning-option '$(CURDIR)/src/.*\.cc$$'
 
 clean:
