@@ -13,6 +13,7 @@
 #   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 # make screenshots: the live page's browser test, then its PNGs copied to docs/live-page/
+# make flags-doc: docs/flags.md's tables regenerated from the flag tables of src/config
 # Each target installs only the Debian packages it needs (scripts/install-deps.sh GROUP): make run
 # the toolchain and the daemon's libraries (group run); make test, build, bench, bundle the test
 # group; make demo and make image the build group plus their own; the checks the ci group
@@ -35,7 +36,7 @@ TSAN_CXX ?= clang++
 DEPS_GROUPS := run build demo image test ci
 
 .PHONY: all deps $(addprefix deps-,$(DEPS_GROUPS)) build test run demo bundle image bench clean \
-  format tidy asan tsan thread-safety layering fuzz fuzz-smoke screenshots
+  format tidy asan tsan thread-safety layering fuzz fuzz-smoke screenshots flags-doc
 
 all: build
 
@@ -131,6 +132,13 @@ screenshots: build
 	ctest --test-dir $(BUILD) -R '^browser_live_page$$' --output-on-failure
 	mkdir -p docs/live-page
 	cp $(BUILD)/browser-test/screenshots/*.png docs/live-page/
+
+# docs/flags.md's tables, from the flag tables of src/config (src/config/flags_doc.cc); the ctest
+# test flags_doc_check fails when the page was not regenerated after a flag changed.
+flags-doc: deps-run
+	@$(CONFIGURE_RUN)
+	cmake --build $(BUILD) -j $(JOBS) --target flags_doc
+	@bash scripts/flags_doc.sh $(BUILD)/src/config/flags_doc docs/flags.md
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -1,5 +1,6 @@
 // The flag tables behind ParseOptions (config/options.h), one group per file, and the converters
-// they share. Internal to config: nothing outside options*.cc includes it.
+// they share. Internal to config: nothing outside options*.cc includes it, but for flags_doc.cc,
+// which prints docs/flags.md's tables from them.
 //
 // A group is a table of FlagSpec (names, env var, default, help: what --help prints and what the
 // command line may say) and a function that converts and checks the group's values into
