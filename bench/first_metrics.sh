@@ -30,7 +30,8 @@
 #   starts on install (a policy-rc.d that says no, as in Debian's container images): the old
 #   package list would otherwise start Prometheus on :9090. Prints the total, its apt, configure
 #   and build phases, and the machine's load during the run (other builds on a shared machine
-#   lengthen it: compare runs of similar load only). The folder is removed at the end.
+#   lengthen it: compare runs of similar load only). The folder is removed at the end; the
+#   timestamped output of the last run stays in FIRST_METRICS_CACHE/last-run.log.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "${1:-}" = --bare ]; then
@@ -65,11 +66,14 @@ if [ "${1:-}" = --bare ]; then
     local pid
     if [ -f "$work/unshare.pid" ]; then
       pid="$(cat "$work/unshare.pid")"
-      kill -TERM "$pid" 2>/dev/null || true
+      # SIGKILL: unshare blocks SIGTERM while it waits for its child. --kill-child then kills
+      # the namespace's first process, and the kernel every other one in it.
+      kill -KILL "$pid" 2>/dev/null || true
       for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
     if [ -n "$sampler" ]; then kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true; fi
     wait 2>/dev/null || true
+    if [ -s "$work/log" ]; then cp "$work/log" "$cache/last-run.log"; fi
     # The mounts lived in the namespace only; refuse to delete through one that did not.
     if findmnt -rn -o TARGET | grep -q "^$root"; then
       echo "first_metrics: mounts left under $root; not removing it" >&2
@@ -131,7 +135,7 @@ import re, sys
 log, loadf, start, end, clone_s, port, commit, up_start, up_end = sys.argv[1:]
 start, end = float(start), float(end)
 lines = []
-for raw in open(log, errors="replace"):
+for raw in open(log, errors="replace", newline="\n"):
     t, _, text = raw.rstrip("\n").partition(" ")
     lines.append((float(t), text))
 steps = [(t, x) for t, x in lines if re.match(r"\[\d+/\d+\]", x)]
