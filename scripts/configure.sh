@@ -8,8 +8,8 @@
 # when it has no build.ninja yet, with the --fresh and --need settings; or when its cache holds
 # another value for a --need setting, with the --need settings (the rest of the cache stays).
 # Otherwise does nothing: ninja re-runs cmake itself when a CMakeLists.txt changes.
-#   make run:  --fresh -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF (a folder made by make test
-#              stays as it is: it builds the daemon as well)
+#   make run:  --fresh -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF -DNVMLX_DEBUG_INFO=OFF (a
+#              folder made by make test stays as it is: it builds the daemon as well)
 #   make test: --need -DNVMLX_BUILD_TESTS=ON -DNVMLX_BUILD_BENCH=ON (turns them on in a folder
 #              that make run made)
 set -euo pipefail
