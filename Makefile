@@ -4,12 +4,11 @@
 #   make demo   the exporter (simulated GPUs and pods unless a GPU is here) and a real Prometheus
 #               scraping it every second with deploy/prometheus/rules.yml; Ctrl-C stops both
 # Extra daemon flags: make run ARGS="-c 5000 --debug"
-# Checks (README "Sanitizers and checks"; .ci/run runs them all):
+# Checks (docs/development.md "Sanitizers and checks"; .ci/run runs them all):
 #   make asan           g++ ASan+UBSan build in build-asan, then every ctest test under it
 #   make tsan           clang++ TSan build in build-tsan, then the tests labelled concurrency
 #   make thread-safety  the same clang++ build only: -Wthread-safety -Werror over every target
-#   make layering       scripts/check_layering.py: src/'s includes against the folder order; then
-#                       scripts/check_function_size.py: no function of src/ over 120 lines
+#   make layering       scripts/check_layering.py: src/'s includes against the folder order
 #   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 # make screenshots: the live page's browser test, then its PNGs copied to docs/live-page/
@@ -103,7 +102,6 @@ tsan: thread-safety
 
 layering:
 	python3 scripts/check_layering.py
-	python3 scripts/check_function_size.py
 
 # libFuzzer (clang++) over every entry point of cmake/fuzz.cmake, from the seeds in testdata/fuzz/;
 # new inputs go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/ (scripts/fuzz.sh). The
