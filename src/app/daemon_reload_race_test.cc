@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "app/daemon.h"
+#include "app/daemon_test_util.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -36,6 +37,9 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
+using testing::Flags;
+using testing::HttpGet;
+using testing::SimulatedGpus;
 
 // Two lists that differ in length, in rows and in help text: every reload from one to the other
 // replaces the rendered rows (equal lists are left alone). Every metric is one the built-in EMF
@@ -54,44 +58,12 @@ constexpr char kListB[] =
 constexpr auto kReloadFor = std::chrono::milliseconds(2500);
 constexpr int kMaxReloads = 20000;
 
-config::Options Flags(std::vector<std::string> args) {
-  args.insert(args.begin(), "nvml-exporter");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  Result<config::Options> o = config::ParseOptions(
-      static_cast<int>(argv.size()), argv.data(),
-      [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
-  EXPECT_TRUE(o.ok()) << o.status().message();
-  return o.ok() ? *o : config::Options();
-}
-
 // Replaces `path` whole (a new file renamed over it): the reloader thread's own polls never
 // read half a list.
 void WriteAtomically(const std::string& path, const char* text) {
   const std::string tmp = path + ".new";
   std::ofstream(tmp, std::ios::trunc) << text;
   ASSERT_EQ(std::rename(tmp.c_str(), path.c_str()), 0) << path;
-}
-
-// The body of GET http://127.0.0.1:port/path (status line and headers included); "" when the
-// connection fails.
-std::string Get(uint16_t port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    if (send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
-      char buf[16384];
-      for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) out.append(buf, n);
-    }
-  }
-  close(fd);
-  return out;
 }
 
 // Polls /metrics (10 s at most) until every string of `want` is in the page and none of
@@ -101,7 +73,7 @@ std::string AwaitPage(uint16_t port, const std::vector<std::string>& want,
   std::string page;
   for (const auto deadline = Clock::now() + std::chrono::seconds(10); Clock::now() < deadline;
        std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
-    page = Get(port, "/metrics");
+    page = HttpGet(port, "/metrics");
     bool done = page.rfind("HTTP/1.1 200", 0) == 0;
     for (const std::string& w : want) done = done && page.find(w) != std::string::npos;
     for (const std::string& u : unwanted) done = done && page.find(u) == std::string::npos;
@@ -127,8 +99,7 @@ TEST(DaemonReloadRaceTest, ReloadsDuringEmfRenderOfEveryCollection) {
 
   Result<std::unique_ptr<Daemon>> d = Daemon::Create(
       Flags({"-f", csv, "-a", "127.0.0.1:0", "-c", "100", "--emf-output", "file:" + emf}),
-      {NVMLX_SIMGPU_LIBRARY, "",
-       [](std::string_view) -> std::optional<std::string> { return std::nullopt; }});
+      SimulatedGpus());
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   Daemon& daemon = **d;
   ASSERT_TRUE(daemon.Start().ok());

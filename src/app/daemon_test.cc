@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "app/daemon_test_util.h"
 #include "config/exit_code.h"
 #include "util/log.h"
 
@@ -29,44 +30,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kCounters[] = NVMLX_SOURCE_DIR "/etc/default-counters.csv";
 
-// Parsed as the daemon parses them, with no environment variable set.
-config::Options Flags(std::vector<std::string> args) {
-  args.insert(args.begin(), "nvml-exporter");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  Result<config::Options> o = config::ParseOptions(
-      static_cast<int>(argv.size()), argv.data(),
-      [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
-  EXPECT_TRUE(o.ok()) << o.status().message();
-  return o.ok() ? *o : config::Options();
-}
-
-Daemon::Environment SimulatedGpus() {
-  return {NVMLX_SIMGPU_LIBRARY, "",
-          [](std::string_view) -> std::optional<std::string> { return std::nullopt; }};
-}
-
-// GET `path` from 127.0.0.1:`port` over a fresh connection; the whole response, or "" when the
-// connection fails.
-std::string HttpGet(uint16_t port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string request =
-        "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    if (send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
-      char buf[65536];
-      for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) response.append(buf, n);
-    }
-  }
-  close(fd);
-  return response;
-}
+using testing::Flags;
+using testing::HttpGet;
+using testing::SimulatedGpus;
 
 class DaemonTest : public ::testing::Test {
  protected:
