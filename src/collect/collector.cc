@@ -336,7 +336,26 @@ void Collector::ReadSlowGroup(size_t g) {
     std::vector<fields::FieldError> errors;
     devices_[i]->slow->Read(&samples, &errors);
     NoteErrors(i, errors);
-    slow_.Put(i, std::move(samples));
+    slow_.Put(i, 0, std::move(samples));
+    if (!Lost(i)) ReadPeriodic(i);
+  }
+}
+
+void Collector::ReadPeriodic(size_t i) {
+  Device& d = *devices_[i];
+  for (size_t k = 0; k < d.periodic.size(); ++k) {
+    const util::Clock::TimePoint now = clock_->Now();
+    const std::optional<util::Clock::TimePoint>& last = d.periodic_read_at[k];
+    // Half an interval of slack: the rounds tick on a fixed schedule, a read lands a little
+    // after its tick, and a cadence of n intervals must read every n-th round.
+    if (last && now - *last < d.periodic_fields[k].every - options_.interval / 2) continue;
+    std::vector<model::Sample> samples;
+    std::vector<fields::FieldError> errors;
+    d.periodic[k]->Read(&samples, &errors);
+    NoteErrors(i, errors);
+    d.periodic_read_at[k] = now;
+    slow_.Put(i, 1 + k, std::move(samples));
+    if (Lost(i)) return;
   }
 }
 

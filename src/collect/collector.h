@@ -12,6 +12,10 @@
 //    collection merges in. A slow call therefore never delays the gauges (its values are at most
 //    one interval old), and one GPU's NVML calls never run on two threads at once (on an H200 a
 //    call waiting behind the energy read costs CPU while it waits: docs/benchmarks.md);
+//  - the fields a watch group reads at a cadence longer than the interval (plan::PeriodicFields)
+//    are read on the same slow worker, each set when its cadence has passed (within half an
+//    interval: a 30 s cadence at 1 s collections reads every 30th collection, not every 31st),
+//    and held in the slow cache in between, so each collection still serves them;
 //  - one fast and one slow DeviceWorker per physical GPU (it reads the GPU and its MIG
 //    instances), so that a call stuck in the driver on one GPU holds that GPU's worker only.
 // A stuck call (docs/faults.md): a GPU whose fast read has not answered by the read deadline
@@ -215,6 +219,11 @@ class Collector {
     uint64_t slow_version = 0;          // the plan the slow reader was built from
     // The fields those readers read (fast worker's; slow_fields the slow worker's).
     std::vector<const fields::FieldDef*> fast_fields, profiling_fields, slow_fields;
+    // The slow worker's: one reader per set of fields read at a watch group's cadence
+    // (plan::EntityFields::periodic), the sets, and when each set was last read.
+    std::vector<std::unique_ptr<fields::DeviceReader>> periodic;
+    std::vector<plan::PeriodicFields> periodic_fields;
+    std::vector<std::optional<util::Clock::TimePoint>> periodic_read_at;
     // A MIG instance: the position of its GPU in devices_ (lost together with it).
     std::optional<size_t> parent;
     // A GPU watched by the XidWatcher: its position there.
@@ -280,6 +289,8 @@ class Collector {
 
   // --- Reading, on a group's workers (collector_read.cc, collector_plan.cc). ---
   void ReadSlowGroup(size_t g);
+  // On device i's slow worker: reads the periodic sets that are due into the slow cache.
+  void ReadPeriodic(size_t i);
   // Group g's fast reads under `plan`: everything but the slow cache.
   void ReadGroup(size_t g, const plan::FieldPlan& plan, GroupResult* out);
   void ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceSnapshot* ds,

@@ -64,14 +64,25 @@ void SlowCache::Resize(size_t entities) {
   latest_.resize(entities);
 }
 
-void SlowCache::Put(size_t entity, std::vector<model::Sample> samples) {
+void SlowCache::Put(size_t entity, size_t slot, std::vector<model::Sample> samples) {
   util::MutexLock lock(&mu_);
-  latest_[entity] = std::move(samples);
+  if (latest_.size() <= entity) latest_.resize(entity + 1);  // Create's readers come first
+  std::vector<std::vector<model::Sample>>& slots = latest_[entity];
+  if (slots.size() <= slot) slots.resize(slot + 1);
+  slots[slot] = std::move(samples);
+}
+
+void SlowCache::Truncate(size_t entity, size_t slots) {
+  util::MutexLock lock(&mu_);
+  if (latest_.size() <= entity) latest_.resize(entity + 1);
+  if (latest_[entity].size() > slots) latest_[entity].resize(slots);
 }
 
 void SlowCache::AppendTo(size_t entity, std::vector<model::Sample>* samples) const {
   util::MutexLock lock(&mu_);
-  samples->insert(samples->end(), latest_[entity].begin(), latest_[entity].end());
+  for (const std::vector<model::Sample>& slot : latest_[entity]) {
+    samples->insert(samples->end(), slot.begin(), slot.end());
+  }
 }
 
 bool OnceLog::First(size_t entity, int key) {

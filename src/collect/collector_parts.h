@@ -68,13 +68,19 @@ class RoundBoard {
 class SlowCache {
  public:
   void Resize(size_t entities) NVMLX_EXCLUDES(mu_);
-  void Put(size_t entity, std::vector<model::Sample> samples) NVMLX_EXCLUDES(mu_);
-  // Appends entity's latest slow samples to *samples (unsorted; the caller orders them).
+  // Slot 0 holds the slow fields read every collection; slot k > 0 the k-th set of fields read
+  // at a watch group's cadence (plan::PeriodicFields), held between its reads.
+  void Put(size_t entity, size_t slot, std::vector<model::Sample> samples) NVMLX_EXCLUDES(mu_);
+  // Keeps only the entity's first `slots` slots (a reload with fewer periodic sets).
+  void Truncate(size_t entity, size_t slots) NVMLX_EXCLUDES(mu_);
+  // Appends entity's latest slow samples, every slot, to *samples (unsorted; the caller orders
+  // them).
   void AppendTo(size_t entity, std::vector<model::Sample>* samples) const NVMLX_EXCLUDES(mu_);
 
  private:
   mutable util::Mutex mu_;
-  std::vector<std::vector<model::Sample>> latest_ NVMLX_GUARDED_BY(mu_);  // per entity
+  // Per entity, per slot.
+  std::vector<std::vector<std::vector<model::Sample>>> latest_ NVMLX_GUARDED_BY(mu_);
 };
 
 class OnceLog {

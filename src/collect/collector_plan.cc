@@ -54,10 +54,22 @@ void Collector::ApplySlowPlan(size_t i, const plan::FieldPlan& plan) {
   Device& d = *devices_[i];
   if (d.slow_version == plan.version()) return;
   d.slow_version = plan.version();
-  const std::vector<const fields::FieldDef*>& slow = plan.For(d.scope).slow;
-  if (d.slow != nullptr && d.slow_fields == slow) return;
-  d.slow = std::make_unique<fields::DeviceReader>(lib_, d.handle, slow);
-  d.slow_fields = slow;
+  const plan::EntityFields& f = plan.For(d.scope);
+  if (d.slow == nullptr || d.slow_fields != f.slow) {
+    d.slow = std::make_unique<fields::DeviceReader>(lib_, d.handle, f.slow);
+    d.slow_fields = f.slow;
+  }
+  if (d.periodic_fields == f.periodic) return;
+  // New sets are read at once (their cadence counts from that first read); the cache drops the
+  // sets that went.
+  d.periodic.clear();
+  for (const plan::PeriodicFields& p : f.periodic) {
+    d.periodic.push_back(std::make_unique<fields::DeviceReader>(lib_, d.handle, p.fields));
+  }
+  d.periodic_fields = f.periodic;
+  d.periodic_read_at.assign(f.periodic.size(), std::nullopt);
+  slow_.Truncate(i, 1 + f.periodic.size());
+  for (size_t k = 0; k < f.periodic.size(); ++k) slow_.Put(i, 1 + k, {});
 }
 
 }  // namespace nvmlx::collect

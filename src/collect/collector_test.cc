@@ -124,6 +124,85 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   EXPECT_NE(FindIn(last.devices[0], 156), nullptr) << "slow value merged from the slow cache";
 }
 
+// Watch groups (plan::Cadences): a field of a group slower than the interval is read at the
+// group's cadence on the slow worker, and its last value is served by every collection in
+// between. Counted on the simulator's own call counters; the loop ticks on a FakeClock.
+TEST(CadenceCollectorTest, WatchGroupFieldsAreReadAtTheirCadence) {
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/one_gpu.yaml", 1);
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
+  auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  util::FakeClock clock;
+  CollectorOptions options;
+  options.interval = milliseconds(100);
+  options.clock = &clock;
+  options.read_deadline = std::chrono::seconds(10);
+  plan::Cadences cadences{
+      options.interval,
+      {{"energy", milliseconds(300), {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"}, "c.yaml:3"},
+       {"clock", milliseconds(500), {"DCGM_FI_DEV_SM_CLOCK"}, "c.yaml:7"}}};
+  auto plan = plan::FieldPlan::Build(
+      {Row("DCGM_FI_DEV_GPU_TEMP"),
+       Row("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", config::MetricType::kCounter),
+       Row("DCGM_FI_DEV_SM_CLOCK")},
+      "test.csv", cadences);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  options.plan = *plan;
+  auto c = Collector::Create(**lib, options);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto calls = [](const char* key) { return simgpu::CallCount(NVMLX_SIMGPU_LIBRARY, key); };
+  const long long energy0 = calls("field:83");  // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION
+  const long long clock0 = calls("nvmlDeviceGetClockInfo");
+  const long long temp0 = calls("nvmlDeviceGetTemperature");
+  ASSERT_GE(energy0, 0) << "the simulator counts calls";
+
+  util::Mutex mu;
+  util::CondVar published;
+  std::vector<std::shared_ptr<const model::Snapshot>> got;  // guarded by mu
+  (*c)->Start([&](std::shared_ptr<const model::Snapshot> s) {
+    util::MutexLock lock(&mu);
+    got.push_back(std::move(s));
+    published.SignalAll();
+  });
+  auto await = [&](size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    util::MutexLock lock(&mu);
+    while (got.size() < n && !published.WaitUntil(&mu, deadline)) {
+    }
+    return got.size();
+  };
+  // Every read of a round done before the clock moves: the slow worker reads at the tick's time.
+  auto settle = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((*c)->ReadsInProgress() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+  };
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  ASSERT_EQ(await(1), 1u);
+  settle();
+  for (size_t tick = 1; tick <= 10; ++tick) {  // collections at 100 ms .. 1000 ms
+    clock.Advance(options.interval);
+    ASSERT_EQ(await(tick + 1), tick + 1) << "tick " << tick;
+    settle();
+  }
+  (*c)->Stop();
+  // Temperature every collection (11); energy at 0, 300, 600, 900 ms; the clock at 0, 500,
+  // 1000 ms.
+  EXPECT_EQ(calls("nvmlDeviceGetTemperature") - temp0, 11);
+  EXPECT_EQ(calls("field:83") - energy0, 4);
+  EXPECT_EQ(calls("nvmlDeviceGetClockInfo") - clock0, 3);
+  util::MutexLock lock(&mu);
+  // Held in between: every collection after the first serves both (the first has the inline
+  // slow read too).
+  for (size_t i = 0; i < got.size(); ++i) {
+    const model::DeviceSnapshot& d = got[i]->devices[0];
+    EXPECT_NE(FindIn(d, 156), nullptr) << "energy in collection " << i;
+    EXPECT_NE(FindIn(d, 100), nullptr) << "SM clock in collection " << i;
+    EXPECT_NE(FindIn(d, 150), nullptr) << "temperature in collection " << i;
+  }
+}
+
 TEST_F(CollectorTest, SelectorNamingMissingGpuFails) {
   options_.devices.kind = config::DeviceSelector::Kind::kGpus;
   options_.devices.all = false;

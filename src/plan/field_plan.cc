@@ -1,7 +1,10 @@
 #include "plan/field_plan.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -37,13 +40,100 @@ std::vector<const fields::FieldDef*> OfScope(const std::vector<const fields::Fie
 }
 
 EntityFields OfScope(const EntityFields& all, fields::MigScope scope) {
-  return {OfScope(all.fast, scope), OfScope(all.slow, scope), OfScope(all.profiling, scope)};
+  EntityFields out{
+      OfScope(all.fast, scope), OfScope(all.slow, scope), OfScope(all.profiling, scope), {}};
+  for (const PeriodicFields& p : all.periodic) {
+    PeriodicFields mine{p.every, OfScope(p.fields, scope)};
+    if (!mine.fields.empty()) out.periodic.push_back(std::move(mine));
+  }
+  return out;
+}
+
+using Every = std::map<const fields::FieldDef*, std::chrono::milliseconds>;
+
+bool Matches(const std::string& pattern, const std::string& name) {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+// The cadence of each row a group matches, checked as dcgm-exporter checks watch groups at
+// start-up: every pattern matches some row, no row is matched by two groups. Only cadences
+// longer than the interval are kept: a faster one could not make the page fresher.
+Result<Every> MatchGroups(const std::vector<CollectorEntry>& rows, std::string_view source,
+                          const Cadences& cadences) {
+  Every every;
+  std::map<std::string, const CadenceGroup*> owner;  // row name -> the group that matched it
+  for (const CadenceGroup& group : cadences.groups) {
+    for (const std::string& pattern : group.patterns) {
+      bool matched = false;
+      for (const CollectorEntry& row : rows) {
+        if (!Matches(pattern, row.name)) continue;
+        matched = true;
+        auto [it, fresh] = owner.emplace(row.name, &group);
+        if (!fresh && it->second != &group) {
+          return InvalidArgument(group.where + ": field " + row.name + " is in watch group \"" +
+                                 group.name + "\" and in watch group \"" + it->second->name +
+                                 "\" (" + it->second->where + "); a field may have one cadence");
+        }
+        if (group.every > cadences.interval) every[row.field] = group.every;
+      }
+      if (!matched) {
+        return InvalidArgument(group.where + ": watch group \"" + group.name + "\" pattern \"" +
+                               pattern + "\" matches no field of " + std::string(source));
+      }
+    }
+  }
+  return every;
+}
+
+bool IsPeriodicDeviceField(const fields::FieldDef& f) {
+  return f.source == fields::Source::kDevice && (f.read != nullptr || f.nvml_field_id != 0);
+}
+
+// The device fields read at a watch group's cadence, one set per cadence (ascending), each set
+// by field id; `*every_out` gets each such field's cadence. Other matched fields keep their own
+// cadence, with a warning.
+std::vector<PeriodicFields> PeriodicOf(
+    const std::vector<CollectorEntry>& kept, const Every& every, std::string_view source,
+    std::vector<std::pair<const fields::FieldDef*, std::chrono::milliseconds>>* every_out) {
+  std::vector<PeriodicFields> out;
+  for (const auto& [field, cadence] : every) {
+    const bool kept_metric = std::any_of(kept.begin(), kept.end(), [f = field](const auto& r) {
+      return r.field == f && !IsLabel(r);
+    });
+    if (!kept_metric) continue;  // a label (read once at start), or not collected (warned)
+    if (fields::RoleOf(*field) != fields::Role::kSample || !IsPeriodicDeviceField(*field)) {
+      log::Warn("watch group cadence has no effect on this field: it is not a device read",
+                {{"file", std::string(source)}, {"field", std::string(field->name)}});
+      continue;
+    }
+    every_out->emplace_back(field, cadence);
+    auto slot = std::find_if(out.begin(), out.end(),
+                             [c = cadence](const PeriodicFields& p) { return p.every == c; });
+    if (slot == out.end()) slot = out.insert(out.end(), PeriodicFields{cadence, {}});
+    slot->fields.push_back(field);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PeriodicFields& a, const PeriodicFields& b) { return a.every < b.every; });
+  for (PeriodicFields& p : out) {
+    std::sort(p.fields.begin(), p.fields.end(),
+              [](const fields::FieldDef* a, const fields::FieldDef* b) { return a->id < b->id; });
+  }
+  return out;
 }
 
 }  // namespace
 
 std::shared_ptr<const FieldPlan> FieldPlan::Build(std::vector<CollectorEntry> rows,
                                                   std::string_view source) {
+  Result<std::shared_ptr<const FieldPlan>> plan = Build(std::move(rows), source, Cadences{});
+  return std::move(plan).value();  // without watch groups nothing can fail
+}
+
+Result<std::shared_ptr<const FieldPlan>> FieldPlan::Build(std::vector<CollectorEntry> rows,
+                                                          std::string_view source,
+                                                          const Cadences& cadences) {
+  Result<Every> every = MatchGroups(rows, source, cadences);
+  if (!every.ok()) return every.status();
   static std::atomic<uint64_t> next_version{1};
   std::shared_ptr<FieldPlan> plan(new FieldPlan());
   plan->version_ = next_version.fetch_add(1);
@@ -100,8 +190,14 @@ std::shared_ptr<const FieldPlan> FieldPlan::Build(std::vector<CollectorEntry> ro
     };
   };
   EntityFields whole;
-  whole.fast = MetricFields(kept, readable_device_field(fields::Cost::kFast));
-  whole.slow = MetricFields(kept, readable_device_field(fields::Cost::kSlow));
+  whole.periodic = PeriodicOf(kept, *every, source, &plan->every_);
+  auto each_collection = [&plan](auto keep) {
+    return [keep, &plan](const fields::FieldDef& f) {
+      return keep(f) && plan->EveryOf(&f) == std::chrono::milliseconds{0};
+    };
+  };
+  whole.fast = MetricFields(kept, each_collection(readable_device_field(fields::Cost::kFast)));
+  whole.slow = MetricFields(kept, each_collection(readable_device_field(fields::Cost::kSlow)));
   whole.profiling = MetricFields(kept, [](const fields::FieldDef& f) {
     return f.source == fields::Source::kProfiling && f.gpm_metric_id != 0;
   });
@@ -109,7 +205,14 @@ std::shared_ptr<const FieldPlan> FieldPlan::Build(std::vector<CollectorEntry> ro
   plan->scopes_[static_cast<size_t>(Scope::kInstance)] =
       OfScope(whole, fields::MigScope::kInstance);
   plan->scopes_[static_cast<size_t>(Scope::kWhole)] = std::move(whole);
-  return plan;
+  return std::shared_ptr<const FieldPlan>(std::move(plan));
+}
+
+std::chrono::milliseconds FieldPlan::EveryOf(const fields::FieldDef* field) const {
+  for (const auto& [f, every] : every_) {
+    if (f == field) return every;
+  }
+  return std::chrono::milliseconds{0};
 }
 
 bool FieldPlan::NeedsXidWatcher() const {

@@ -18,22 +18,51 @@
 #define NVML_EXPORTER_PLAN_FIELD_PLAN_H_
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/collectors_csv.h"
 #include "fields/catalog.h"
 #include "fields/field_roles.h"
+#include "util/status.h"
 
 namespace nvmlx::plan {
 
-// What one entity reads each collection.
+// A watch group (dcgm-exporter's YAML `collection.watchGroups` / `collections`): the fields
+// whose collectors-row names match one of `patterns` are read every `every` instead of every
+// collection. Patterns are globs as fnmatch(3) takes them (`*`, `?`, `[...]`).
+struct CadenceGroup {
+  std::string name;
+  std::chrono::milliseconds every{0};
+  std::vector<std::string> patterns;
+  std::string where;  // "file:line" of the group, for messages
+};
+
+// The cadences of one load: the collection interval and the watch groups.
+struct Cadences {
+  std::chrono::milliseconds interval{0};
+  std::vector<CadenceGroup> groups;
+};
+
+// Device fields read every `every` (longer than the collection interval) and held in between.
+struct PeriodicFields {
+  std::chrono::milliseconds every{0};
+  std::vector<const fields::FieldDef*> fields;
+  bool operator==(const PeriodicFields&) const = default;
+};
+
+// What one entity reads. `fast`, `slow` and `profiling` are read every collection; each
+// `periodic` set at its own cadence (ascending `every`), on the slow worker.
 struct EntityFields {
   std::vector<const fields::FieldDef*> fast;       // cheap per-device reads
   std::vector<const fields::FieldDef*> slow;       // fields::Cost::kSlow reads (own thread)
   std::vector<const fields::FieldDef*> profiling;  // DCGM_FI_PROF_* (GPM or PM sampling)
+  std::vector<PeriodicFields> periodic;            // watch groups slower than the interval
   bool operator==(const EntityFields&) const = default;
 };
 
@@ -56,6 +85,15 @@ class FieldPlan {
   // gets a version of its own (ascending), which the collector's readers compare.
   static std::shared_ptr<const FieldPlan> Build(std::vector<config::CollectorEntry> rows,
                                                 std::string_view source = "");
+  // The same, with watch groups. A device field a group matches is read at the group's cadence
+  // when that is longer than the interval (else every collection, as the page cannot be fresher
+  // than its collections); fields that are not device reads (profiling windows, Xids, clock
+  // events, health, P2P, labels) keep their own cadence, with one warning each. Errors
+  // (INVALID_ARGUMENT, naming the group's file:line), as dcgm-exporter refuses to start on
+  // them: a pattern that matches no row of `rows`, a row two groups match.
+  static Result<std::shared_ptr<const FieldPlan>> Build(std::vector<config::CollectorEntry> rows,
+                                                        std::string_view source,
+                                                        const Cadences& cadences);
 
   FieldPlan(const FieldPlan&) = delete;
   FieldPlan& operator=(const FieldPlan&) = delete;
@@ -78,6 +116,8 @@ class FieldPlan {
   bool NeedsXidWatcher() const;
   // Same rows as `other` (field, name, type and help, in order): a reload that changes nothing.
   bool SameRows(const FieldPlan& other) const;
+  // How often `field` is read: its watch group's cadence, or 0 for every collection.
+  std::chrono::milliseconds EveryOf(const fields::FieldDef* field) const;
 
  private:
   FieldPlan() = default;
@@ -89,6 +129,8 @@ class FieldPlan {
   std::vector<const fields::FieldDef*> label_fields_;
   std::array<EntityFields, 3> scopes_;
   std::array<bool, fields::kRoleCount> has_{};
+  // Fields read at a watch group's cadence (longer than the interval), with it.
+  std::vector<std::pair<const fields::FieldDef*, std::chrono::milliseconds>> every_;
 };
 
 }  // namespace nvmlx::plan

@@ -114,5 +114,83 @@ TEST(FieldPlanTest, VersionsAscendAndSameRowsComparesContent) {
   EXPECT_FALSE(a->SameRows(*c));
 }
 
+Cadences Groups(std::vector<CadenceGroup> groups) {
+  return Cadences{std::chrono::milliseconds(1000), std::move(groups)};
+}
+
+TEST(FieldPlanTest, WatchGroupsSetCadencesLongerThanTheInterval) {
+  using std::chrono::milliseconds;
+  log::Init(log::Format::kText, false);
+  ::testing::internal::CaptureStderr();
+  auto plan = FieldPlan::Build(
+      Parse("DCGM_FI_DEV_GPU_TEMP, gauge, temp\n"
+            "DCGM_FI_DEV_POWER_USAGE, gauge, power\n"
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter, energy\n"
+            "DCGM_FI_DEV_PCIE_REPLAY_COUNTER, counter, replays\n"
+            "DCGM_FI_DEV_SM_CLOCK, gauge, clock\n"
+            "DCGM_FI_DEV_XID_ERRORS, gauge, xid\n"
+            "DCGM_FI_DRIVER_VERSION, label, driver\n"),
+      "t.csv",
+      Groups({{"slow",
+               milliseconds(30000),
+               {"DCGM_FI_DEV_TOTAL_*", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_XID_ERRORS",
+                "DCGM_FI_DRIVER_*"},
+               "c.yaml:3"},
+              {"minute", milliseconds(60000), {"DCGM_FI_DEV_SM_?LOCK"}, "c.yaml:9"},
+              {"fast", milliseconds(500), {"DCGM_FI_DEV_GPU_TEMP"}, "c.yaml:12"}}));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const EntityFields& whole = (*plan)->For(Scope::kWhole);
+  // Faster than the interval: every collection (the page is no fresher than its collections).
+  EXPECT_EQ(Names(whole.fast),
+            (std::vector<std::string>{"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE"}));
+  EXPECT_TRUE(whole.slow.empty()) << Names(whole.slow)[0];
+  ASSERT_EQ(whole.periodic.size(), 2u);
+  EXPECT_EQ(whole.periodic[0].every, milliseconds(30000));
+  EXPECT_EQ(Names(whole.periodic[0].fields),
+            (std::vector<std::string>{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                                      "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"}));
+  EXPECT_EQ(whole.periodic[1].every, milliseconds(60000));
+  EXPECT_EQ(Names(whole.periodic[1].fields), (std::vector<std::string>{"DCGM_FI_DEV_SM_CLOCK"}));
+  EXPECT_EQ((*plan)->EveryOf(fields::FindByName("DCGM_FI_DEV_SM_CLOCK")), milliseconds(60000));
+  EXPECT_EQ((*plan)->EveryOf(fields::FindByName("DCGM_FI_DEV_GPU_TEMP")), milliseconds(0));
+  // The Xid field is event-driven: its cadence cannot change, and the log says so.
+  EXPECT_EQ((*plan)->EveryOf(fields::FindByName("DCGM_FI_DEV_XID_ERRORS")), milliseconds(0));
+  EXPECT_NE(log.find("no effect"), std::string::npos) << log;
+  EXPECT_NE(log.find("DCGM_FI_DEV_XID_ERRORS"), std::string::npos) << log;
+  // MIG: the GPU-wide part reads the GPU-wide periodic fields.
+  const EntityFields& mig_gpu = (*plan)->For(Scope::kMigGpu);
+  ASSERT_FALSE(mig_gpu.periodic.empty());
+  EXPECT_EQ(mig_gpu.periodic[0].every, milliseconds(30000));
+}
+
+TEST(FieldPlanTest, WatchGroupErrorsNameTheGroup) {
+  using std::chrono::milliseconds;
+  const std::string csv =
+      "DCGM_FI_DEV_GPU_TEMP, gauge, temp\nDCGM_FI_DEV_POWER_USAGE, gauge, power\n";
+  auto none = FieldPlan::Build(Parse(csv), "t.csv",
+                               Groups({{"thermals",
+                                        milliseconds(5000),
+                                        {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP"},
+                                        "c.yaml:4"}}));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(),
+            "c.yaml:4: watch group \"thermals\" pattern \"DCGM_FI_DEV_MEMORY_TEMP\" matches no "
+            "field of t.csv");
+  auto twice = FieldPlan::Build(
+      Parse(csv), "t.csv",
+      Groups({{"a", milliseconds(5000), {"DCGM_FI_DEV_*"}, "c.yaml:4"},
+              {"b", milliseconds(9000), {"DCGM_FI_DEV_POWER_USAGE"}, "c.yaml:8"}}));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(),
+            "c.yaml:8: field DCGM_FI_DEV_POWER_USAGE is in watch group \"b\" and in watch group "
+            "\"a\" (c.yaml:4); a field may have one cadence");
+  // One group naming a field twice is not a conflict.
+  auto same = FieldPlan::Build(
+      Parse(csv), "t.csv",
+      Groups({{"a", milliseconds(5000), {"DCGM_FI_DEV_*", "DCGM_FI_DEV_GPU_TEMP"}, "c.yaml:4"}}));
+  EXPECT_TRUE(same.ok()) << same.status().ToString();
+}
+
 }  // namespace
 }  // namespace nvmlx::plan

@@ -109,6 +109,7 @@ std::string FormatLine(Format format, std::string_view time, std::string_view le
 
 void Init(Format format, bool debug) {
   g_format.store(format);
+  spdlog::drop("nvml-exporter");  // a second Init (a test suite) replaces the first
   auto logger = spdlog::stderr_logger_mt("nvml-exporter");
   logger->set_pattern("%v");  // Write() formats the whole line itself
   logger->set_level(debug ? spdlog::level::debug : spdlog::level::info);

@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 namespace nvmlx::simgpu {
 
@@ -38,7 +41,37 @@ nvmlReturn_t EnterSystem(const char* function, Ctx* ctx) {
   return Apply(ctx->world->faults().ForCall(function, std::nullopt, ctx->t));
 }
 
+namespace {
+
+// The call counts: any thread enters calls; a plain mutex (the simulator is a test tool, and a
+// count is a few nanoseconds beside a call).
+struct CallCounts {
+  std::mutex mu;
+  std::unordered_map<std::string, long long> counts;
+};
+
+CallCounts& Counts() {
+  static CallCounts* counts = new CallCounts();  // never destroyed: calls may outlive statics
+  return *counts;
+}
+
+}  // namespace
+
+void CountCall(const std::string& key) {
+  CallCounts& c = Counts();
+  std::lock_guard<std::mutex> lock(c.mu);
+  ++c.counts[key];
+}
+
+long long CallCount(const std::string& key) {
+  CallCounts& c = Counts();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.counts.find(key);
+  return it == c.counts.end() ? 0 : it->second;
+}
+
 nvmlReturn_t EnterDevice(const char* function, nvmlDevice_t device, Ctx* ctx) {
+  CountCall(function);
   ctx->world = Simulator::Get().world();
   if (!ctx->world) return NVML_ERROR_UNINITIALIZED;
   ctx->dev = ctx->world->Find(device);

@@ -27,6 +27,12 @@ struct Ctx {
   unsigned long long U64(ValueKey k) const;
 };
 
+// How many times each per-device NVML function was entered, and each field id was filled by
+// nvmlDeviceGetFieldValues ("field:<id>"), since the library was loaded: tests read it through
+// nvmlxSimCallCount (sim_control.h CallCount) to check what a collector reads when.
+void CountCall(const std::string& key);
+long long CallCount(const std::string& key);
+
 // Integer NVML outputs round down and saturate (SCENARIO.md: "integer calls round down").
 unsigned ToU32(double v);
 unsigned long long ToU64(double v);

@@ -248,6 +248,16 @@ nvmlReturn_t nvmlxSimReleaseHangs() {
 // is inside its hung call before it moves a deadline (SCENARIO.md "Faults").
 int nvmlxSimHungCalls() { return nvmlx::simgpu::HangGate::Get().waiting(); }
 
+// Not NVML: how many times `key` (a per-device NVML function's name, or "field:<NVML field id>"
+// of nvmlDeviceGetFieldValues) was called since load; -1 for a null key.
+long long nvmlxSimCallCount(const char* key) {
+  try {
+    return key == nullptr ? -1 : nvmlx::simgpu::CallCount(key);
+  } catch (...) {
+    return -1;
+  }
+}
+
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   return OnSystem(__func__,
                   [&](const Ctx&) -> nvmlReturn_t { return Simulator::Get().FreeEventSet(set); });

@@ -124,6 +124,7 @@ double EnergyMj(const Ctx& c) {
 
 void FillFieldValue(const Ctx& c, nvmlFieldValue_t* v) {
   const unsigned fi = v->fieldId;
+  CountCall("field:" + std::to_string(fi));
   v->timestamp = c.world->EpochMicros(c.t);
   v->latencyUsec = 0;
   v->value.ullVal = 0;

@@ -54,6 +54,19 @@ inline int HungCalls(const char* library_path) {
   return n;
 }
 
+// How many times the loaded simulator was asked `key`: a per-device NVML function's name
+// ("nvmlDeviceGetTemperature") or "field:<id>" for a field of nvmlDeviceGetFieldValues; -1 when
+// it cannot say.
+inline long long CallCount(const char* library_path, const char* key) {
+  void* handle = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return -1;
+  using CountFn = long long (*)(const char*);
+  auto count = reinterpret_cast<CountFn>(dlsym(handle, "nvmlxSimCallCount"));
+  const long long n = count != nullptr ? count(key) : -1;
+  dlclose(handle);
+  return n;
+}
+
 // Restarts the loaded simulated CUPTI's clock (libcupti.so.13 from cupti_sim.cc, SCENARIO.md
 // "PM sampling"): `busy_until_s` and the value functions count from now again. Returns "" on
 // success, else what went wrong.
