@@ -15,7 +15,9 @@
 #   DEFAULT_CSV=0 skips the default-counters run; BEFORE_BIN=path adds the same DCP run of
 #   another build (a before/after in the same run); NVML_LIBRARY=path (default: the system's);
 #   FLOOR_SWEEPS (100) and FLOOR_INTERVAL_MS (100): the floor's sweeps and their cadence;
-#   SIMULATED=1 uses the bundle's simulated GPUs (NVMLX_SIMGPU_SCENARIO picks the scenario).
+#   SIMULATED=1 uses the bundle's simulated GPUs (NVMLX_SIMGPU_SCENARIO picks the scenario);
+#   GROUPS_CONFIG=path (default: the bundle's etc/exporter-config.yaml, when there) adds the DCP
+#   run with that YAML config's watch groups (label "groups"; -f and -c still win over it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bundle="${1:-$(cd "$here/.." && pwd)}"
@@ -30,6 +32,11 @@ args=(--out "$out" --floor "$floor" --python-peer --nvidia-smi-calls "${SMI_CALL
   --floor-sweeps "${FLOOR_SWEEPS:-100}" --floor-interval-ms "${FLOOR_INTERVAL_MS:-100}")
 [ -n "$lib" ] && args+=(--nvml-library "$lib")
 args+=(--daemon "after=$bundle/nvml-exporter:$bundle/etc/dcp-metrics-included.csv:$interval:$secs")
+groups_config="${GROUPS_CONFIG:-$bundle/etc/exporter-config.yaml}"
+if [ -f "$groups_config" ]; then
+  args+=(--label-args "groups=--config-file=$groups_config")
+  args+=(--daemon "groups=$bundle/nvml-exporter:$bundle/etc/dcp-metrics-included.csv:$interval:$secs")
+fi
 if [ -n "${BEFORE_BIN:-}" ]; then
   args+=(--daemon "before=$BEFORE_BIN:$bundle/etc/dcp-metrics-included.csv:$interval:$secs")
 fi

@@ -107,6 +107,7 @@ def wait_http(port, proc, limit_s=30):
 def run_daemon(a, label, binary, csv, interval_ms, secs, env, scrapes):
     port = free_port()
     cmd = [binary, "-f", csv, "-c", str(interval_ms), "-a", f"127.0.0.1:{port}"] + a.daemon_args
+    cmd += a.label_args.get(label, [])
     log = open(os.path.join(a.out, f"{label}.log"), "w")
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env)
@@ -265,6 +266,9 @@ def main():
     ap.add_argument("--floor", required=True)
     ap.add_argument("--daemon", action="append", default=[],
                     help="LABEL=BINARY:CSV:INTERVAL_MS:SECONDS (repeatable)")
+    ap.add_argument("--label-args", action="append", default=[],
+                    help="LABEL=ARGS: extra daemon arguments (space-separated) for that label's "
+                         "runs, e.g. groups=--config-file=etc/exporter-config.yaml")
     ap.add_argument("--nvml-library", default="")
     ap.add_argument("--floor-sweeps", type=int, default=100)
     ap.add_argument("--floor-interval-ms", type=int, default=100)
@@ -275,6 +279,7 @@ def main():
     ap.add_argument("daemon_args", nargs="*")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    a.label_args = {k: v.split() for k, v in (x.split("=", 1) for x in a.label_args)}
     env = dict(os.environ)
     if a.nvml_library:
         a.daemon_args = ["--nvml-library", a.nvml_library] + a.daemon_args

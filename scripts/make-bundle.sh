@@ -14,6 +14,8 @@ plugin="$build/src/app/lib/libnvmlx_kubelet.so"
 cp "$plugin" "$out/lib/"
 strip --strip-debug "$out/lib/libnvmlx_kubelet.so"
 cp etc/*.csv "$out/etc/"
+# The example YAML configs (bench/gpu.sh's "groups" run reads exporter-config.yaml).
+for f in etc/*.yaml; do [ -e "$f" ] && cp "$f" "$out/etc/"; done
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"
 # The RSS baseline (bench/nvml_init_rss: nvmlInit_v2 alone) for test/gpu/rss_h200.sh.
 if [ -x "$build/bench/nvml_init_rss" ]; then
