@@ -118,7 +118,8 @@ nvml-exporter demo is running (Ctrl-C stops it):
   per-pod shares    $url/graph?g0.expr=nvml_exporter_pod_gpu_sm_utilization_ratio&g0.tab=0&g0.range_input=5m
   targets           $url/targets
 Grafana: add $url as a Prometheus data source and import deploy/grafana/dashboards/*.json
-(or provision them: deploy/grafana/provisioning/). Logs and data: $dir
+(or provision them: deploy/grafana/provisioning/), and dcgm-exporter's by its id 12239
+(deploy/grafana/README.md). Logs and data: $dir
 TXT
 # Until Ctrl-C, or until a child dies (then say which and stop the rest).
 while true; do

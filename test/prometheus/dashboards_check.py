@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Runs every query of every dashboard in deploy/grafana/dashboards/ against a real Prometheus.
+"""Runs every query of our dashboards and of dcgm-exporter's against a real Prometheus.
 
 The Prometheus at URL has scraped the daemon on simulated GPUs with pods (scripts/demo.sh) and
 loaded deploy/prometheus/rules.yml. Checks:
-  - the dashboards are provisioning-safe: raw JSON, id null, a uid, no __inputs or ${DS_...},
-    every $variable defined, panels inside the 24-column grid with unique ids; ours use only
-    timeseries/stat/bargauge/table panels and the datasource variable, and are what
-    scripts/gen_dashboards.py writes;
-  - every template variable query (label_values) returns values;
-  - every panel expression (ours and dcgm-exporter's own dashboard, which is also grafana.com
-    12239, now and in its older UI-import form of testdata/grafana/) returns data, with the
-    variables at "All";
+  - deploy/grafana/dashboards/ holds our three dashboards only, each what
+    scripts/gen_dashboards.py writes and provisioning-safe: raw JSON, id null, a uid, no
+    __inputs or ${DS_...}, every $variable defined, panels inside the 24-column grid with unique
+    ids, only timeseries/stat/bargauge/table panels and the datasource variable;
+  - every template variable query (label_values) of ours returns values, and every panel
+    expression returns data, with the variables at "All";
+  - the same for each line of testdata/compat/dcgm-exporter-dashboard*-queries.txt: the queries
+    of dcgm-exporter's dashboard (grafana.com 12239, which users import themselves), as its main
+    branch holds it and in its older UI-import form; each expression as a range query over the
+    scrape window and as an instant query at its end;
   - every alert and recording rule is loaded and evaluates without error; each recording rule
     has samples, and each rule's expression runs as a query;
 then renders our dashboards' panels to PNG (matplotlib) into OUT_DIR, one image per dashboard.
@@ -58,6 +60,17 @@ class Checker:
             return values.get(name, ".*")
         return re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", one, text)
 
+    def label_values(self, q, where):
+        """The values of a Grafana label_values([SELECTOR, ]LABEL) variable query."""
+        m = re.fullmatch(r"label_values\((?:(.+),\s*)?(\w+)\)", q.strip())
+        if not m:
+            self.problems.append(f"{where}: not a label_values query: {q}")
+            return []
+        params = {"start": self.start, "end": self.end}
+        if m.group(1):
+            params["match[]"] = self.substitute(m.group(1))
+        return self.get(f"/api/v1/label/{m.group(2)}/values", **params)
+
     def query(self, expr, instant):
         expr = self.substitute(expr)
         try:
@@ -75,7 +88,7 @@ def panels_of(dash):
         yield from p.get("panels", [])
 
 
-def static_checks(c, name, dash, ours):
+def static_checks(c, name, dash):
     text = json.dumps(dash).replace("\"$$hashKey\"", "")  # Angular UI state, not a variable
     if "__inputs" in dash or "${DS_" in text:
         c.problems.append(f"{name}: __inputs / ${{DS_...}}: not provisioning-safe")
@@ -91,55 +104,75 @@ def static_checks(c, name, dash, ours):
         g = p["gridPos"]
         if g["x"] < 0 or g["w"] < 1 or g["x"] + g["w"] > 24:
             c.problems.append(f"{name}: panel {p.get('title')} outside the grid: {g}")
-        if ours:
-            if p["type"] not in OUR_TYPES:
-                c.problems.append(f"{name}: panel {p['title']} is a {p['type']} panel")
-            for t in p.get("targets", []) + ([p] if p["type"] != "row" else []):
-                if t.get("datasource") != {"type": "prometheus", "uid": "${datasource}"}:
-                    c.problems.append(f"{name}: {p['title']}: datasource {t.get('datasource')}")
+        if p["type"] not in OUR_TYPES:
+            c.problems.append(f"{name}: panel {p['title']} is a {p['type']} panel")
+        for t in p.get("targets", []) + ([p] if p["type"] != "row" else []):
+            if t.get("datasource") != {"type": "prometheus", "uid": "${datasource}"}:
+                c.problems.append(f"{name}: {p['title']}: datasource {t.get('datasource')}")
+
+
+def read_query_list(c, path):
+    """The lines of a query list; its header must name the upstream file and commit it came from."""
+    lines = open(path).read().splitlines()
+    header = "\n".join(x for x in lines if x.startswith("#"))
+    source = "NVIDIA/dcgm-exporter grafana/dcgm-exporter-dashboard.json"
+    if not re.search(re.escape(source) + r"\s*#\s*@ [0-9a-f]{40}\b", header):
+        c.problems.append(f"{path}: the header does not name {source} @ COMMIT (40 hex digits)")
+    queries = [(i, x) for i, x in enumerate(lines, 1) if x.strip() and not x.startswith("#")]
+    if not any(not q.startswith("label_values(") for _, q in queries):
+        c.problems.append(f"{path}: no PromQL expressions")
+    return queries
+
+
+def check_query_list(c, path):
+    """Runs each line of a query list; returns how many were run."""
+    name = os.path.basename(path)
+    queries = read_query_list(c, path)
+    for line, q in queries:
+        where = f"{name}:{line}"
+        if q.startswith("label_values("):
+            if not c.label_values(q, where):
+                c.problems.append(f"{where}: variable query has no values: {q}")
+            continue
+        for instant in (False, True):
+            if not c.query(q, instant):
+                kind = "instant" if instant else "range"
+                c.problems.append(f"{where}: {kind} query returns no data: {q}")
+    return len(queries)
 
 
 def main():
     url, src, out, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
     c = Checker(url, start)
     ddir = os.path.join(src, "deploy", "grafana", "dashboards")
-    files = sorted(glob.glob(os.path.join(ddir, "*.json")))
-    ours = [f for f in files if os.path.basename(f).startswith("nvml-exporter-")]
-    if len(ours) != 3 or not os.path.exists(os.path.join(ddir, "dcgm-exporter-dashboard.json")):
-        c.problems.append(f"want our 3 dashboards and dcgm-exporter's: {files}")
+    ours = sorted(glob.glob(os.path.join(ddir, "*.json")))
+    # Only dashboards we write ship; dcgm-exporter's is imported from grafana.com by its users.
+    if [os.path.basename(f) for f in ours] != [f"nvml-exporter-{d}.json" for d in ("fleet", "gpu", "pods")]:
+        c.problems.append(f"want exactly our 3 dashboards in {ddir}: {ours}")
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(src, "scripts", "gen_dashboards.py"), tmp], check=True)
         for f in ours:
             if open(f).read() != open(os.path.join(tmp, os.path.basename(f))).read():
                 c.problems.append(f"{f} differs from what scripts/gen_dashboards.py writes: run it")
 
-    # Older published forms, for the UI import only (testdata/grafana/README.md): queries only.
-    imported = sorted(glob.glob(os.path.join(src, "testdata", "grafana", "*.json")))
-    if not imported:
-        c.problems.append("no dashboards in testdata/grafana")
     counts = {}
+    lists = sorted(glob.glob(os.path.join(src, "testdata", "compat", "dcgm-exporter-dashboard*-queries.txt")))
+    for f in lists:
+        counts[os.path.basename(f)] = check_query_list(c, f)
+    if len(lists) != 2:
+        c.problems.append(f"want the 2 query lists of dcgm-exporter's dashboard in testdata/compat: {lists}")
     panel_data = {}
-    for f in files + imported:
+    for f in ours:
         name = os.path.basename(f)
         dash = json.load(open(f))
-        is_ours = f in ours
-        if f in files:
-            static_checks(c, name, dash, is_ours)
+        static_checks(c, name, dash)
         n = 0
         for v in dash["templating"]["list"]:
             if v["type"] != "query":
                 continue
             q = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
-            m = re.fullmatch(r"label_values\((?:(.+),\s*)?(\w+)\)", q.strip())
-            if not m:
-                c.problems.append(f"{name}: variable {v['name']}: not a label_values query: {q}")
-                continue
-            params = {"start": c.start, "end": c.end}
-            if m.group(1):
-                params["match[]"] = c.substitute(m.group(1))
-            values = c.get(f"/api/v1/label/{m.group(2)}/values", **params)
             n += 1
-            if not values:
+            if not c.label_values(q, f"{name}: variable {v['name']}"):
                 c.problems.append(f"{name}: variable {v['name']} ({q}) has no values")
         for p in panels_of(dash):
             for t in p.get("targets", []):

@@ -2,8 +2,8 @@
 # The dashboards and rules against real data: scripts/demo.sh (the daemon on simulated GPUs with
 # pods from the fake kubelet, and a real Prometheus scraping it every second with
 # deploy/prometheus/rules.yml) runs for SCRAPE_SECONDS (default 8); then dashboards_check.py runs
-# every dashboard query (ours and dcgm-exporter's own) and every rule, and renders our
-# dashboards to PNG in OUT_DIR (default $BUILD_DIR/dashboards).
+# every query of our dashboards and of dcgm-exporter's (testdata/compat/*-queries.txt) and every
+# rule, and renders our dashboards to PNG in OUT_DIR (default $BUILD_DIR/dashboards).
 #   Regenerate docs/dashboards/: SCRAPE_SECONDS=60 OUT_DIR=docs/dashboards BUILD_DIR=build \
 #     SOURCE_DIR=. bash test/prometheus/dashboards_test.sh
 set -euo pipefail
