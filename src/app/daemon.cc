@@ -14,6 +14,7 @@
 
 #include "app/collectors_source.h"
 #include "app/own_families.h"
+#include "app/process_metrics.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "render/gzip.h"
@@ -288,12 +289,14 @@ Status Daemon::BuildOutputs(const Environment& env) {
   }
   const std::chrono::milliseconds interval(opts.collect_interval_ms);
   store_ = std::make_unique<PageStore>(
-      opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval));
+      opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval),
+      opts.health_require_gpus);
   serve::ServerOptions sopts;
   sopts.address = opts.address;
   sopts.read_timeout = opts.web_read_timeout;
   sopts.write_timeout = opts.web_write_timeout;
   sopts.max_connections = opts.web_max_connections;
+  sopts.max_concurrent_scrapes = opts.max_concurrent_scrapes;
   sopts.health_no_auth = opts.web_health_no_auth;
   sopts.web_config_file = opts.web_config_file;  // checked in Build, before NVML
   if (opts.web_systemd_socket) {
@@ -505,6 +508,18 @@ void Daemon::Publish(const model::Snapshot& snap) {
   AddReloadFamilies(&series_);
   if (emf_) emf_->AddFamilies(&series_);
   AddServerFamilies(server_->stats(), !options_.web_config_file.empty(), &series_);
+  if (options_.enable_exporter_metrics) {
+    // Read here, once per collection: a scrape only ever serves the page.
+    if (Result<ProcessStats> p = ReadProcessStats(); p.ok()) {
+      AddProcessFamilies(*p, &series_);
+    } else if (!process_stats_warned_) {
+      process_stats_warned_ = true;
+      log::Warn(
+          "--enable-exporter-metrics: cannot read the process's figures; no process_* "
+          "metrics",
+          {{"err", p.status().ToString()}});
+    }
+  }
   auto page = std::make_shared<serve::Page>();
   render::RenderPrometheus(series_, &page->body);
   page->gzip_body = gzip_.Compress(page->body);

@@ -174,6 +174,7 @@ class Daemon {
   // the snapshot being published (and its plan) and into ropts_, both alive while Publish runs.
   render::SeriesModel series_;
   render::GzipCompressor gzip_;                // the collector thread's (Publish), one zlib stream
+  bool process_stats_warned_ = false;          // the collector thread's (Publish)
   std::unique_ptr<EmfPipeline> emf_;           // null without --emf-output
   std::unique_ptr<PageStore> store_;           // null with --once
   std::unique_ptr<LivePage> live_;             // null with --once

@@ -40,6 +40,10 @@ void AddServerFamilies(const serve::ServerStats& s, bool web_config, render::Ser
       {{"", I(s.connections_open)}});
   Add(model, "nvml_exporter_http_accept_errors_total", "counter",
       "accept() failures (EMFILE: out of file descriptors, ...).", "", {{"", I(s.accept_errors)}});
+  Add(model, "nvml_exporter_http_scrapes_refused_total", "counter",
+      "/metrics requests answered 503 because --max-concurrent-scrapes responses were being "
+      "written.",
+      "", {{"", I(s.scrapes_refused)}});
   if (!web_config) return;
   const int64_t limited = I(s.auth_rate_limited);
   Add(model, "nvml_exporter_http_auth_failures_total", "counter",

@@ -1,7 +1,9 @@
 // The exporter's own state as families of the page, beside the collection's: the HTTP server's
 // counters (serve::ServerStats: connections accepted, refused, evicted and open, accept errors,
-// auth failures, bcrypt runs, TLS handshake failures, web config reloads) and the EMF sinks'
-// (sent, dropped, queued per --emf-output). They are added to the collection's series model
+// scrapes refused at --max-concurrent-scrapes, auth failures, bcrypt runs, TLS handshake
+// failures, web config reloads) and the EMF sinks' (sent, dropped, queued per --emf-output).
+// These are always on (our released pages have them); --enable-exporter-metrics adds the
+// process_* families (app/process_metrics.h). They are added to the collection's series model
 // (Prometheus only) and written by the one Prometheus writer, HELP and TYPE included. Built here,
 // in app/, so that serve/ and sinks/ stay free of render/. Values are as of the collection that
 // made the page (one interval old at most).

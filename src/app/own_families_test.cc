@@ -24,6 +24,7 @@ TEST(OwnFamiliesTest, ServerFamiliesText) {
   s.connections_evicted = 1;
   s.connections_open = 4;
   s.accept_errors = 2;
+  s.scrapes_refused = 5;
   render::SeriesModel model;
   AddServerFamilies(s, /*web_config=*/false, &model);
   EXPECT_EQ(Page(model),
@@ -40,7 +41,11 @@ TEST(OwnFamiliesTest, ServerFamiliesText) {
             "# HELP nvml_exporter_http_accept_errors_total accept() failures (EMFILE: out of file "
             "descriptors, ...).\n"
             "# TYPE nvml_exporter_http_accept_errors_total counter\n"
-            "nvml_exporter_http_accept_errors_total 2\n");
+            "nvml_exporter_http_accept_errors_total 2\n"
+            "# HELP nvml_exporter_http_scrapes_refused_total /metrics requests answered 503 "
+            "because --max-concurrent-scrapes responses were being written.\n"
+            "# TYPE nvml_exporter_http_scrapes_refused_total counter\n"
+            "nvml_exporter_http_scrapes_refused_total 5\n");
 }
 
 TEST(OwnFamiliesTest, WebConfigFamiliesOnlyWithAWebConfig) {

@@ -42,8 +42,12 @@ serve::Health PageStore::Health(serve::Probe probe, Clock::time_point now) const
   if (now - published_at_ > max_age_) {
     return {false, "last collection was " + Ms(now - published_at_) + " ago" + limit};
   }
-  // GPU state is reported, never a failure: see the class comment.
-  if (gpus_.total == 0) return {true, "OK: no GPU is being collected"};
+  // GPU state is reported, never a failure (see the class comment), but for no GPU at all when
+  // the operator asked for one (dcgm-exporter 4.8.4: no GPU collector registered).
+  if (gpus_.total == 0) {
+    if (require_gpus_) return {false, "no GPU is being collected (--health-require-gpus)"};
+    return {true, "OK: no GPU is being collected"};
+  }
   std::string body = "OK";
   const std::string of = " of " + std::to_string(gpus_.total) + " GPU(s) ";
   const char* sep = ": ";

@@ -7,6 +7,9 @@
 //    until the first page). GPU state does not fail it: a node whose GPUs are lost or absent
 //    gets nothing from a restart loop; that state is in the metrics (nvml_exporter_gpu_up) and
 //    in the body text.
+//    With --health-require-gpus (dcgm-exporter 4.8.4's) it also fails while the latest page
+//    collected no GPU, for fleets where every node has GPUs and an exporter that sees none is
+//    broken (a restart may pick up a driver that came late).
 //  - /ready (readiness): as /health, and a first page exists.
 //
 // Thread-safety: all methods may be called concurrently from any thread. Readers get a
@@ -35,7 +38,11 @@ class PageStore {
   // `max_age`: how long without a published page /health tolerates; `start`: when the wait for
   // the first page began.
   explicit PageStore(std::chrono::milliseconds max_age, Clock::time_point start = Clock::now())
-      : max_age_(max_age), started_at_(start) {}
+      : PageStore(max_age, false, start) {}
+  // `require_gpus`: --health-require-gpus.
+  PageStore(std::chrono::milliseconds max_age, bool require_gpus,
+            Clock::time_point start = Clock::now())
+      : max_age_(max_age), require_gpus_(require_gpus), started_at_(start) {}
 
   // The GPUs of one collection, for the probes' body (never their status).
   struct GpuCounts {
@@ -52,6 +59,7 @@ class PageStore {
 
  private:
   const std::chrono::milliseconds max_age_;
+  const bool require_gpus_;
   const Clock::time_point started_at_;
   mutable util::Mutex mu_;
   std::shared_ptr<const serve::Page> page_ NVMLX_GUARDED_BY(mu_);

@@ -64,6 +64,30 @@ TEST(PageStoreTest, LostOrNoGpusAreReportedButHealthy) {
             "unreadable (every read failed)");
 }
 
+// --health-require-gpus: a page that collected no GPU fails both probes; GPUs that are there but
+// lost still pass (dcgm-exporter keys on a GPU collector existing, not on its GPUs' state), and
+// the start-up grace before the first page is unchanged.
+TEST(PageStoreTest, RequireGpusFailsOnlyWhenNoGpuIsCollected) {
+  PageStore store(milliseconds(30000), /*require_gpus=*/true, kT0);
+  EXPECT_TRUE(store.Health(Probe::kLive, kT0 + milliseconds(1000)).ok);  // starting
+  store.Publish(std::make_shared<serve::Page>(), {}, kT0);
+  for (Probe p : {Probe::kLive, Probe::kReady}) {
+    serve::Health h = store.Health(p, kT0);
+    EXPECT_FALSE(h.ok);
+    EXPECT_EQ(h.reason, "no GPU is being collected (--health-require-gpus)");
+  }
+  store.Publish(std::make_shared<serve::Page>(), {.total = 2, .lost = 2}, kT0);
+  serve::Health lost = store.Health(Probe::kLive, kT0);
+  EXPECT_TRUE(lost.ok);
+  EXPECT_EQ(lost.reason, "OK: 2 of 2 GPU(s) lost");
+  store.Publish(std::make_shared<serve::Page>(), {.total = 1}, kT0);
+  EXPECT_TRUE(store.Health(Probe::kReady, kT0).ok);
+  // Staleness still wins, with its own reason.
+  store.Publish(std::make_shared<serve::Page>(), {}, kT0);
+  EXPECT_EQ(store.Health(Probe::kLive, kT0 + milliseconds(31000)).reason,
+            "last collection was 31000 ms ago (--health-max-age 30000 ms)");
+}
+
 TEST(PageStoreTest, DefaultMaxAgeIsThreeIntervalsAtLeast30s) {
   EXPECT_EQ(PageStore::DefaultMaxAge(milliseconds(1000)), milliseconds(30000));
   EXPECT_EQ(PageStore::DefaultMaxAge(milliseconds(30000)), milliseconds(90000));

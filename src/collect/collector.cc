@@ -125,8 +125,13 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
   unsigned instance_count = 0;  // MIG instances seen so far on the host
   for (unsigned i = 0; i < *count; ++i) c->AddGpu(i, &instance_count, identities.get());
   const config::DeviceSelector& sel = c->options_.devices;
-  if (sel.kind == config::DeviceSelector::Kind::kInstances && !sel.all) {
-    for (unsigned id : sel.ids) {
+  const bool instance_list =
+      (sel.kind == config::DeviceSelector::Kind::kInstances && !sel.all) ||
+      (sel.kind == config::DeviceSelector::Kind::kGpusAndInstances && !sel.instances_all);
+  if (instance_list) {
+    const std::vector<unsigned>& ids =
+        sel.kind == config::DeviceSelector::Kind::kInstances ? sel.ids : sel.instance_ids;
+    for (unsigned id : ids) {
       if (id >= instance_count) {
         return InvalidArgument("device selector names MIG instance " + std::to_string(id) +
                                " but only " + std::to_string(instance_count) +
@@ -143,7 +148,10 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
 
 Status Collector::CheckGpuSelector(unsigned count) const {
   const config::DeviceSelector& sel = options_.devices;
-  if (sel.all || sel.kind != config::DeviceSelector::Kind::kGpus) return Status::Ok();
+  if (sel.all || (sel.kind != config::DeviceSelector::Kind::kGpus &&
+                  sel.kind != config::DeviceSelector::Kind::kGpusAndInstances)) {
+    return Status::Ok();
+  }
   for (unsigned id : sel.ids) {
     if (id >= count) {
       return InvalidArgument("device selector names GPU " + std::to_string(id) + " but only " +
@@ -182,12 +190,16 @@ void Collector::AddGpu(unsigned i, unsigned* instance_count,
   for (const MigInstance& inst : instances) {
     // `i:<ids>` numbers the MIG instances of the host from 0, GPU by GPU in slot order.
     const unsigned ordinal = (*instance_count)++;
-    if (sel.kind == config::DeviceSelector::Kind::kFlex || sel.all ||
-        std::binary_search(sel.ids.begin(), sel.ids.end(), ordinal)) {
-      chosen.push_back(&inst);
-    }
+    if (sel.SelectsInstance(ordinal)) chosen.push_back(&inst);
   }
   if (sel.kind == config::DeviceSelector::Kind::kInstances && chosen.empty()) return;
+  if (sel.kind == config::DeviceSelector::Kind::kGpusAndInstances && chosen.empty()) {
+    // `g+i`: a GPU none of whose instances is chosen is collected as `g` collects it, or not.
+    if (!sel.SelectsGpu(i)) return;
+    mig_on = false;
+  }
+  // (`g+i` with chosen instances: the GPU is their parent, as under `f`, whether or not the g
+  // part names it: an instance's series need their GPU's identity and GPU-wide fields.)
   const size_t gpu_position = devices_.size();
   model::DeviceIdentity parent_identity = id;
   AddEntity(*handle, std::move(id), mig_on ? plan::Scope::kMigGpu : plan::Scope::kWhole, *handle,

@@ -119,6 +119,23 @@ TEST_F(MigSimTest, SelectorPicksGpusAndInstances) {
   EXPECT_EQ(error, "device selector names MIG instance 3 but only 3 MIG instance(s) exist");
 }
 
+// g+i (dcgm-exporter 4.8.3+): the GPUs of the g part and the MIG instances of the i part; an
+// instance comes with its GPU as parent (as under f and i), a GPU none of whose instances is
+// chosen as under g.
+TEST_F(MigSimTest, CombinedSelectorPicksTheUnion) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Entities("g+i"), (V{"0", "0/1", "0/7", "0/9", "1"}));
+  EXPECT_EQ(Entities("g:1+i:0"), (V{"0", "0/1", "1"}));
+  EXPECT_EQ(Entities("i:1+g:0"), (V{"0", "0/7"}));
+  EXPECT_EQ(Entities("g:0+i:2"), (V{"0", "0/9"}));
+  EXPECT_EQ(Entities("g:1+i"), (V{"0", "0/1", "0/7", "0/9", "1"}));
+  std::string error;
+  EXPECT_TRUE(Entities("g:2+i", &error).empty());
+  EXPECT_EQ(error, "device selector names GPU 2 but only 2 GPU(s) exist");
+  EXPECT_TRUE(Entities("g+i:0,5", &error).empty());
+  EXPECT_EQ(error, "device selector names MIG instance 5 but only 3 MIG instance(s) exist");
+}
+
 TEST_F(MigSimTest, InstancesReadTheirOwnMemoryTheGpuKeepsGpuWideFields) {
   CollectorOptions options;
   std::vector<config::CollectorEntry> rows;

@@ -37,6 +37,7 @@ bool DeviceSelector::SelectsGpu(unsigned index) const {
     case Kind::kFlex:
       return true;
     case Kind::kGpus:
+    case Kind::kGpusAndInstances:
       return all || std::binary_search(ids.begin(), ids.end(), index);
     case Kind::kInstances:
       return false;
@@ -44,12 +45,76 @@ bool DeviceSelector::SelectsGpu(unsigned index) const {
   return false;
 }
 
+bool DeviceSelector::SelectsInstance(unsigned ordinal) const {
+  switch (kind) {
+    case Kind::kFlex:
+      return true;
+    case Kind::kInstances:
+      return all || std::binary_search(ids.begin(), ids.end(), ordinal);
+    case Kind::kGpusAndInstances:
+      return instances_all || std::binary_search(instance_ids.begin(), instance_ids.end(), ordinal);
+    case Kind::kGpus:
+      return false;
+  }
+  return false;
+}
+
+namespace {
+
+Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head);
+
+// "g[:ids]+i[:ids]" in either order (dcgm-exporter 4.8.3+'s parseDeviceOptions): each kind at
+// most once, f never combined, no empty part.
+Result<DeviceSelector> ParseCombined(std::string_view s, const std::string& head) {
+  DeviceSelector out;
+  out.kind = DeviceSelector::Kind::kGpusAndInstances;
+  bool have_g = false;
+  bool have_i = false;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t plus = s.find('+', start);
+    if (plus == std::string_view::npos) plus = s.size();
+    const std::string_view part = Trim(s.substr(start, plus - start));
+    start = plus + 1;
+    if (part.empty()) return InvalidArgument(head + "empty selector next to '+'");
+    Result<DeviceSelector> one = ParseOne(part, head);
+    if (!one.ok()) return one.status();
+    if (one->kind == DeviceSelector::Kind::kFlex) {
+      return InvalidArgument(head + "f (flex) cannot be combined with g or i");
+    }
+    const bool is_g = one->kind == DeviceSelector::Kind::kGpus;
+    if ((is_g && have_g) || (!is_g && have_i)) {
+      return InvalidArgument(head + (is_g ? "g" : "i") + " is given twice");
+    }
+    if (is_g) {
+      have_g = true;
+      out.all = one->all;
+      out.ids = std::move(one->ids);
+    } else {
+      have_i = true;
+      out.instances_all = one->all;
+      out.instance_ids = std::move(one->ids);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<DeviceSelector> ParseDeviceSelector(std::string_view text) {
   const std::string head = "invalid device selector \"" + std::string(text) + "\": ";
+  const std::string_view s = Trim(text);
+  if (s.find('+') != std::string_view::npos) return ParseCombined(s, head);
+  return ParseOne(s, head);
+}
+
+namespace {
+
+// One kind: f, g[:ids] or i[:ids].
+Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head) {
   auto fail = [&head](const std::string& what) -> Result<DeviceSelector> {
     return InvalidArgument(head + what);
   };
-  const std::string_view s = Trim(text);
   if (s.empty()) return fail("expected f, g, i, g:<ids> or i:<ids> (e.g. g:0,2-3)");
   const size_t colon = s.find(':');
   if (colon != std::string_view::npos && s.find(':', colon + 1) != std::string_view::npos) {
@@ -109,7 +174,7 @@ Result<DeviceSelector> ParseDeviceSelector(std::string_view text) {
       return fail("range " + std::string(item) + " is too large (ids are at most " +
                   std::to_string(kMaxId) + ")");
     }
-    // dcgm-exporter silently selects nothing for a backwards range; that is always a typo.
+    // dcgm-exporter 4.8.4 refuses a backwards range too (before, it selected nothing).
     if (*lo > *hi) {
       return fail("range " + std::string(item) + " is backwards (write " + std::string(hi_text) +
                   "-" + std::string(lo_text) + ")");
@@ -120,5 +185,7 @@ Result<DeviceSelector> ParseDeviceSelector(std::string_view text) {
   sel.ids.erase(std::unique(sel.ids.begin(), sel.ids.end()), sel.ids.end());
   return sel;
 }
+
+}  // namespace
 
 }  // namespace nvmlx::config

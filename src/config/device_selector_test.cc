@@ -89,7 +89,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"g:0,", "invalid device selector \"g:0,\": empty entry in the id list"},
         BadCase{"g:0,,1", "invalid device selector \"g:0,,1\": empty entry in the id list"},
         BadCase{"g:a", "invalid device selector \"g:a\": expected a number, got \"a\""},
-        BadCase{"g:+1", "invalid device selector \"g:+1\": expected a number, got \"+1\""},
+        // '+' joins selectors (g+i): "g:" is then a part without ids.
+        BadCase{"g:+1",
+                "invalid device selector \"g:+1\": expected a list of ids after ':' (e.g. "
+                "0,2-3)"},
+        BadCase{"g+i+g", "invalid device selector \"g+i+g\": g is given twice"},
+        BadCase{"i:0+i:1", "invalid device selector \"i:0+i:1\": i is given twice"},
+        BadCase{"g+f", "invalid device selector \"g+f\": f (flex) cannot be combined with g or i"},
+        BadCase{"+i", "invalid device selector \"+i\": empty selector next to '+'"},
+        BadCase{"g++i", "invalid device selector \"g++i\": empty selector next to '+'"},
+        BadCase{"g+x",
+                "invalid device selector \"g+x\": expected f, g, i, g:<ids> or i:<ids> "
+                "(e.g. g:0,2-3)"},
         BadCase{"g:1-", "invalid device selector \"g:1-\": expected a number after '-'"},
         BadCase{"g:-1", "invalid device selector \"g:-1\": expected a number before '-'"},
         BadCase{"g:1-x", "invalid device selector \"g:1-x\": expected a number after '-'"},
@@ -126,6 +137,28 @@ TEST(DeviceSelector, SelectsGpu) {
   DeviceSelector inst = *ParseDeviceSelector("i:0");
   EXPECT_FALSE(inst.SelectsGpu(0));
   EXPECT_FALSE(ParseDeviceSelector("i")->SelectsGpu(0));
+}
+
+// g+i (dcgm-exporter 4.8.3+): the g part picks GPUs, the i part MIG instances, in either order.
+TEST(DeviceSelector, CombinedGpusAndInstances) {
+  DeviceSelector both = *ParseDeviceSelector(" i:2,0 + g:1-2 ");
+  EXPECT_EQ(both.kind, Kind::kGpusAndInstances);
+  EXPECT_FALSE(both.all);
+  EXPECT_EQ(both.ids, (std::vector<unsigned>{1, 2}));
+  EXPECT_FALSE(both.instances_all);
+  EXPECT_EQ(both.instance_ids, (std::vector<unsigned>{0, 2}));
+  EXPECT_FALSE(both.SelectsGpu(0));
+  EXPECT_TRUE(both.SelectsGpu(2));
+  EXPECT_TRUE(both.SelectsInstance(0));
+  EXPECT_FALSE(both.SelectsInstance(1));
+  DeviceSelector all = *ParseDeviceSelector("g+i");
+  EXPECT_TRUE(all.all && all.instances_all);
+  EXPECT_TRUE(all.SelectsGpu(9) && all.SelectsInstance(9));
+  // The single kinds: g picks no instance, i no GPU, f everything.
+  EXPECT_FALSE(ParseDeviceSelector("g")->SelectsInstance(0));
+  EXPECT_TRUE(ParseDeviceSelector("i:3")->SelectsInstance(3));
+  EXPECT_FALSE(ParseDeviceSelector("i:3")->SelectsInstance(2));
+  EXPECT_TRUE(ParseDeviceSelector("f")->SelectsInstance(5));
 }
 
 TEST(DeviceSelector, DefaultIsFlexAll) {

@@ -36,6 +36,7 @@ std::vector<DocGroup> Groups() {
       {"Runtime", "Logging, which NVML to load, the profiling fields' source, `--once`.",
        RuntimeFlags()},
       {"Web server", "The HTTP server's timeouts and limits.", WebFlags()},
+      {"Scrapes, probe and self-metrics", "dcgm-exporter 4.8.4's.", ScrapeFlags()},
       {"CloudWatch EMF", "nvml-exporter's own: EMF documents besides `/metrics`.", EmfFlags()},
       {"Kubernetes and HPC attribution",
        "Pod, namespace and container labels (kubelet), per-pod usage (API server), HPC jobs.",

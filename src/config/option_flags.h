@@ -84,6 +84,8 @@ FlagGroup SelectionFlags();
 FlagGroup RuntimeFlags();
 // Web: the HTTP server's timeouts.
 FlagGroup WebFlags();
+// Scrapes, the liveness probe and self-metrics (dcgm-exporter 4.8.4's; options_scrape.cc).
+FlagGroup ScrapeFlags();
 // CloudWatch EMF (nvml-exporter's own).
 FlagGroup EmfFlags();
 // Kubernetes and HPC attribution.

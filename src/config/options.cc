@@ -29,6 +29,7 @@ struct FlagGroups {
   FlagGroup selection = flags::SelectionFlags();
   FlagGroup runtime = flags::RuntimeFlags();
   FlagGroup web = flags::WebFlags();
+  FlagGroup scrape = flags::ScrapeFlags();
   FlagGroup emf = flags::EmfFlags();
   FlagGroup kubernetes = flags::KubernetesFlags();
   FlagGroup windows = flags::CounterWindowFlags();
@@ -37,12 +38,14 @@ struct FlagGroups {
 
   // The order of --help (and of CLI11's registration).
   std::vector<const FlagGroup*> HelpOrder() const {
-    return {&core, &selection, &runtime, &web, &emf, &kubernetes, &windows, &series, &compat};
+    return {&core, &selection,  &runtime, &web,    &scrape,
+            &emf,  &kubernetes, &windows, &series, &compat};
   }
   // The order the converters run, which decides which of several bad values is reported: the
   // counter windows are judged next to the collection interval, before the GPU selection.
   std::vector<const FlagGroup*> CheckOrder() const {
-    return {&core, &windows, &selection, &runtime, &web, &emf, &kubernetes, &series, &compat};
+    return {&core,   &windows, &selection,  &runtime, &web,
+            &scrape, &emf,     &kubernetes, &series,  &compat};
   }
 };
 

@@ -150,6 +150,15 @@ struct Options {
   // live page keeps (live/history.h), 0..1440; 0 keeps none.
   int live_history_minutes = 15;
 
+  // dcgm-exporter 4.8.4's scrape, probe and self-metrics flags (config/options_scrape.cc).
+  // --max-concurrent-scrapes / DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES: /metrics responses being
+  // written at once, at most (>= 1); one more gets 503.
+  int max_concurrent_scrapes = 16;
+  // --enable-exporter-metrics / DCGM_EXPORTER_ENABLE_EXPORTER_METRICS: process_* self-metrics.
+  bool enable_exporter_metrics = false;
+  // --health-require-gpus / DCGM_EXPORTER_HEALTH_REQUIRE_GPUS: /health fails with no GPU.
+  bool health_require_gpus = false;
+
   // -h / --help or -v / --version: print help_text to stdout and exit with exit_code_hint
   // (kOk); the other fields are then defaults and must not be used.
   bool help_or_version_requested = false;

@@ -10,7 +10,10 @@
 //   - --kubernetes-enable-dra, --web-systemd-socket, --web-config-file, --configmap-data, the GPU
 //     bind/unbind watch: carried in Options (the web config file is parsed and checked by app/
 //     at start; app/gpu_binding_watch.h watches the GPUs).
+#include <cctype>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "config/device_selector.h"
 #include "config/option_flags.h"
@@ -22,7 +25,8 @@ namespace {
 // clang-format off
 constexpr FlagSpec kCompat[] = {
   {"remote-hostengine-info", "r", "DCGM_REMOTE_HOSTENGINE_INFO", Kind::kString, "localhost:5555",
-   false, "HOST:PORT", "DCGM hostengine to connect to (no effect: NVML is read in-process)."},
+   false, "HOST:PORT", "DCGM hostengine to connect to: HOST:PORT, tcp://HOST:PORT, "
+   "unix:///SOCKET_PATH or vsock://CID:PORT (no effect: NVML is read in-process)."},
   {"cpu-devices", "p", "DCGM_EXPORTER_CPU_DEVICES_STR", Kind::kString, "f", false, "SEL",
    "CPUs to monitor (no effect: NVML has no CPU entities)."},
   {"switch-devices", "s", "DCGM_EXPORTER_OTHER_DEVICES_STR", Kind::kString, "f", false, "SEL",
@@ -82,6 +86,69 @@ void Warn(const FlagSpec& f, const Raw& raw, std::string_view why, Options* o) {
       {std::string(f.name), Names(f) + where + " ignored: " + std::string(why)});
 }
 
+// -r's DCGM URI forms (dcgm-exporter 4.8.3+: tcp://HOST[:PORT], unix:///SOCKET_PATH,
+// vsock://CID:PORT; the scheme in any case, as go-dcgm matches it). dcgm-exporter hands the text
+// to DCGM, whose connect fails on a malformed URI and the exporter exits 1; we never connect, so
+// the same text is refused here instead of being accepted and ignored. Why it is malformed, or
+// nullopt for a well-formed URI or the plain HOST:PORT form (which DCGM resolves; not judged).
+std::optional<std::string> CheckHostengineUri(std::string_view v) {
+  const size_t sep = v.find("://");
+  if (sep == std::string_view::npos) return std::nullopt;
+  std::string scheme(v.substr(0, sep));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string_view rest = v.substr(sep + 3);
+  auto is_number = [](std::string_view s, unsigned long long max) {
+    if (s.empty() || s.size() > 10) return false;
+    unsigned long long n = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      n = n * 10 + static_cast<unsigned>(c - '0');
+    }
+    return n <= max;
+  };
+  if (scheme == "unix") {
+    if (rest.size() < 2 || rest.front() != '/') {
+      return "is not a DCGM unix URI (expected unix:///SOCKET_PATH, an absolute path)";
+    }
+    return std::nullopt;
+  }
+  if (scheme == "vsock") {
+    const size_t colon = rest.find(':');
+    if (colon == std::string_view::npos || !is_number(rest.substr(0, colon), 0xffffffffull) ||
+        !is_number(rest.substr(colon + 1), 0xffffffffull)) {
+      return "is not a DCGM vsock URI (expected vsock://CID:PORT, both numbers)";
+    }
+    return std::nullopt;
+  }
+  if (scheme == "tcp") {
+    // HOST, HOST:PORT, [V6] or [V6]:PORT.
+    std::string_view host = rest;
+    std::string_view port;
+    if (!rest.empty() && rest.front() == '[') {
+      const size_t close = rest.find(']');
+      if (close == std::string_view::npos || close == 1) return "has an unclosed or empty [IPv6]";
+      host = rest.substr(1, close - 1);
+      if (close + 1 < rest.size()) {
+        if (rest[close + 1] != ':') return "is not a DCGM tcp URI (expected tcp://[V6]:PORT)";
+        port = rest.substr(close + 2);
+        if (port.empty()) return "is not a DCGM tcp URI (expected a port after ':')";
+      }
+    } else if (const size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
+      host = rest.substr(0, colon);
+      port = rest.substr(colon + 1);
+      if (port.empty()) return "is not a DCGM tcp URI (expected a port after ':')";
+    }
+    if (host.empty() || host.find_first_of("/ ") != std::string_view::npos) {
+      return "is not a DCGM tcp URI (expected tcp://HOST:PORT)";
+    }
+    if (!port.empty() && (!is_number(port, 65535) || port == "0")) {
+      return "is not a DCGM tcp URI (the port must be 1 to 65535)";
+    }
+    return std::nullopt;
+  }
+  return "has a scheme DCGM does not know (expected tcp://, unix:// or vsock://, or HOST:PORT)";
+}
+
 // A boolean flag: checked as urfave checks it; true asks for what it names.
 Result<bool> AsksFor(const Raw& raw) {
   bool v = false;
@@ -120,6 +187,9 @@ Status ConvertCompat(const RawFlags& raw, Options* o) {
     }
     if (!r.set) continue;
     if (f.name == "remote-hostengine-info") {
+      if (std::optional<std::string> bad = CheckHostengineUri(r.last())) {
+        return InvalidArgument(r.origin + ": " + Quote(r.last()) + " " + *bad);
+      }
       // dcgm-exporter connects to a remote hostengine whenever the option is set at all (urfave
       // IsSet, env included), even to its default value.
       Warn(f, r, "nvml-exporter reads NVML in-process; there is no DCGM hostengine to connect to",

@@ -20,7 +20,8 @@ constexpr FlagSpec kCore[] = {
 
 constexpr FlagSpec kSelection[] = {
   {"devices", "d", "DCGM_EXPORTER_DEVICES_STR", Kind::kString, "f", true, "SEL",
-   "GPUs to monitor: f (flex), g, g:0,1, g:0-3, i, i:0,2-4."},
+   "GPUs to monitor: f (flex), g, g:0,1, g:0-3, i, i:0,2-4, or GPUs and MIG instances together: "
+   "g+i, g:0+i:1-2."},
   {"no-hostname", "n", "DCGM_EXPORTER_NO_HOSTNAME", Kind::kBool, "false", true, "",
    "Omit the hostname label (its value is $NODE_NAME, else the host name)."},
   {"use-old-namespace", "o", "DCGM_EXPORTER_USE_OLD_NAMESPACE", Kind::kBool, "false", true, "",

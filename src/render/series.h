@@ -102,6 +102,10 @@ SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::strin
 // One point of such a family: `labels` (copied into the model) and an integer value.
 void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
                  int64_t value);
+// One point in seconds, from whole milliseconds (written with 3 decimals, as the
+// nvml_exporter_*_seconds families are): CPU time, a start time.
+void AddOwnSecondsPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
+                        int64_t milliseconds);
 
 }  // namespace nvmlx::render
 

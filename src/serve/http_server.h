@@ -19,7 +19,11 @@
 //  - read deadline per request, write deadline per response, idle deadline between requests,
 //    a bound on requests per connection, on the header block and on the URL;
 //  - GET and HEAD only; a body is refused (413); a Transfer-Encoding other than "chunked" is
-//    refused with 400 and the connection closed (RFC 9112 §6.1).
+//    refused with 400 and the connection closed (RFC 9112 §6.1);
+//  - at most max_concurrent_scrapes /metrics responses being written at once: one more gets a
+//    503 (counted in ServerStats::scrapes_refused). The page is shared, so a scrape costs no
+//    rendering; the limit bounds what stuck or slow readers hold (a page reference that keeps an
+//    old page alive, a socket send buffer, a connection) per scrape in flight.
 // With a web config (config/web_config.h): TLS, basic auth on every path (bcrypt off the io
 // threads, a cache of verified credentials, a rate limit on failed ones), extra response
 // headers, and the file and its certificates re-read when they change (serve/web_tls.h).
@@ -86,6 +90,9 @@ struct ServerOptions {
   // Open connections at most; 0: DefaultMaxConnections() (half the soft RLIMIT_NOFILE, at
   // most 1024), so that the process keeps descriptors for its own files and sockets.
   int max_connections = 0;
+  // /metrics responses in flight (from the request's last header byte to the response's last
+  // byte written) at most; one more is answered 503 at once. 0: no limit.
+  int max_concurrent_scrapes = 0;
   // SO_SNDBUF of each connection (0: the kernel's autotuning, up to tcp_wmem's 4 MiB): bounds the
   // kernel memory that clients which never read can pin (the rest of the page waits in our
   // shared Page, not copied per connection).
@@ -119,6 +126,8 @@ struct ServerStats {
   std::atomic<uint64_t> config_reloads_ok{0};
   std::atomic<uint64_t> config_reloads_failed{0};
   std::atomic<int> config_last_reload_ok{1};  // 0 after a rejected reload, until a good one
+  std::atomic<uint64_t> scrapes_refused{0};   // /metrics answered 503 at max_concurrent_scrapes
+  std::atomic<int64_t> scrapes_in_flight{0};  // /metrics responses being written now
 };
 
 // max_connections when unset: half the soft descriptor limit, at most 1024, at least 16.

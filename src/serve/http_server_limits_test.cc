@@ -405,5 +405,53 @@ TEST_F(ServerTest, StopDrainsInFlightResponses) {
   EXPECT_TRUE(idle.ClosedByPeer());
 }
 
+// --max-concurrent-scrapes: readers that never read hold their slots while their responses are
+// being written; one more scrape gets 503 at once (other paths are still served), and a slot
+// freed by a reader going away serves the next scrape whole.
+TEST_F(ServerTest, ScrapesBeyondTheLimitGet503UntilASlotIsFree) {
+  constexpr int kLimit = 3;
+  ServerOptions o;
+  o.max_concurrent_scrapes = kLimit;
+  const std::string big(4 * 1024 * 1024, 's');  // far more than the socket buffers hold
+  SetPage(MakePage(big));
+  StartServer(o);
+  auto wait_in_flight = [this](int64_t want) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (server_->stats().scrapes_in_flight.load() != want &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return server_->stats().scrapes_in_flight.load();
+  };
+  std::vector<int> slow;
+  for (int i = 0; i < kLimit; ++i) {
+    const int fd = RawConnect(port(), 16 * 1024);
+    ASSERT_GE(fd, 0);
+    const std::string req = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    slow.push_back(fd);
+  }
+  ASSERT_EQ(wait_in_flight(kLimit), kLimit);
+
+  Client extra(port());
+  Reply refused = extra.Request("GET", "/metrics");
+  EXPECT_EQ(refused.status, 503u);
+  EXPECT_EQ(refused.body, "too many concurrent scrapes (--max-concurrent-scrapes)\n");
+  EXPECT_EQ(server_->stats().scrapes_refused.load(), 1u);
+  EXPECT_EQ(extra.Request("GET", "/health").status, 200u);  // probes are not scrapes
+
+  // One reader goes away: its write fails, its slot comes back.
+  ::close(slow.back());
+  slow.pop_back();
+  ASSERT_EQ(wait_in_flight(kLimit - 1), kLimit - 1);
+  Reply served = extra.Request("GET", "/metrics");
+  EXPECT_EQ(served.status, 200u);
+  EXPECT_EQ(served.body.size(), big.size());
+  EXPECT_EQ(wait_in_flight(kLimit - 1), kLimit - 1);  // the served one gave its slot back
+  EXPECT_EQ(server_->stats().scrapes_refused.load(), 1u);
+  for (int fd : slow) ::close(fd);
+  EXPECT_EQ(wait_in_flight(0), 0);
+}
+
 }  // namespace
 }  // namespace nvmlx::serve

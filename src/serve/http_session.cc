@@ -51,6 +51,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     core_.stats.connections_open.fetch_add(1, std::memory_order_relaxed);
   }
   ~Session() override {
+    ReleaseScrapeSlot();  // a write that never completed (the server stopped meanwhile)
     if (id_ != 0) core_.Unregister(id_);
     core_.stats.connections_open.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -250,6 +251,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     }
     // /metrics. The page stays alive in page_ until the write completes; the body is sent
     // straight from its bytes, never copied.
+    if (!AcquireScrapeSlot()) {
+      return Send(http::status::service_unavailable, kTextContentType,
+                  "too many concurrent scrapes (--max-concurrent-scrapes)\n", head);
+    }
     page_ = core_.metrics ? core_.metrics() : nullptr;
     if (!page_) {
       return Send(http::status::service_unavailable, kTextContentType, "no collection yet\n", head);
@@ -261,6 +266,27 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       body = page_->gzip_body;
     }
     Send(http::status::ok, kMetricsContentType, body, head);
+  }
+
+  // Takes one of the max_concurrent_scrapes slots for the response about to be written; false
+  // (counted as refused) when none is free. OnWrite or the session's end gives it back.
+  bool AcquireScrapeSlot() {
+    ServerStats& st = core_.stats;
+    const int64_t limit = core_.options.max_concurrent_scrapes;
+    int64_t n = st.scrapes_in_flight.load(std::memory_order_relaxed);
+    do {
+      if (limit > 0 && n >= limit) {
+        st.scrapes_refused.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
+    } while (!st.scrapes_in_flight.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    scrape_slot_ = true;
+    return true;
+  }
+  void ReleaseScrapeSlot() {
+    if (!scrape_slot_) return;
+    scrape_slot_ = false;
+    core_.stats.scrapes_in_flight.fetch_sub(1, std::memory_order_relaxed);
   }
 
   void SendResource(Resource resource, bool head) {
@@ -315,6 +341,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void OnWrite(error_code ec, size_t /*bytes*/) {
+    ReleaseScrapeSlot();
     page_.reset();
     resource_.reset();
     owned_.clear();
@@ -357,6 +384,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   std::shared_ptr<const Page> page_;             // the page being written
   std::string owned_;                            // a computed body being written (/health)
   std::shared_ptr<const std::string> resource_;  // a resource's body being written
+  bool scrape_slot_ = false;                     // holds one of max_concurrent_scrapes
 };
 
 }  // namespace

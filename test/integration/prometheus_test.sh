@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # A real Prometheus (Debian's package) scrapes the daemon on simulated GPUs every second.
-# Checks: promtool accepts the exposition (its only complaints are dcgm-exporter's counter names,
-# kept for compatibility); Prometheus's HTTP API returns DCGM_FI_DEV_GPU_UTIL for every simulated
-# GPU, and GPU 0's square wave shows both phases; gzip and HEAD work end to end.
+# Checks: promtool accepts the exposition, process_* self-metrics included (its only complaints
+# are dcgm-exporter's counter names, kept for compatibility); Prometheus's HTTP API returns
+# DCGM_FI_DEV_GPU_UTIL for every simulated GPU, and GPU 0's square wave shows both phases; gzip
+# and HEAD work end to end.
 source "$(dirname "$0")/lib.sh"
 command -v prometheus >/dev/null || fail "prometheus not installed (scripts/install-deps.sh)"
 command -v promtool >/dev/null || fail "promtool not installed"
 
 port=$(free_port)
+# --enable-exporter-metrics: the process_* families are linted with the rest (they must be clean).
 start_exporter "$port" -c 1000 -f "$SOURCE_DIR/etc/default-counters.csv" \
-  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml"
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml" --enable-exporter-metrics
 curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/metrics.txt"
+for fam in process_cpu_seconds_total:counter process_resident_memory_bytes:gauge \
+  process_virtual_memory_bytes:gauge process_open_fds:gauge process_max_fds:gauge \
+  process_start_time_seconds:gauge; do
+  grep -qx "# TYPE ${fam%%:*} ${fam##*:}" "$WORK/metrics.txt" || fail "no ${fam%%:*} (${fam##*:}) on /metrics"
+done
 
 # --- promtool ---------------------------------------------------------------------------------
 set +e

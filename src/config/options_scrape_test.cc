@@ -1,0 +1,187 @@
+// The flags dcgm-exporter 4.8.3 and 4.8.4 added or widened (config/options_scrape.cc, -d's g+i,
+// -r's DCGM URIs): names, env vars, defaults, precedence and the errors for bad values
+// (docs/upstream/flags-4.8.4.md). The flags of 4.8.2 and before are in options_test.cc.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "config/options.h"
+#include "config/options_test_fixture.h"
+
+namespace nvmlx::config {
+namespace {
+
+using test::Env;
+using test::Parse;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string Error(std::initializer_list<const char*> args, const Env& env = {}) {
+  Result<Options> r = Parse(args, env);
+  if (r.ok()) return "<parsed>";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExitCodeFor(r.status()), ExitCode::kUsage);
+  return r.status().message();
+}
+
+std::vector<std::string> Warned(const Options& o) {
+  std::vector<std::string> names;
+  for (const Options::StartupWarning& w : o.startup_warnings) names.push_back(w.option);
+  return names;
+}
+
+TEST(ScrapeOptions, Defaults) {
+  Result<Options> r = Parse({});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->max_concurrent_scrapes, 16);  // appconfig.DefaultMaxConcurrentScrapes
+  EXPECT_FALSE(r->enable_exporter_metrics);
+  EXPECT_FALSE(r->health_require_gpus);
+  EXPECT_TRUE(r->startup_warnings.empty());
+}
+
+TEST(ScrapeOptions, FlagEnvAndPrecedence) {
+  const Env env = {{"DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", "32"},
+                   {"DCGM_EXPORTER_ENABLE_EXPORTER_METRICS", "true"},
+                   {"DCGM_EXPORTER_HEALTH_REQUIRE_GPUS", "1"}};
+  Result<Options> e = Parse({}, env);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->max_concurrent_scrapes, 32);
+  EXPECT_TRUE(e->enable_exporter_metrics);
+  EXPECT_TRUE(e->health_require_gpus);
+  // The flag wins over its env var; Go's spellings of names and booleans.
+  Result<Options> f = Parse({"-max-concurrent-scrapes", "8", "--enable-exporter-metrics=false",
+                             "--health-require-gpus=F"},
+                            env);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->max_concurrent_scrapes, 8);
+  EXPECT_FALSE(f->enable_exporter_metrics);
+  EXPECT_FALSE(f->health_require_gpus);
+  Result<Options> bare = Parse({"--enable-exporter-metrics", "--health-require-gpus"});
+  ASSERT_TRUE(bare.ok());
+  EXPECT_TRUE(bare->enable_exporter_metrics);
+  EXPECT_TRUE(bare->health_require_gpus);
+  EXPECT_TRUE(bare->startup_warnings.empty());  // both have an effect here
+}
+
+TEST(ScrapeOptions, BadValuesNameTheirOrigin) {
+  // dcgm-exporter: "must be greater than 0".
+  EXPECT_EQ(Error({"--max-concurrent-scrapes=0"}),
+            "--max-concurrent-scrapes: 0 is out of range (at least 1, at most 1000000)");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", "-1"}}),
+            "DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES: -1 is out of range (at least 1, at most "
+            "1000000)");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", "many"}}),
+            "DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES: \"many\" is not a whole number");
+  EXPECT_EQ(Error({"--enable-exporter-metrics=yes"}),
+            "--enable-exporter-metrics: \"yes\" is not a boolean (expected one of 1, t, T, TRUE, "
+            "true, True, 0, f, F, FALSE, false, False)");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_HEALTH_REQUIRE_GPUS", "on"}}),
+            "DCGM_EXPORTER_HEALTH_REQUIRE_GPUS: \"on\" is not a boolean (expected one of 1, t, "
+            "T, TRUE, true, True, 0, f, F, FALSE, false, False)");
+}
+
+// DCGM's field-watch retention: checked as dcgm-exporter checks it, then one warning each.
+TEST(ScrapeOptions, WatchRetentionIsCheckedThenWarned) {
+  Result<Options> r =
+      Parse({"--watch-max-keep-age=5m"}, {{"DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES", "100"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_THAT(Warned(*r), ElementsAre("watch-max-keep-age", "watch-max-keep-samples"));
+  EXPECT_EQ(r->startup_warnings[0].message,
+            "--watch-max-keep-age (--watch-max-keep-age=5m) ignored: nvml-exporter reads NVML "
+            "each collection and keeps no DCGM field-watch cache to bound");
+  EXPECT_THAT(r->startup_warnings[1].message,
+              HasSubstr("(DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES=100) ignored: "));
+  // The flag beats the env var: its value is the one named.
+  Result<Options> both =
+      Parse({"--watch-max-keep-samples", "7"}, {{"DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES", "100"}});
+  ASSERT_TRUE(both.ok());
+  EXPECT_THAT(both->startup_warnings[0].message, HasSubstr("(--watch-max-keep-samples=7) ignored"));
+  // Age 0 with a sample bound is fine; both zero is an unbounded watch (refused upstream).
+  EXPECT_TRUE(Parse({"--watch-max-keep-age=0s", "--watch-max-keep-samples=10"}).ok());
+  EXPECT_EQ(Error({"--watch-max-keep-age=0s"}),
+            "--watch-max-keep-age: --watch-max-keep-age and --watch-max-keep-samples cannot both "
+            "be zero (an unbounded watch)");
+  EXPECT_EQ(Error({"--watch-max-keep-age=-1s"}),
+            "--watch-max-keep-age: \"-1s\" must not be negative");
+  EXPECT_THAT(Error({}, {{"DCGM_EXPORTER_WATCH_MAX_KEEP_AGE", "ten minutes"}}),
+              HasSubstr("DCGM_EXPORTER_WATCH_MAX_KEEP_AGE: "));
+  EXPECT_EQ(Error({"--watch-max-keep-samples=-5"}),
+            "--watch-max-keep-samples: -5 is out of range (0 to 2147483647)");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES", "2147483648"}}),
+            "DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES: 2147483648 is out of range (0 to 2147483647)");
+  EXPECT_EQ(Error({"--watch-max-keep-samples=x"}),
+            "--watch-max-keep-samples: \"x\" is not a whole number");
+}
+
+TEST(ScrapeOptions, HelpListsThem) {
+  const std::string help = Parse({"-h"})->help_text;
+  for (const char* env :
+       {"DCGM_EXPORTER_MAX_CONCURRENT_SCRAPES", "DCGM_EXPORTER_ENABLE_EXPORTER_METRICS",
+        "DCGM_EXPORTER_HEALTH_REQUIRE_GPUS", "DCGM_EXPORTER_WATCH_MAX_KEEP_AGE",
+        "DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES"}) {
+    EXPECT_THAT(help, HasSubstr("[$" + std::string(env) + "]")) << env;
+  }
+  // The two without effect are listed with the other compatibility-only flags, after the rest.
+  EXPECT_GT(help.find("--watch-max-keep-age"), help.find("Accepted for compatibility"));
+  EXPECT_LT(help.find("--max-concurrent-scrapes"), help.find("Accepted for compatibility"));
+}
+
+// -d's combined form (dcgm-exporter 4.8.3+): g and i together, each at most once, f alone.
+TEST(ScrapeOptions, CombinedDeviceSelector) {
+  Result<Options> r = Parse({"-d", "g:0,1+i:2-3"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->devices.kind, DeviceSelector::Kind::kGpusAndInstances);
+  EXPECT_FALSE(r->devices.all);
+  EXPECT_THAT(r->devices.ids, ElementsAre(0u, 1u));
+  EXPECT_FALSE(r->devices.instances_all);
+  EXPECT_THAT(r->devices.instance_ids, ElementsAre(2u, 3u));
+  EXPECT_EQ(r->devices_text, "g:0,1+i:2-3");
+  Result<Options> env = Parse({}, {{"DCGM_EXPORTER_DEVICES_STR", "i+g"}});
+  ASSERT_TRUE(env.ok());
+  EXPECT_TRUE(env->devices.all && env->devices.instances_all);
+  EXPECT_EQ(Error({"-d", "f+g"}),
+            "--devices: invalid device selector \"f+g\": f (flex) cannot be combined with g or i");
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_DEVICES_STR", "g+g:1"}}),
+            "DCGM_EXPORTER_DEVICES_STR: invalid device selector \"g+g:1\": g is given twice");
+  EXPECT_EQ(Error({"-d", "g+"}),
+            "--devices: invalid device selector \"g+\": empty selector next to '+'");
+  EXPECT_EQ(Error({"-d", "g+i:3-1"}),
+            "--devices: invalid device selector \"g+i:3-1\": range 3-1 is backwards (write 1-3)");
+  // -p and -s take the same grammar (and stay without effect).
+  Result<Options> other = Parse({"-s", "g+i"});
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_THAT(Warned(*other), ElementsAre("switch-devices"));
+}
+
+// -r's DCGM URI forms (dcgm-exporter 4.8.3+): accepted, and warned like HOST:PORT; a malformed
+// one refused (upstream's connect fails on it and the exporter exits).
+TEST(ScrapeOptions, HostengineUris) {
+  for (const char* v : {"tcp://nvidia-dcgm:5555", "TCP://10.0.0.1", "tcp://[::1]:5555",
+                        "unix:///var/run/nvidia-dcgm.sock", "vsock://3:5555", "[::1]:5555"}) {
+    Result<Options> r = Parse({"-r", v});
+    ASSERT_TRUE(r.ok()) << v << ": " << r.status().message();
+    EXPECT_THAT(Warned(*r), ElementsAre("remote-hostengine-info")) << v;
+    EXPECT_THAT(r->startup_warnings[0].message, HasSubstr("there is no DCGM hostengine")) << v;
+  }
+  EXPECT_EQ(Error({"-r", "unix://relative.sock"}),
+            "--remote-hostengine-info: \"unix://relative.sock\" is not a DCGM unix URI (expected "
+            "unix:///SOCKET_PATH, an absolute path)");
+  EXPECT_EQ(Error({}, {{"DCGM_REMOTE_HOSTENGINE_INFO", "vsock://host:5555"}}),
+            "DCGM_REMOTE_HOSTENGINE_INFO: \"vsock://host:5555\" is not a DCGM vsock URI "
+            "(expected vsock://CID:PORT, both numbers)");
+  EXPECT_EQ(Error({"-r", "tcp://h:99999"}),
+            "--remote-hostengine-info: \"tcp://h:99999\" is not a DCGM tcp URI (the port must be "
+            "1 to 65535)");
+  EXPECT_EQ(Error({"-r", "tcp://:5555"}),
+            "--remote-hostengine-info: \"tcp://:5555\" is not a DCGM tcp URI (expected "
+            "tcp://HOST:PORT)");
+  EXPECT_EQ(Error({"-r", "http://h:5555"}),
+            "--remote-hostengine-info: \"http://h:5555\" has a scheme DCGM does not know "
+            "(expected tcp://, unix:// or vsock://, or HOST:PORT)");
+}
+
+}  // namespace
+}  // namespace nvmlx::config
