@@ -94,6 +94,7 @@ global:
   evaluation_interval: 1s
 rule_files:
   - $src/deploy/prometheus/rules.yml
+  - $src/deploy/prometheus/rename-rules.yml
 scrape_configs:
   - job_name: nvml-exporter
     honor_labels: true

@@ -16,9 +16,14 @@ import os
 import sys
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
-# The node is the exporter's Hostname label (NODE_NAME in a DaemonSet); a deployment with
-# --hostname-label hostname edits these two names.
-NODE = "Hostname"
+# The node is the exporter's host label (NODE_NAME in a DaemonSet), spelt hostname by
+# dcgm-exporter 4.8.3 and later (our default) and Hostname by 4.8.2 and before
+# (--dcgm-exporter-compat 4.8.2). A Grafana query and legend can name one label, so the
+# dashboards take the spelling from the variable host_label (default hostname; Hostname for a
+# fleet of 4.8.2 exporters), which Grafana substitutes as text in queries, variable queries and
+# legends.
+HOST_LABELS = ("hostname", "Hostname")
+NODE = "${host_label}"
 CLUSTER = 'cluster=~"$cluster"'
 GPU_SEL = f'{CLUSTER}, {NODE}=~"$node", gpu=~"$gpu"'
 NODE_SEL = f'{CLUSTER}, {NODE}=~"$node"'
@@ -48,6 +53,16 @@ def variable(name, label, query, multi=True, hide=0):
         "refresh": 2, "sort": 3, "multi": multi, "includeAll": True, "allValue": ".*",
         "current": {"selected": True, "text": ["All"], "value": ["$__all"]}, "hide": hide,
     }
+
+
+def host_label_variable():
+    options = [{"selected": i == 0, "text": v, "value": v} for i, v in enumerate(HOST_LABELS)]
+    return {"name": "host_label", "label": "Host label", "type": "custom",
+            "query": ",".join(HOST_LABELS), "options": options,
+            "current": {"selected": True, "text": HOST_LABELS[0], "value": HOST_LABELS[0]},
+            "multi": False, "includeAll": False, "hide": 0,
+            "description": "The exporter's host label: hostname (dcgm-exporter 4.8.3 and later, "
+                           "nvml-exporter's default) or Hostname (4.8.2 and before)."}
 
 
 def datasource_variable():
@@ -123,13 +138,20 @@ def bargauge(title, expr, legend, unit, description="", minmax=(None, None)):
                         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}}
 
 
+def column_order(columns):
+    """Grafana's organize transformation does not substitute variables: the node column is
+    placed under both host label spellings."""
+    names = [n for c in columns for n in (HOST_LABELS if c == NODE else (c,))]
+    return {c: i for i, c in enumerate(names)}
+
+
 def table(title, expr, description="", columns=()):
     hidden = {"Time": True, "__name__": True}
     return {"type": "table", "title": title, "description": description, "datasource": DS,
             "targets": [target(expr, instant=True)],
             "fieldConfig": {"defaults": {}, "overrides": []},
             "transformations": [{"id": "organize", "options": {
-                "excludeByName": hidden, "indexByName": {c: i for i, c in enumerate(columns)}}}],
+                "excludeByName": hidden, "indexByName": column_order(columns)}}],
             "options": {"showHeader": True}}
 
 
@@ -139,7 +161,7 @@ def dashboard(uid, title, description, variables, panels, tags):
         "tags": ["nvml-exporter", "gpu"] + tags, "timezone": "", "editable": True,
         "schemaVersion": 39, "version": 1, "refresh": "30s",
         "time": {"from": "now-1h", "to": "now"}, "graphTooltip": 1,
-        "templating": {"list": [datasource_variable()] + variables},
+        "templating": {"list": [datasource_variable(), host_label_variable()] + variables},
         "annotations": {"list": []}, "links": [
             {"title": "GPU dashboards", "type": "dashboards", "tags": ["nvml-exporter"],
              "asDropdown": True, "includeVars": True, "keepTime": True}],

@@ -139,8 +139,14 @@ struct Options {
   std::string kubernetes_ca_file;
 
   // Series shape and probes (nvml-exporter's own; config/options_series.cc).
-  // --hostname-label: "Hostname" (dcgm-exporter <= 4.8.2) or "hostname" (upstream main).
-  std::string hostname_label = "Hostname";
+  // --dcgm-exporter-compat / NVML_EXPORTER_DCGM_EXPORTER_COMPAT: the dcgm-exporter release whose
+  // spellings the page mirrors (4.8.2, 4.8.3 or 4.8.4, the newest by default; the differences:
+  // docs/upstream/generations.md). It picks the host label's spelling and, when -f is not given,
+  // the default collectors file; ConvertSeries (config/options_series.cc) applies both.
+  std::string dcgm_exporter_compat = "4.8.4";
+  // The host label's name: "Hostname" (dcgm-exporter <= 4.8.2) or "hostname" (4.8.3 and later).
+  // --hostname-label when given, else the spelling of --dcgm-exporter-compat's release.
+  std::string hostname_label = "hostname";
   // --mig-gpu-fields-on-parent: GPU-wide fields once on the parent instead of on every MIG
   // instance (dcgm-exporter's shape, the default).
   bool mig_gpu_fields_on_parent = false;

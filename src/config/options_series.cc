@@ -1,8 +1,10 @@
 // The series-shape and probe flag group (config/option_flags.h): nvml-exporter's own flags that
 // choose between dcgm-exporter versions' spellings and shapes, the liveness probe's limit and the
 // live page's history.
+#include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "config/option_flags.h"
 #include "util/go_duration.h"
@@ -10,11 +12,64 @@
 namespace nvmlx::config::flags {
 namespace {
 
+// The dcgm-exporter releases whose output differs in spelling, oldest first, the newest last (the
+// default); docs/upstream/generations.md has each difference with its upstream commit. 4.8.3
+// renamed the host label (dcgm-exporter d5e5f51, "Rename Hostname label to hostname"); 4.8.4
+// changed only collectors rows (types and help), which the shipped CSVs carry.
+struct Generation {
+  std::string_view version;
+  std::string_view hostname_label;
+  // The collectors file when -f / DCGM_EXPORTER_COLLECTORS is not given; empty: -f's own default
+  // (the newest rows, etc/default-counters.csv in the image's /etc/dcgm-exporter/).
+  std::string_view default_collectors;
+};
+constexpr Generation kGenerations[] = {
+    {"4.8.2", "Hostname", "/etc/dcgm-exporter/4.8.2/default-counters.csv"},
+    {"4.8.3", "hostname", ""},
+    {"4.8.4", "hostname", ""},
+};
+
+// Applies --dcgm-exporter-compat (and -f's generation default), then --hostname-label over it.
+Status ConvertGeneration(const RawFlags& raw, Options* o) {
+  const Generation* gen = &kGenerations[std::size(kGenerations) - 1];
+  if (const Raw& r = raw.Get("dcgm-exporter-compat"); r.set) {
+    gen = nullptr;
+    std::string known;
+    for (const Generation& g : kGenerations) {
+      if (r.last() == g.version) gen = &g;
+      known += (known.empty() ? "" : ", ") + std::string(g.version);
+    }
+    if (gen == nullptr) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a dcgm-exporter release this daemon mirrors (expected one "
+                             "of " +
+                             known + ")");
+    }
+  }
+  o->dcgm_exporter_compat = std::string(gen->version);
+  o->hostname_label = std::string(gen->hostname_label);
+  if (!gen->default_collectors.empty() && !raw.Get("collectors").set) {
+    o->collectors = std::string(gen->default_collectors);
+  }
+  if (const Raw& r = raw.Get("hostname-label"); r.set) {
+    if (r.last() != "Hostname" && r.last() != "hostname") {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a host label spelling (expected Hostname or hostname)");
+    }
+    o->hostname_label = r.last();
+  }
+  return Status::Ok();
+}
+
 // clang-format off
 constexpr FlagSpec kSeries[] = {
-  {"hostname-label", "", "NVML_EXPORTER_HOSTNAME_LABEL", Kind::kString, "Hostname", true, "NAME",
-   "Spelling of the host label: Hostname (dcgm-exporter 4.8.2 and before) or hostname "
-   "(upstream main after the rename)."},
+  {"dcgm-exporter-compat", "", "NVML_EXPORTER_DCGM_EXPORTER_COMPAT", Kind::kString, "4.8.4", true,
+   "VERSION", "dcgm-exporter release to mirror where releases differ: 4.8.2 (host label Hostname, "
+   "default -f /etc/dcgm-exporter/4.8.2/default-counters.csv), 4.8.3 or 4.8.4 (hostname; "
+   "docs/upstream/generations.md)."},
+  {"hostname-label", "", "NVML_EXPORTER_HOSTNAME_LABEL", Kind::kString, "", true, "NAME",
+   "Spelling of the host label, Hostname or hostname, over --dcgm-exporter-compat's (4.8.2: "
+   "Hostname; 4.8.3 and later: hostname)."},
   {"mig-gpu-fields-on-parent", "", "NVML_EXPORTER_MIG_GPU_FIELDS_ON_PARENT", Kind::kBool, "false",
    true, "", "MIG: GPU-wide fields (power, temperature, clocks, ECC, Xid) once on the parent GPU's "
    "series instead of repeated on every instance (docs/dcgm-compat.md)."},
@@ -28,13 +83,7 @@ constexpr FlagSpec kSeries[] = {
 // clang-format on
 
 Status ConvertSeries(const RawFlags& raw, Options* o) {
-  if (const Raw& r = raw.Get("hostname-label"); r.set) {
-    if (r.last() != "Hostname" && r.last() != "hostname") {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a host label spelling (expected Hostname or hostname)");
-    }
-    o->hostname_label = r.last();
-  }
+  NVMLX_RETURN_IF_ERROR(ConvertGeneration(raw, o));
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("mig-gpu-fields-on-parent"), &o->mig_gpu_fields_on_parent));
   if (const Raw& r = raw.Get("health-max-age"); r.set) {
     Result<std::chrono::nanoseconds> d = ParseGoDuration(r.last());

@@ -651,6 +651,48 @@ TEST(Options, LiveHistoryMinutes) {
               StartsWith("NVML_EXPORTER_LIVE_HISTORY_MINUTES: \"x\" is not a number of minutes"));
 }
 
+// --dcgm-exporter-compat picks the host label's spelling and, without -f, the collectors file of
+// that release; --hostname-label, when given, wins over it.
+TEST(Options, DcgmExporterCompat) {
+  Result<Options> newest = Parse({});
+  ASSERT_TRUE(newest.ok()) << newest.status().message();
+  EXPECT_EQ(newest->dcgm_exporter_compat, "4.8.4");
+  EXPECT_EQ(newest->hostname_label, "hostname");
+  EXPECT_EQ(newest->collectors, "/etc/dcgm-exporter/default-counters.csv");
+
+  Result<Options> old = Parse({"--dcgm-exporter-compat", "4.8.2"});
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->dcgm_exporter_compat, "4.8.2");
+  EXPECT_EQ(old->hostname_label, "Hostname");
+  EXPECT_EQ(old->collectors, "/etc/dcgm-exporter/4.8.2/default-counters.csv");
+
+  Result<Options> mid = Parse({}, {{"NVML_EXPORTER_DCGM_EXPORTER_COMPAT", "4.8.3"}});
+  ASSERT_TRUE(mid.ok()) << mid.status().message();
+  EXPECT_EQ(mid->hostname_label, "hostname");
+  EXPECT_EQ(mid->collectors, "/etc/dcgm-exporter/default-counters.csv");
+
+  // -f (or DCGM_EXPORTER_COLLECTORS) keeps its file whatever the release.
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.8.2", "-f", "/x.csv"})->collectors, "/x.csv");
+  EXPECT_EQ(
+      Parse({"--dcgm-exporter-compat=4.8.2"}, {{"DCGM_EXPORTER_COLLECTORS", "/y.csv"}})->collectors,
+      "/y.csv");
+  // --hostname-label wins over the release's spelling, both ways.
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.8.2", "--hostname-label", "hostname"})->hostname_label,
+            "hostname");
+  EXPECT_EQ(Parse({"--hostname-label", "Hostname"})->hostname_label, "Hostname");
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.8.2"}, {{"NVML_EXPORTER_HOSTNAME_LABEL", "hostname"}})
+                ->hostname_label,
+            "hostname");
+
+  EXPECT_EQ(Error({"--dcgm-exporter-compat", "4.8"}),
+            "--dcgm-exporter-compat: \"4.8\" is not a dcgm-exporter release this daemon mirrors "
+            "(expected one of 4.8.2, 4.8.3, 4.8.4)");
+  EXPECT_THAT(Error({}, {{"NVML_EXPORTER_DCGM_EXPORTER_COMPAT", "latest"}}),
+              StartsWith("NVML_EXPORTER_DCGM_EXPORTER_COMPAT: \"latest\" is not a dcgm-exporter"));
+  EXPECT_THAT(Error({"--hostname-label", "HOSTNAME"}),
+              HasSubstr("is not a host label spelling (expected Hostname or hostname)"));
+}
+
 TEST(Options, Help) {
   for (const char* h : {"-h", "--help", "-help"}) {
     Result<Options> r = Parse({h});

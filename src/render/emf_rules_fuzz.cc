@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const nvmlx::render::Labels labels = {
       {"gpu", "0"},          {"UUID", "GPU-1"},   {"modelName", "NVIDIA H200"},
-      {"Hostname", "node1"}, {"namespace", "ns"}, {"pod", "p"}};
+      {"hostname", "node1"}, {"namespace", "ns"}, {"pod", "p"}};
   const std::vector<std::string_view> names = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED",
                                                "DCGM_FI_PROF_DRAM_ACTIVE"};
   nvmlx::render::NameMatchCache cache;

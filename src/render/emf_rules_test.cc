@@ -37,7 +37,7 @@ Labels PodLabels() {
           {"pci_bus_id", "00000000:18:00.0"},
           {"device", "nvidia0"},
           {"modelName", "NVIDIA H200"},
-          {"Hostname", "node1"},
+          {"hostname", "node1"},
           {"DCGM_FI_DRIVER_VERSION", "580.159.04"},
           {"container", "main"},
           {"namespace", "kube-system"},

@@ -104,7 +104,7 @@ class PodFamiliesTest : public ::testing::Test {
 // The DCGM families' device labels, and our families'.
 constexpr char kDev0[] =
     "{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:00:00.0\",device=\"nvidia0\","
-    "modelName=\"NVIDIA H200\",Hostname=\"node1\"";
+    "modelName=\"NVIDIA H200\",hostname=\"node1\"";
 constexpr char kOwn0[] = "{gpu=\"0\",UUID=\"GPU-0\"";
 
 TEST_F(PodFamiliesTest, DcgmPerPodSeriesAsDcgmExporter) {
@@ -205,7 +205,7 @@ TEST_F(PodFamiliesTest, VirtualGpusAloneGivesDcgmSeriesOnly) {
   const std::string dev0 = std::string("DCGM_FI_DEV_GPU_UTIL") + kDev0;
   const std::string dev1 =
       "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-1\",pci_bus_id=\"00000000:01:00.0\","
-      "device=\"nvidia1\",modelName=\"NVIDIA H200\",Hostname=\"node1\"} 90\n";
+      "device=\"nvidia1\",modelName=\"NVIDIA H200\",hostname=\"node1\"} 90\n";
   EXPECT_THAT(page, HasSubstr("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + dev0 + "} 90\n" + dev0 +
                               ",container=\"\",namespace=\"\",pod=\"\",pod_uid=\"" + kUidUnknown +
                               "\"} 2\n" + dev0 +

@@ -51,7 +51,7 @@ TEST(RenderPrometheusTest, OneGpuLayout) {
   const std::string labels =
       "{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-7c8d9e0f0000\",pci_bus_id=\"00000000:18:00."
       "0\","
-      "device=\"nvidia0\",modelName=\"NVIDIA H200\",Hostname=\"node1\","
+      "device=\"nvidia0\",modelName=\"NVIDIA H200\",hostname=\"node1\","
       "DCGM_FI_DRIVER_VERSION=\"580.159.04\"}";
   EXPECT_EQ(out.rfind("# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).\n"
                       "# TYPE DCGM_FI_DEV_SM_CLOCK gauge\n"
@@ -224,17 +224,19 @@ TEST(RenderPrometheusTest, NoHostnameLabelWhenEmpty) {
   Fixture f = DefaultFixture(1);
   f.options.hostname.clear();
   const std::string out = f.Render();
+  EXPECT_EQ(out.find("hostname="), std::string::npos);
   EXPECT_EQ(out.find("Hostname="), std::string::npos);
   EXPECT_NE(out.find("modelName=\"NVIDIA H200\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"}"),
             std::string::npos);
 }
 
+// dcgm-exporter 4.8.2's spelling (--dcgm-exporter-compat 4.8.2 or --hostname-label Hostname).
 TEST(RenderPrometheusTest, HostnameLabelSpelling) {
   Fixture f = DefaultFixture(1);
-  f.options.hostname_label = "hostname";
+  f.options.hostname_label = "Hostname";
   const std::string out = f.Render();
-  EXPECT_EQ(out.find("Hostname="), std::string::npos);
-  EXPECT_NE(out.find(",hostname=\"node1\",DCGM_FI_DRIVER_VERSION="), std::string::npos);
+  EXPECT_EQ(out.find("hostname="), std::string::npos);
+  EXPECT_NE(out.find(",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION="), std::string::npos);
 }
 
 TEST(RenderPrometheusTest, LabelRowsSortedByNameAndMissingOnesOmitted) {
@@ -251,7 +253,7 @@ TEST(RenderPrometheusTest, LabelRowsSortedByNameAndMissingOnesOmitted) {
   f.snapshot.devices[0].samples = {{150, int64_t{30}}};
   f.snapshot.devices[1].samples = {{150, int64_t{31}}};
   const std::string out = f.Render();
-  EXPECT_EQ(out.find("Hostname="), std::string::npos);  // no hostname set
+  EXPECT_EQ(out.find("hostname="), std::string::npos);  // no hostname set
   EXPECT_NE(out.find("modelName=\"NVIDIA H200\",DCGM_FI_DEV_BRAND=\"NVIDIA\","
                      "DCGM_FI_DEV_SERIAL=\"1650123456789\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"}"
                      " 30\n"),
@@ -474,7 +476,7 @@ TEST(RenderPrometheusTest, ClockEventCountsLabelsAndQuirks) {
 }
 
 // A MIG instance: the parent's gpu/UUID/pci_bus_id/device/modelName, then GPU_I_PROFILE and
-// GPU_I_ID, then Hostname and the label fields. nvml_exporter_gpu_up stays one per GPU.
+// GPU_I_ID, then hostname and the label fields. nvml_exporter_gpu_up stays one per GPU.
 TEST(RenderPrometheusTest, MigInstanceLabelsAfterParentLabels) {
   Fixture f;
   f.AddEntry(252, "DCGM_FI_DEV_FB_USED", MetricType::kGauge, "FB used.");
@@ -488,7 +490,7 @@ TEST(RenderPrometheusTest, MigInstanceLabelsAfterParentLabels) {
   EXPECT_NE(out.find("DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a1b2c3d4-1c2d-3e4f-5a6b-"
                      "7c8d9e0f0000\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
                      "modelName=\"NVIDIA H200\",GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\","
-                     "Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"} 1000\n"),
+                     "hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"} 1000\n"),
             std::string::npos)
       << out;
   size_t up_lines = 0;

@@ -66,7 +66,7 @@ struct BuildInfo {
 // each snapshot's plan).
 struct SeriesOptions {
   std::string hostname;                     // empty: no Hostname label (-n)
-  std::string hostname_label = "Hostname";  // dcgm-exporter <= 4.8.2 spelling
+  std::string hostname_label = "hostname";  // dcgm-exporter 4.8.3+ (4.8.2 and before: Hostname)
   bool use_old_namespace = false;           // -o: UUID label named "uuid"
   // --kubernetes-enable-pod-uid with -k: kubelet-attributed device series also carry pod_uid,
   // looked up by namespace/pod in snapshot.attribution.metadata (none while that is absent).

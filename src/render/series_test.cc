@@ -124,7 +124,7 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
   ASSERT_EQ(groups.size(), 4u);  // plain, XID last, two XID counts
   EXPECT_EQ(Names(groups[0].labels),
             (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName",
-                                      "GPU_I_PROFILE", "GPU_I_ID", "Hostname",
+                                      "GPU_I_PROFILE", "GPU_I_ID", "hostname",
                                       "DCGM_FI_DRIVER_VERSION", "container", "namespace", "pod"}));
   EXPECT_EQ(*FindLabel(groups[0].labels, "device"), "nvidia3");
   EXPECT_EQ(*FindLabel(groups[0].labels, "GPU_I_PROFILE"), "1g.18gb");
@@ -135,13 +135,13 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
   EXPECT_EQ(
       Names(groups[1].labels),
       (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE",
-                                "GPU_I_ID", "Hostname", "DCGM_FI_DRIVER_VERSION", "container",
+                                "GPU_I_ID", "hostname", "DCGM_FI_DRIVER_VERSION", "container",
                                 "err_code", "err_msg", "namespace", "pod"}));
   EXPECT_EQ(*FindLabel(groups[1].labels, "err_code"), "79");
   EXPECT_EQ(
       Names(groups[2].labels),
       (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE",
-                                "GPU_I_ID", "Hostname", "DCGM_FI_DRIVER_VERSION",
+                                "GPU_I_ID", "hostname", "DCGM_FI_DRIVER_VERSION",
                                 "window_size_in_ms", "xid", "container", "namespace", "pod"}));
   EXPECT_EQ(*FindLabel(groups[3].labels, "xid"), "79");
   EXPECT_EQ(groups[3].values[0].second.int_value, 1);

@@ -2,7 +2,8 @@
 # deploy/prometheus checked by Prometheus's own tool (Debian's promtool): the rules load
 # (check rules), every rule test passes (test rules), each rule has a firing and a quiet case
 # (rules_coverage.py), the scrape job is a valid Prometheus config with the rules
-# (check config), the kube-prometheus-stack values carry the same job, the PrometheusRule made
+# (check config), rename-rules.yml is what its generator writes and passes its own tests, the
+# kube-prometheus-stack values carry the same job, the PrometheusRule made
 # as docs/prometheus-grafana.md says holds the same groups, and the relabel rules keep exactly
 # the exporters' targets (relabel_check.py).
 set -euo pipefail
@@ -13,8 +14,13 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v promtool >/dev/null || fail "promtool not installed (scripts/install-deps.sh)"
 P="$SOURCE_DIR/deploy/prometheus"
 
-promtool check rules "$P/rules.yml" || fail "promtool check rules"
-(cd "$SOURCE_DIR/test/prometheus" && promtool test rules rules_test.yml) || fail "promtool test rules"
+promtool check rules "$P/rules.yml" "$P/rename-rules.yml" || fail "promtool check rules"
+(cd "$SOURCE_DIR/test/prometheus" && promtool test rules rules_test.yml rename_rules_test.yml) ||
+  fail "promtool test rules"
+# rename-rules.yml is generated: the committed file must be what scripts/gen_rename_rules.py writes.
+python3 "$SOURCE_DIR/scripts/gen_rename_rules.py" "$WORK/rename-rules.yml"
+cmp -s "$WORK/rename-rules.yml" "$P/rename-rules.yml" ||
+  fail "deploy/prometheus/rename-rules.yml differs from what scripts/gen_rename_rules.py writes: run it"
 python3 "$SOURCE_DIR/test/prometheus/rules_coverage.py" "$SOURCE_DIR"
 
 # A whole Prometheus config around the job, as a standalone Prometheus would load it. Debian's
@@ -23,7 +29,8 @@ python3 "$SOURCE_DIR/test/prometheus/rules_coverage.py" "$SOURCE_DIR"
 # else (relabel regexes, limits, honor_labels, timeouts) is checked as written.
 grep -q '^  kubernetes_sd_configs:$' "$P/scrape-config.yaml" || fail "scrape-config.yaml: no kubernetes_sd_configs"
 {
-  printf 'global:\n  scrape_interval: 15s\nrule_files:\n  - %s\nscrape_configs:\n' "$P/rules.yml"
+  printf 'global:\n  scrape_interval: 15s\nrule_files:\n  - %s\n  - %s\nscrape_configs:\n' \
+    "$P/rules.yml" "$P/rename-rules.yml"
   sed -e 's/^  kubernetes_sd_configs:$/  static_configs:/' -e "s/^    - role: pod$/    - targets: ['127.0.0.1:9400']/" \
     -e 's/^/  /' "$P/scrape-config.yaml"
 } >"$WORK/prometheus.yml"

@@ -52,8 +52,9 @@ class Checker:
         return body["data"]
 
     def substitute(self, text):
+        # host_label: the spelling the demo's exporter uses (its default, dcgm-exporter 4.8.3+).
         values = {"__rate_interval": "10s", "__interval": "1s", "__range": f"{self.window}s",
-                  "__range_s": str(self.window), "__interval_ms": "1000"}
+                  "__range_s": str(self.window), "__interval_ms": "1000", "host_label": "hostname"}
 
         def one(m):
             name = m.group(1) or m.group(2)
@@ -62,14 +63,14 @@ class Checker:
 
     def label_values(self, q, where):
         """The values of a Grafana label_values([SELECTOR, ]LABEL) variable query."""
-        m = re.fullmatch(r"label_values\((?:(.+),\s*)?(\w+)\)", q.strip())
+        m = re.fullmatch(r"label_values\((?:(.+),\s*)?(\w+|\$\{\w+\})\)", q.strip())
         if not m:
             self.problems.append(f"{where}: not a label_values query: {q}")
             return []
         params = {"start": self.start, "end": self.end}
         if m.group(1):
             params["match[]"] = self.substitute(m.group(1))
-        return self.get(f"/api/v1/label/{m.group(2)}/values", **params)
+        return self.get(f"/api/v1/label/{self.substitute(m.group(2))}/values", **params)
 
     def query(self, expr, instant):
         expr = self.substitute(expr)

@@ -21,7 +21,9 @@ SCALES = {  # unit -> (divisor, suffix) for the axis and numbers
 
 
 def legend_of(fmt, labels):
-    text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: labels.get(m.group(1), ""), fmt or "")
+    # Grafana substitutes the host_label variable first; the demo's exporter spells it hostname.
+    fmt = (fmt or "").replace("${host_label}", "hostname")
+    text = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: labels.get(m.group(1), ""), fmt)
     return text.strip() or ",".join(f"{k}={v}" for k, v in labels.items() if k != "__name__") or "value"
 
 
