@@ -40,9 +40,8 @@ Status ConvertGeneration(const RawFlags& raw, Options* o) {
       known += (known.empty() ? "" : ", ") + std::string(g.version);
     }
     if (gen == nullptr) {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a dcgm-exporter release this daemon mirrors (expected one "
-                             "of " +
+      const std::string what = " is not a dcgm-exporter release this daemon mirrors";
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) + what + " (expected one of " +
                              known + ")");
     }
   }

@@ -27,7 +27,7 @@ namespace nvmlx::live {
 inline constexpr int kJsonVersion = 1;
 
 struct SnapshotJsonOptions {
-  std::string hostname;                       // the node, as in the Hostname label
+  std::string hostname;                       // the node, as in the host label
   std::chrono::milliseconds interval{30000};  // the collect interval
   std::string version;                        // the exporter's version
   bool kubernetes = false;  // pod attribution configured (-k or --kubernetes-process-metrics)

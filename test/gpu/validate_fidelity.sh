@@ -8,7 +8,7 @@
 #   operator.log           the GPU Operator's standalone-DCGM env (-r set) and the chart's debug
 #                          dump flags: one warning each, serving anyway
 #   probes.txt             /health and /ready at start and once serving
-#   hostname.txt           --hostname-label hostname
+#   hostname.txt           --dcgm-exporter-compat 4.8.2 (Hostname)
 #   nvlink_errors.*        the 72 per-link NVLink error counters, the four totals and the health
 #                          watch, in a daemon collecting every 500 ms for 4 s, next to what NVML
 #                          itself answers per link (nvlink_probe.txt, python ctypes)
@@ -84,10 +84,10 @@ kill -TERM $d; wait $d; echo "daemon rc=$?" >>"$OUT/operator.log"
 } >>"$S"
 
 # 4. The host label spelling.
-NODE_NAME=h200 "$X" -f "$B/etc/default-counters.csv" --hostname-label hostname --once \
+NODE_NAME=h200 "$X" -f "$B/etc/default-counters.csv" --dcgm-exporter-compat 4.8.2 --once \
   >"$OUT/hostname.txt" 2>/dev/null
 {
-  echo "## --hostname-label hostname"
+  echo "## --dcgm-exporter-compat 4.8.2 (host label Hostname)"
   echo "hostname=: $(grep -c ',hostname="' "$OUT/hostname.txt"), Hostname=: $(grep -c ',Hostname="' "$OUT/hostname.txt")"
 } >>"$S"
 

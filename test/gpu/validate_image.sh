@@ -118,7 +118,7 @@ run() {  # name user(uid:gid) least(0|1)
   echo "| $name | $uid | $cap | $rofs | $health | $series | $gpus | $prof | $kubelet lines | $rc |" >>"$RESULT/summary.md"
   local want_uid="${user%%:*}"
   if [ "$ok" != 1 ] || [ "$health" != 200 ] || [ "$uid" != "$want_uid" ] || [ "${gpus:-0}" -lt 1 ] \
-     || [ "${prof:-0}" -lt 1 ] || ! grep -q 'Hostname="h200-node"' "$out/metrics.txt"; then
+     || [ "${prof:-0}" -lt 1 ] || ! grep -q 'hostname="h200-node"' "$out/metrics.txt"; then
     echo "validate_image: $name FAILED (see $out/log.txt)" >&2
     FAILED=$((FAILED + 1))
   fi

@@ -225,8 +225,8 @@ def run(name, env, args, user="0:0", want_pods=False, log_must=None, web_config=
             return fail(f"{name}: /metrics without the password is not 401")
         if status != 200:
             return fail(f"{name}: /health {status}: {health}")
-        if 'Hostname="image-node"' not in body:
-            return fail(f"{name}: no Hostname=\"image-node\" on the series")
+        if 'hostname="image-node"' not in body:
+            return fail(f"{name}: no hostname=\"image-node\" on the series")
         # The daemon is unshare's only child; it must run as the user asked for.
         child = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                text=True).stdout.split()

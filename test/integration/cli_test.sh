@@ -151,14 +151,16 @@ set -e
 [ "$rc" != 0 ] || fail "-d g:7 must fail"
 pass "device selector"
 
-# -n drops Hostname; NODE_NAME sets it. The pages go to files first: `--once | grep -q` let grep
-# quit at its first match, the daemon then died of SIGPIPE and pipefail failed the test.
+# -n drops the host label (hostname, dcgm-exporter 4.8.3+'s spelling); NODE_NAME sets it. The
+# pages go to files first: `--once | grep -q` let grep quit at its first match, the daemon then
+# died of SIGPIPE and pipefail failed the test.
 NODE_NAME=node-a "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" --once \
   >"$WORK/host.txt" 2>/dev/null
-grep -q 'Hostname="node-a"' "$WORK/host.txt" || fail "NODE_NAME must set Hostname"
+grep -q ',hostname="node-a"' "$WORK/host.txt" || fail "NODE_NAME must set hostname"
+grep -q 'Hostname=' "$WORK/host.txt" && fail "4.8.2's Hostname by default"
 NODE_NAME=node-a "$EXPORTER" --fake-gpus -n -f "$SOURCE_DIR/etc/default-counters.csv" --once \
   >"$WORK/nohost.txt" 2>/dev/null
-grep -q 'Hostname=' "$WORK/nohost.txt" && fail "-n must drop Hostname"
+grep -qi 'hostname=' "$WORK/nohost.txt" && fail "-n must drop the host label"
 pass "hostname flags"
 
 # --version

@@ -143,8 +143,8 @@ try:
             else:
                 fail(name, f"did not serve /metrics (exit {proc.poll()}): {open(log_path).read()}")
                 continue
-            if 'Hostname="compat-node"' not in body:
-                fail(name, "no Hostname=\"compat-node\" on the series")
+            if 'hostname="compat-node"' not in body:
+                fail(name, "no hostname=\"compat-node\" on the series")
             if headers and status_of(f"{scheme}://127.0.0.1:{port}/metrics", context) != 401:
                 fail(name, "a scrape without the password must get 401")
             if scheme == "https" and status_of(f"http://127.0.0.1:{port}/metrics") != 0:

@@ -43,15 +43,15 @@ fi
 
 # Exact lines: the whole GPU claimed by ml/train, and the MIG instance GI 7 (1g.18gb) claimed by
 # both containers of ml/infer, each its own copy; the device-plugin pod on GI 1 keeps its labels.
-base1='gpu="1",UUID="GPU-00000000-0000-0000-0000-000000000001",pci_bus_id="00000000:07:00.0",device="nvidia1",modelName="NVIDIA H200",Hostname="node1",DCGM_FI_DRIVER_VERSION="580.159.04"'
+base1='gpu="1",UUID="GPU-00000000-0000-0000-0000-000000000001",pci_bus_id="00000000:07:00.0",device="nvidia1",modelName="NVIDIA H200",hostname="node1",DCGM_FI_DRIVER_VERSION="580.159.04"'
 base0='gpu="0",UUID="GPU-00000000-0000-0000-0000-000000000000",pci_bus_id="00000000:06:00.0",device="nvidia0",modelName="NVIDIA H200"'
 mig7=',dra_claim_name="infer-mig",dra_claim_namespace="ml",dra_device_name="gpu-0-mig-7-0-2",dra_driver_name="gpu.nvidia.com",dra_mig_device_uuid="MIG-00000000-0000-0000-0000-000700000002",dra_mig_profile="1g.18gb",dra_pool_name="node1",namespace="ml",pod="infer"} 41'
 for line in \
   "DCGM_FI_DEV_GPU_UTIL{$base1,container=\"main\",dra_claim_name=\"train-gpu\",dra_claim_namespace=\"ml\",dra_device_name=\"gpu-1\",dra_driver_name=\"gpu.nvidia.com\",dra_pool_name=\"node1\",namespace=\"ml\",pod=\"train\"} 55" \
-  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"server\"$mig7" \
-  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"sidecar\"$mig7" \
-  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"3g.71gb\",GPU_I_ID=\"1\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"job\",namespace=\"batch\",pod=\"legacy\"} 41" \
-  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.35gb\",GPU_I_ID=\"9\",Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"} 41"; do
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"server\"$mig7" \
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"sidecar\"$mig7" \
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"3g.71gb\",GPU_I_ID=\"1\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"job\",namespace=\"batch\",pod=\"legacy\"} 41" \
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.35gb\",GPU_I_ID=\"9\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\"} 41"; do
   grep -qxF -- "$line" "$got" || fail "missing line: $line"
 done
 # No other driver's claim, no unresolved claim, no second copy of the whole GPU.

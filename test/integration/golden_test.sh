@@ -19,19 +19,28 @@ for n in one_gpu eight_gpus; do
   golden_matches "$n" "$got" "$SOURCE_DIR/testdata/golden/once_$n.txt" || continue
   pass "$n: $(grep -c '^DCGM_' "$got") series match the golden file"
 done
-# --hostname-label hostname (upstream main's spelling): the one-GPU page with that one label
-# renamed, nothing else changed; an unknown spelling is a usage error.
-got="$WORK/hostname.txt"
-NVML_EXPORTER_HOSTNAME_LABEL=hostname once "$got" \
-  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/one_gpu.yaml" \
-  -f "$SOURCE_DIR/etc/dcp-metrics-included.csv"
-grep -q ',hostname="golden-node"' "$got" || fail "hostname: no hostname label"
-diff -u <(sed 's/,Hostname="golden-node"/,hostname="golden-node"/' "$SOURCE_DIR/testdata/golden/once_one_gpu.txt") "$got" ||
-  fail "hostname: the page differs from the golden file by more than the label name"
+# --dcgm-exporter-compat 4.8.2 (its env var here) and --hostname-label Hostname: the one-GPU page
+# with the host label spelt as dcgm-exporter 4.8.2 did, nothing else changed (-f is given, so
+# the rows are the same); bad values are usage errors; without -f, 4.8.2 reads its own default
+# file (absent here, so the error names it).
+for how in NVML_EXPORTER_DCGM_EXPORTER_COMPAT=4.8.2 NVML_EXPORTER_HOSTNAME_LABEL=Hostname; do
+  got="$WORK/hostname.txt"
+  (export "$how" && once "$got" --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/one_gpu.yaml" \
+    -f "$SOURCE_DIR/etc/dcp-metrics-included.csv")
+  grep -q ',Hostname="golden-node"' "$got" || fail "hostname ($how): no Hostname label"
+  diff -u <(sed 's/,hostname="golden-node"/,Hostname="golden-node"/' "$SOURCE_DIR/testdata/golden/once_one_gpu.txt") "$got" ||
+    fail "hostname ($how): the page differs from the golden file by more than the label name"
+done
 rc=0; "$EXPORTER" --fake-gpus --hostname-label HOSTNAME --once >/dev/null 2>"$WORK/hl.err" || rc=$?
 [ "$rc" = 2 ] && grep -q 'expected Hostname or hostname' "$WORK/hl.err" ||
   fail "hostname: bad spelling not refused (exit $rc): $(cat "$WORK/hl.err")"
-pass "hostname: --hostname-label hostname renames only the host label"
+rc=0; "$EXPORTER" --fake-gpus --dcgm-exporter-compat 4.9 --once >/dev/null 2>"$WORK/gen.err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'expected one of 4.8.2, 4.8.3, 4.8.4' "$WORK/gen.err" ||
+  fail "--dcgm-exporter-compat 4.9 not refused (exit $rc): $(cat "$WORK/gen.err")"
+rc=0; "$EXPORTER" --fake-gpus --dcgm-exporter-compat 4.8.2 --once >/dev/null 2>"$WORK/gen.err" || rc=$?
+[ "$rc" != 0 ] && grep -q '/etc/dcgm-exporter/4.8.2/default-counters.csv' "$WORK/gen.err" ||
+  fail "--dcgm-exporter-compat 4.8.2 without -f must read 4.8.2's file (exit $rc): $(cat "$WORK/gen.err")"
+pass "hostname: --dcgm-exporter-compat 4.8.2 and --hostname-label Hostname rename only the host label"
 # MIG (testdata/scenarios/mig.yaml): GPU 0 split into its instances (per-instance memory and GPM
 # ratios with GPU_I_PROFILE/GPU_I_ID; GPU-wide fields repeated on every instance, as
 # dcgm-exporter, or once on the GPU with --mig-gpu-fields-on-parent), GPU 1 without MIG; with

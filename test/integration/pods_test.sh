@@ -196,7 +196,7 @@ NODE_NAME=node1 start_exporter "$port" -c 500 -f "$SOURCE_DIR/etc/default-counte
   --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
   --kubernetes-ca-file "$WORK/cert.pem" \
   --kubernetes-enable-pod-labels --kubernetes-pod-label-allowlist-regex '^app,team'
-want='DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="'"$uuid0"'",[^}]*,Hostname="node1",DCGM_FI_DRIVER_VERSION="[^"]*",app_kubernetes_io_name="trainer",team="vision",container="main",namespace="ml",pod="trainer-a"\} '
+want='DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="'"$uuid0"'",[^}]*,hostname="node1",DCGM_FI_DRIVER_VERSION="[^"]*",app_kubernetes_io_name="trainer",team="vision",container="main",namespace="ml",pod="trainer-a"\} '
 wait_for 15 "^$want" || { metrics | grep '^DCGM_FI_DEV_GPU_UTIL' >&2; fail "no pod labels on the device series"; }
 metrics | grep -q 'pod_template_hash' && fail "a label outside the allowlist was copied"
 kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true

@@ -100,7 +100,7 @@ assert up and up[0]["value"][1] == "1", f"target not up: {up}"
 assert set(by_gpu) == {"0", "1"}, f"want GPU_UTIL for gpus 0 and 1, got {sorted(by_gpu)}"
 for r in res:
     m = r["metric"]
-    for label in ("UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"):
+    for label in ("UUID", "pci_bus_id", "device", "modelName", "hostname", "DCGM_FI_DRIVER_VERSION"):
         assert label in m, f"series lacks {label}: {m}"
 g0 = by_gpu["0"]
 assert len(g0) >= 14, f"too few samples for GPU 0: {len(g0)}"

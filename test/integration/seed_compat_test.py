@@ -9,6 +9,9 @@ Differences allowed, each for a stated reason:
     dcgm-exporter adds these attributes (after every other label); the article's older build
     predates them;
   - families the article has that we do not serve yet must be in LATER (read in later stages).
+The article's build spells the host label Hostname and types the NVLink bandwidth a counter, as
+dcgm-exporter 4.8.2 did: ours runs as that generation (--dcgm-exporter-compat 4.8.2 with
+etc/4.8.2/default-counters.csv).
 """
 import re
 import subprocess
@@ -38,7 +41,7 @@ def parse(text):
 seed, seed_types = parse(open(f"{source_dir}/testdata/seed_sample_metrics.txt").read())
 # eight_gpus.yaml has NVLink counters (the built-in scenario, like a single H200, has none) and
 # GPM, so the DCGM_FI_PROF_* families are served and compared too.
-out = subprocess.run([exporter, "--fake-gpus-scenario", f"{source_dir}/testdata/scenarios/eight_gpus.yaml", "-f", f"{source_dir}/etc/default-counters.csv", "--once"],
+out = subprocess.run([exporter, "--fake-gpus-scenario", f"{source_dir}/testdata/scenarios/eight_gpus.yaml", "-f", f"{source_dir}/etc/4.8.2/default-counters.csv", "--dcgm-exporter-compat", "4.8.2", "--once"],
                      check=True, capture_output=True, text=True, env={"NODE_NAME": "node-a"}).stdout
 ours, our_types = parse(out)
 
