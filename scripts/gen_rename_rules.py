@@ -13,9 +13,9 @@ Each rule publishes NEW from OLD (and another OLD from NEW):
   - only for a GPU (or MIG instance) that does not export the target name itself: the guard is
     `unless on(UUID, GPU_I_ID) TARGET{renamed_from=""}`, so no series is duplicated;
   - with every label of the source series, plus renamed_from="<source name>", which marks the
-    recorded series: the rules read and guard against native series only
-    (`{renamed_from=""}`), so a recorded series is never renamed back nor mistaken for a native
-    one on the next evaluation.
+    recorded series: the guard counts native series only (`{renamed_from=""}`), or a recorded
+    series would suppress itself at the next evaluation. A recorded series is never renamed
+    back: its GPU exports the source name natively, which the guard of the way back sees.
 
 Sources of the rename list (names and units only): docs/upstream/generations.md.
 Usage: gen_rename_rules.py [OUT]   (default: deploy/prometheus/rename-rules.yml)
@@ -101,8 +101,7 @@ groups:
 
 
 def rule(source, target, conversion, why):
-    src = f'{source}{{{MARK}=""}}'
-    value = src if conversion is None else f"{src} {conversion[0]} {conversion[1]}"
+    value = source if conversion is None else f"{source} {conversion[0]} {conversion[1]}"
     expr = f'{value} unless {GUARD} {target}{{{MARK}=""}}'
     lines = [f"      - record: {target}"]
     if why:
