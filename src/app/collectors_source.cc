@@ -5,6 +5,7 @@
 
 #include "attribute/configmap.h"
 #include "attribute/kube_client.h"
+#include "config/yaml_config.h"
 #include "util/log.h"
 
 namespace nvmlx::app {
@@ -35,11 +36,26 @@ Result<CollectorsSource> LoadCollectors(const config::Options& options,
     // An empty ConfigMap is an error (as in dcgm-exporter), so not also the parser's warning.
     if (rows->empty()) return InvalidArgument(source + ": no metrics found");
     for (const std::string& w : warnings) log::Warn("collectors file", {{"warning", w}});
-    return CollectorsSource{source, std::move(rows).value()};
+    return CollectorsSource{source, std::move(rows).value(), /*reloadable=*/false};
+  }
+  if (!options.inline_collectors_csv.empty()) {
+    // metrics.fields of --config-file: the same rows a CSV file gives, messages pointing at the
+    // YAML lines. Read once, at start: there is no file of its own to reload.
+    Result<std::vector<config::CollectorEntry>> rows = config::ParseCollectorsCsv(
+        options.inline_collectors_csv, options.inline_collectors_source, nullptr);
+    if (!rows.ok()) return InvalidArgument(rows.status().message());
+    return CollectorsSource{options.inline_collectors_source + " metrics.fields",
+                            std::move(rows).value(), /*reloadable=*/false};
   }
   Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(options.collectors);
   if (!rows.ok()) return InvalidArgument(rows.status().message());
-  return CollectorsSource{options.collectors, std::move(rows).value()};
+  return CollectorsSource{options.collectors, std::move(rows).value(), /*reloadable=*/true};
+}
+
+Status CheckWatchGroups(const config::Options& options, const CollectorsSource& source) {
+  Status st = config::CheckWatchGroups(options.watch_groups, source.rows, source.name);
+  if (!st.ok()) return InvalidArgument(st.message());
+  return Status::Ok();
 }
 
 }  // namespace nvmlx::app

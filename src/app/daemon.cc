@@ -17,6 +17,7 @@
 #include "app/process_metrics.h"
 #include "app/version.h"
 #include "config/exit_code.h"
+#include "config/yaml_config.h"
 #include "render/gzip.h"
 #include "serve/systemd_socket.h"
 #include "serve/web_tls.h"
@@ -109,6 +110,9 @@ Status Daemon::Build(const Environment& env) {
   if (!rows.ok()) {
     return Fail(config::ExitCode::kUsage, rows.status().message());
   }
+  if (Status st = CheckWatchGroups(opts, *rows); !st.ok()) {
+    return Fail(config::ExitCode::kUsage, st.message());
+  }
   if (!opts.once && !opts.web_config_file.empty()) {
     // Checked with the other files, before NVML, so that a bad one is a usage error (exit 2)
     // naming file and line at once; the server loads it again when it starts and whenever it
@@ -120,6 +124,7 @@ Status Daemon::Build(const Environment& env) {
   }
   getenv_ = env.getenv;
   collectors_name_ = rows->name;
+  collectors_reloadable_ = rows->reloadable;
   {
     util::MutexLock lock(&reload_mu_);
     seen_ = Identify(opts.collectors);
@@ -355,9 +360,9 @@ Daemon::FileId Daemon::Identify(const std::string& path) {
 void Daemon::Reload(std::string_view why) {
   if (reloader_ == nullptr) {
     log::Warn(
-        "reload requested, but the collectors come from a ConfigMap (-m), read at start "
-        "only; restart to reload",
-        {{"trigger", std::string(why)}});
+        "reload requested, but the collectors come from a ConfigMap (-m) or the config file's "
+        "metrics.fields, read at start only; restart to reload",
+        {{"source", collectors_name_}, {"trigger", std::string(why)}});
     return;
   }
   {
@@ -382,6 +387,11 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
   Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(path);
   if (!rows.ok()) {
     RejectReload(why, rows.status().message());
+    return;
+  }
+  // The config file's collections must still fit the new list, as at start.
+  if (Status st = config::CheckWatchGroups(options_.watch_groups, *rows, path); !st.ok()) {
+    RejectReload(why, st.message());
     return;
   }
   std::shared_ptr<const plan::FieldPlan> plan =
@@ -449,7 +459,7 @@ Status Daemon::Start() {
     return Internal("Daemon::Start: only once, on a daemon built without --once");
   }
   state_ = State::kRunning;
-  if (options_.configmap_name.empty()) {
+  if (collectors_reloadable_) {
     reloader_ = std::make_unique<util::PeriodicWorker>(
         util::PeriodicWorker::Options{.name = "collectors reloader", .period = kCollectorsPoll},
         [this] { ReloadNow(false, "change"); });

@@ -166,7 +166,8 @@ class Daemon {
   std::unique_ptr<AttributionSources> sources_;
   std::unique_ptr<collect::Collector> collector_;
   config::GetEnvFn getenv_;
-  std::string collectors_name_;  // the collectors source, for messages
+  std::string collectors_name_;         // the collectors source, for messages
+  bool collectors_reloadable_ = false;  // a file: polled and reread (not -m, not metrics.fields)
   // Rendering options: written by Create (BuildRenderOptions) before any thread that reads them
   // starts, constant afterwards.
   render::PrometheusOptions ropts_;

@@ -128,6 +128,44 @@ TEST_F(DaemonTest, BadCollectorsFileIsAUsageError) {
   std::remove(path.c_str());
 }
 
+// --config-file: its metrics.file, or its inline metrics.fields, is the collectors list; a
+// collection that matches none of that list's fields stops the start, naming the YAML line.
+TEST_F(DaemonTest, ConfigFileChoosesTheCollectors) {
+  const std::string dir = ::testing::TempDir();
+  const std::string csv = dir + "/daemon_test_yaml.csv";
+  std::ofstream(csv) << "DCGM_FI_DEV_GPU_TEMP, gauge, Temperature\n";
+  const std::string yaml = dir + "/daemon_test_file.yaml";
+  std::ofstream(yaml) << "version: 2\nmetrics:\n  file: " << csv << "\n";
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"--config-file", yaml, "--once"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::string page = (*d)->RenderOnce();
+  EXPECT_THAT(page, HasSubstr("# TYPE DCGM_FI_DEV_GPU_TEMP gauge"));
+  EXPECT_THAT(page, ::testing::Not(HasSubstr("DCGM_FI_DEV_GPU_UTIL")));
+
+  const std::string inline_yaml = dir + "/daemon_test_inline.yaml";
+  std::ofstream(inline_yaml) << "version: 2\nmetrics:\n  fields:\n"
+                                "    - name: DCGM_FI_DEV_POWER_USAGE\n"
+                                "      prometheusType: gauge\n      help: Power draw (in W).\n";
+  d = Daemon::Create(Flags({"--config-file", inline_yaml, "--once"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  page = (*d)->RenderOnce();
+  EXPECT_THAT(page, HasSubstr("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W)."));
+  EXPECT_THAT(page, HasSubstr("# TYPE DCGM_FI_DEV_POWER_USAGE gauge"));
+  EXPECT_THAT(page, ::testing::Not(HasSubstr("DCGM_FI_DEV_GPU_TEMP")));
+
+  const std::string stray = dir + "/daemon_test_stray.yaml";
+  std::ofstream(stray) << "version: 2\nmetrics:\n  file: " << csv
+                       << "\ncollections:\n  - name: nv\n    every: 1s\n"
+                          "    metrics:\n      include: [DCGM_FI_DEV_NVLINK_*]\n";
+  d = Daemon::Create(Flags({"--config-file", stray, "--once"}), SimulatedGpus());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUsage);
+  EXPECT_THAT(d.status().message(),
+              HasSubstr(stray + ":5: collection \"nv\" matches none of the fields of " + csv));
+  for (const std::string& f : {csv, yaml, inline_yaml, stray}) std::remove(f.c_str());
+}
+
 TEST_F(DaemonTest, UnusableNvmlOrGpuIsExitCodeOne) {
   Result<std::unique_ptr<Daemon>> d = Daemon::Create(
       Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", "", SimulatedGpus().getenv});

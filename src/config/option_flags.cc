@@ -16,6 +16,13 @@ const Raw& RawFlags::Get(std::string_view name) const {
   return kUnset;
 }
 
+const Raw* RawFlags::Find(std::string_view name) const {
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i]->name == name) return &values_[i];
+  }
+  return nullptr;
+}
+
 std::optional<long long> ParseDecimal(std::string_view s) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   bool neg = false;

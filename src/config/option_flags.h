@@ -62,6 +62,8 @@ class RawFlags {
       : specs_(std::move(specs)), values_(std::move(values)) {}
   // `name` must be the long name of a flag of some group.
   const Raw& Get(std::string_view name) const;
+  // The flag named `name`, or null when no group has it.
+  const Raw* Find(std::string_view name) const;
 
  private:
   std::vector<const FlagSpec*> specs_;
@@ -98,6 +100,10 @@ FlagGroup SeriesFlags();
 // accepted and checked as dcgm-exporter checks it; one start-up warning for each that asks for
 // something without effect here; --web-config-file refused.
 FlagGroup CompatFlags();
+
+// After every group's converter: reads Options::config_file, when set, and applies each of its
+// settings whose flag (or env var) was not set (options_yaml.cc). Errors name the file and line.
+Status ApplyConfigFile(const RawFlags& raw, Options* out);
 
 // Shared converters: each leaves `*out` alone when the flag is not set.
 inline constexpr std::string_view kBoolValues =

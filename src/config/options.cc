@@ -280,6 +280,8 @@ Result<Options> ParseOptions(int argc, char** argv, const GetEnvFn& getenv) {
   const RawFlags raw(all, std::move(values).value());
 
   for (const FlagGroup* g : groups.CheckOrder()) NVMLX_RETURN_IF_ERROR(g->convert(raw, &o));
+  // The YAML file fills in what no flag or env var set (dcgm-exporter's precedence).
+  NVMLX_RETURN_IF_ERROR(flags::ApplyConfigFile(raw, &o));
   if (std::optional<std::string> node = getenv("NODE_NAME"); node) o.node_name = *node;
   return o;
 }

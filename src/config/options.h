@@ -173,6 +173,35 @@ struct Options {
   // non-OK Status instead; ExitCodeFor() (config/exit_code.h) maps them (usage errors: kUsage).
   ExitCode exit_code_hint = ExitCode::kOk;
 
+  // The YAML configuration file (config/yaml_config.h, config/options_yaml.cc). Each of its
+  // settings fills the Options field of the flag that says the same thing, unless that flag or
+  // its env var is set: flag > env var > YAML > default, as dcgm-exporter.
+  // --config-file / DCGM_EXPORTER_CONFIG_FILE: empty means none.
+  std::string config_file;
+  // Per-field cadences: v1 collection.watchGroups[], v2 collections[] but the all-fields one
+  // (include: ["*"]), whose `every` is collect_interval_ms instead. Fields no group matches go at
+  // collect_interval_ms. No field matches two groups; each group matches some field
+  // (CheckWatchGroups, against the collectors list).
+  struct WatchGroup {
+    std::string name;
+    std::chrono::milliseconds every{0};
+    std::vector<std::string> patterns;  // Go path.Match globs over field names
+    std::string where;                  // "file:line" of the group, for messages
+  };
+  std::vector<WatchGroup> watch_groups;
+  // metrics.fields: the inline collectors list, as CSV text whose rows sit on their YAML lines
+  // (InlineFieldsCsv); app/collectors_source.cc parses it instead of reading `collectors`, with
+  // inline_collectors_source (the YAML file) naming it in messages. Empty: the file (or -m).
+  // Set only when -f / DCGM_EXPORTER_COLLECTORS is not.
+  std::string inline_collectors_csv;
+  std::string inline_collectors_source;
+  // server.maxConcurrentScrapes and metrics.enableExporterMetrics fill max_concurrent_scrapes
+  // and enable_exporter_metrics (above).
+  // --watch-max-keep-age, --watch-max-keep-samples / sources.dcgm.watch.{maxKeepAge,
+  // maxKeepSamples}: DCGM's field-watch retention (not both zero).
+  std::chrono::milliseconds watch_max_keep_age{600000};
+  int watch_max_keep_samples = 0;
+
   // dcgm-exporter's flags without a counterpart here (config/options_compat.cc).
   // --kubernetes-enable-dra / KUBERNETES_ENABLE_DRA: with -k, attribute GPUs and MIG devices
   // allocated through DRA claims (the ResourceSlices come from the API server).

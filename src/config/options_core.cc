@@ -12,6 +12,9 @@ constexpr FlagSpec kCore[] = {
   {"collectors", "f", "DCGM_EXPORTER_COLLECTORS", Kind::kString,
    "/etc/dcgm-exporter/default-counters.csv", true, "FILE",
    "Collectors CSV: the fields to export, with type and help text."},
+  {"config-file", "", "DCGM_EXPORTER_CONFIG_FILE", Kind::kString, "", true, "FILE",
+   "YAML configuration file, schema version 1 or 2 (docs/running.md); a flag or env var set "
+   "explicitly overrides what it says."},
   {"address", "a", "DCGM_EXPORTER_LISTEN", Kind::kString, ":9400", true, "ADDR",
    "Address to listen on: host:port, [v6]:port or :port."},
   {"collect-interval", "c", "DCGM_EXPORTER_INTERVAL", Kind::kInt, "30000", true, "MS",
@@ -77,6 +80,7 @@ constexpr FlagSpec kCounterWindows[] = {
 
 Status ConvertCore(const RawFlags& raw, Options* o) {
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("collectors"), &o->collectors));
+  NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("config-file"), &o->config_file));
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("address"), &o->address));
   if (const Raw& r = raw.Get("collect-interval"); r.set) {
     std::optional<long long> v = ParseDecimal(r.last());
