@@ -473,13 +473,14 @@ TEST(Options, HelpListsEveryUpstreamFlag) {
 
 TEST(Options, FlagsOfNoUpstreamReleaseAreUnknown) {
   // In the option table before, but in neither 4.5.3-4.8.2 nor main of dcgm-exporter. (4.8.4's
-  // scrape, probe, self-metrics and watch flags are accepted now: options_scrape_test.cc.)
-  for (const char* name : {"config-file", "container-labels", "container-runtime-socket"}) {
+  // scrape, probe, self-metrics and watch flags are accepted now: options_scrape_test.cc;
+  // --config-file, of 4.8.3, is served: config/yaml_config.h.)
+  for (const char* name : {"container-labels", "container-runtime-socket"}) {
     const std::string flag = "--" + std::string(name);
     EXPECT_EQ(Error({flag.c_str(), "1"}), "unknown flag " + flag + " (see nvml-exporter --help)");
   }
   // Their env vars are nobody's: not read at all.
-  Result<Options> r = Parse({}, {{"DCGM_EXPORTER_CONFIG_FILE", "/c.yaml"}});
+  Result<Options> r = Parse({}, {{"DCGM_CONTAINER_RUNTIME_SOCKET", "/run/docker.sock"}});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->startup_warnings.empty());
 }
