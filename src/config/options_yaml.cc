@@ -61,8 +61,8 @@ Status ApplyWatch(const YamlConfig& y, const RawFlags& raw, Options* o) {
     const int line =
         !y.default_collection_watch.empty() ? y.default_collection_watch.line : y.watch.line;
     return InvalidArgument(Where(y, line) +
-                           ": the field-watch retention keeps nothing: maxKeepAge and "
-                           "maxKeepSamples cannot both be zero");
+                           ": the field-watch retention keeps no value: its age and sample "
+                           "limits cannot both be zero");
   }
   for (const YamlCollection& c : y.collections) {
     const bool keeps_no_age = c.watch.max_keep_age ? c.watch.max_keep_age->count() == 0
@@ -71,8 +71,8 @@ Status ApplyWatch(const YamlConfig& y, const RawFlags& raw, Options* o) {
         c.watch.max_keep_samples ? *c.watch.max_keep_samples == 0 : o->watch_max_keep_samples == 0;
     if (!c.watch.empty() && keeps_no_age && keeps_no_samples) {
       return InvalidArgument(Where(y, c.watch.line) + ": " + c.key +
-                             ": with the global retention this keeps nothing (maxKeepAge and "
-                             "maxKeepSamples both zero)");
+                             ": with the global retention this keeps no value (its age and "
+                             "sample limits both zero)");
     }
   }
   return Status::Ok();

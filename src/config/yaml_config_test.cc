@@ -197,6 +197,23 @@ TEST(YamlConfig, InlineFieldsAreCsvRowsOnTheirYamlLines) {
   }
 }
 
+// A help text over several YAML lines stays one row, and the rows after it keep their lines.
+TEST(YamlConfig, InlineFieldWithMultiLineHelp) {
+  Result<YamlConfig> r = ParseText(
+      "version: 2\nmetrics:\n  fields:\n    - name: DCGM_FI_DEV_GPU_TEMP\n"
+      "      prometheusType: gauge\n      help: |\n        two\n        lines\n"
+      "    - name: DCGM_FI_DEV_POWER_USAGE\n      prometheusType: gauge\n      help: p\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Result<std::vector<CollectorEntry>> rows =
+      ParseCollectorsCsv(InlineFieldsCsv(*r), "exporter.yaml", nullptr);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].help, "two\nlines");
+  EXPECT_EQ((*rows)[0].line, 4);
+  EXPECT_EQ((*rows)[1].name, "DCGM_FI_DEV_POWER_USAGE");
+  EXPECT_EQ((*rows)[1].line, 9);
+}
+
 TEST(YamlConfig, InlineFieldErrorsPointAtTheYamlLine) {
   Result<YamlConfig> r = ParseText(
       "version: 2\nmetrics:\n  fields:\n    - name: DCGM_FI_DEV_GPU_TEMP\n"
@@ -606,8 +623,18 @@ TEST_F(ConfigFileOptions, ErrorsAreUsageErrorsNamingTheFile) {
   r = test::Parse({"--config-file", zero.c_str()});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), zero +
-                                      ":5: the field-watch retention keeps nothing: maxKeepAge "
-                                      "and maxKeepSamples cannot both be zero");
+                                      ":5: the field-watch retention keeps no value: its age "
+                                      "and sample limits cannot both be zero");
+  // A collection's own policy is judged with the global one it inherits from.
+  const std::string inherits = Write(
+      "version: 2\nsources:\n  dcgm:\n    watch:\n      maxKeepSamples: 0\n"
+      "collections:\n  - name: a\n    every: 1s\n    sources:\n      dcgm:\n        watch:\n"
+      "          maxKeepAge: 0s\n    metrics:\n      include: [A]\n");
+  r = test::Parse({"--config-file", inherits.c_str()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), inherits +
+                                      ":12: collections[0]: with the global retention this "
+                                      "keeps no value (its age and sample limits both zero)");
 }
 
 }  // namespace
