@@ -34,6 +34,15 @@ using testing::Flags;
 using testing::HttpGet;
 using testing::SimulatedGpus;
 
+// The log goes to stderr, where the reload tests read it; log::Init may run once per process.
+void InitLogOnce() {
+  static bool log_ready = [] {
+    log::Init(log::Format::kText, false);
+    return true;
+  }();
+  (void)log_ready;
+}
+
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -166,6 +175,33 @@ TEST_F(DaemonTest, ConfigFileChoosesTheCollectors) {
   for (const std::string& f : {csv, yaml, inline_yaml, stray}) std::remove(f.c_str());
 }
 
+// A reload keeps the config file's collections satisfiable: a collectors list that drops every
+// field a collection names is rejected, and the fields in use stay.
+TEST_F(DaemonTest, ReloadThatStrandsACollectionIsRejected) {
+  InitLogOnce();
+  const std::string dir = ::testing::TempDir();
+  const std::string csv = dir + "/daemon_test_yaml_reload.csv";
+  std::ofstream(csv) << "DCGM_FI_DEV_GPU_UTIL, gauge, util\nDCGM_FI_DEV_GPU_TEMP, gauge, temp\n";
+  const std::string yaml = dir + "/daemon_test_yaml_reload.yaml";
+  std::ofstream(yaml) << "version: 2\nmetrics:\n  file: " << csv
+                      << "\ncollections:\n  - name: temp\n    every: 1s\n"
+                         "    metrics:\n      include: [DCGM_FI_DEV_GPU_TEMP]\n";
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"--config-file", yaml, "--once"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::ofstream(csv, std::ios::trunc) << "DCGM_FI_DEV_GPU_UTIL, gauge, util\n";
+  ::testing::internal::CaptureStderr();
+  (*d)->ReloadNow(true, "test");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("collectors file rejected"));
+  EXPECT_THAT(log, HasSubstr(yaml + ":5: collection"));
+  EXPECT_THAT(log, HasSubstr("matches none of the fields of " + csv));
+  EXPECT_THAT((*d)->RenderOnce(), HasSubstr("# TYPE DCGM_FI_DEV_GPU_TEMP gauge"))
+      << "the fields in use stay";
+  std::remove(csv.c_str());
+  std::remove(yaml.c_str());
+}
+
 TEST_F(DaemonTest, UnusableNvmlOrGpuIsExitCodeOne) {
   Result<std::unique_ptr<Daemon>> d = Daemon::Create(
       Flags({"-f", kCounters}), {"/nonexistent/libnvidia-ml.so.1", "", SimulatedGpus().getenv});
@@ -213,11 +249,7 @@ std::string AwaitMetrics(uint16_t port, Pred pred) {
 // rejected with file:line and counted while the old fields stay; 1000 reloads leak no thread or
 // file descriptor.
 TEST_F(DaemonTest, ReloadReplacesTheFieldsRejectsABadFileAndLeaksNothing) {
-  static bool log_ready = [] {
-    log::Init(log::Format::kText, false);
-    return true;
-  }();
-  (void)log_ready;
+  InitLogOnce();
   const std::string path = ::testing::TempDir() + "/daemon_test_reload.csv";
   const std::string a = "DCGM_FI_DEV_GPU_UTIL, gauge, util\n";
   const std::string b = a + "DCGM_FI_DEV_GPU_TEMP, gauge, temp\n";
