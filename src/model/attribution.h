@@ -1,4 +1,5 @@
-// Attribution: who uses each GPU (Kubernetes pods, their processes, HPC jobs), as plain data.
+// Attribution: who uses each GPU (Kubernetes pods, their processes, HPC jobs, the containers of a
+// Docker-compatible engine), as plain data.
 //
 // The attribution sources (attribute/) produce the parts, the collector attaches them to each
 // Snapshot, the renderers (render/) read them; those stages know this header, not each other.
@@ -88,11 +89,20 @@ struct HpcJobs {
   std::unordered_map<std::string, std::vector<std::string>> jobs_by_device;
 };
 
+// From --container-labels (a Docker-compatible engine's API, without -k): device key -> the
+// `container` label values (sanitised names) of the running containers given that device, in the
+// engine's list order, each once. A container given a whole GPU is listed on that GPU's MIG
+// instances too, as dcgm-exporter matches a MIG instance's series by its GPU's UUID as well.
+struct RuntimeContainers {
+  std::unordered_map<std::string, std::vector<std::string>> names_by_device;
+};
+
 struct Attribution {
   std::shared_ptr<const DeviceAttribution> devices;
   std::shared_ptr<const PodMetadata> metadata;
   std::shared_ptr<const ProcessAttribution> processes;
   std::shared_ptr<const HpcJobs> hpc;
+  std::shared_ptr<const RuntimeContainers> containers;
 };
 
 // The uid of a kubelet-attributed pod, joined through the API server's metadata; null when that

@@ -1,0 +1,441 @@
+#include "attribute/container_runtime.h"
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "attribute/kube_client.h"
+
+namespace nvmlx::attribute {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using Json = nlohmann::json;
+using Local = net::local::stream_protocol;
+using ErrorCode = boost::system::error_code;
+
+// How often a waiting request looks at the deadline and the stop flag.
+constexpr std::chrono::milliseconds kPoll{50};
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+std::string_view TrimBlanks(std::string_view s) {
+  constexpr std::string_view kBlanks = " \t\r\n\v\f";
+  const size_t b = s.find_first_not_of(kBlanks);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(kBlanks) - b + 1);
+}
+
+// The string member `key` of object `j`, or empty.
+std::string StringMember(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The length of the valid UTF-8 sequence at s[i] and its code point, or 0 when invalid.
+size_t Utf8Sequence(std::string_view s, size_t i, uint32_t* cp) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  size_t n = 0;
+  if (b < 0x80) {
+    *cp = b;
+    return 1;
+  }
+  if (b >= 0xC2 && b <= 0xDF) {
+    n = 2;
+    *cp = b & 0x1F;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    n = 3;
+    *cp = b & 0x0F;
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    n = 4;
+    *cp = b & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    *cp = (*cp << 6) | (c & 0x3F);
+  }
+  return n;
+}
+
+// Whether `r` is an NVIDIA GPU request: driver "nvidia", or a "gpu" capability in any group.
+bool IsNvidiaRequest(const Json& r) {
+  if (EqualsIgnoreCase(StringMember(r, "Driver"), "nvidia")) return true;
+  auto caps = r.find("Capabilities");
+  if (caps == r.end() || !caps->is_array()) return false;
+  for (const Json& group : *caps) {
+    if (!group.is_array()) continue;
+    for (const Json& c : group) {
+      if (c.is_string() && EqualsIgnoreCase(c.get<std::string>(), "gpu")) return true;
+    }
+  }
+  return false;
+}
+
+// HostConfig.DeviceRequests into *c; true when the requests decide (explicit ids, all, or a
+// count alone), false when the environment should.
+bool GpusFromDeviceRequests(const Json& inspect, InspectedContainer* c) {
+  auto host = inspect.find("HostConfig");
+  if (host == inspect.end() || !host->is_object()) return false;
+  auto requests = host->find("DeviceRequests");
+  if (requests == host->end() || !requests->is_array()) return false;
+  bool all = false, count_only = false;
+  for (const Json& r : *requests) {
+    if (!r.is_object() || !IsNvidiaRequest(r)) continue;
+    auto ids = r.find("DeviceIDs");
+    if (ids != r.end() && ids->is_array() && !ids->empty()) {
+      for (const Json& id : *ids) {
+        if (id.is_string()) c->gpu_tokens.push_back(id.get<std::string>());
+      }
+      continue;
+    }
+    auto count = r.find("Count");
+    if (count == r.end() || !count->is_number_integer()) continue;
+    if (count->get<long long>() < 0) all = true;
+    if (count->get<long long>() > 0) count_only = true;
+  }
+  if (!c->gpu_tokens.empty()) return true;
+  c->all_gpus = all;
+  return all || count_only;
+}
+
+// The first NVIDIA_VISIBLE_DEVICES= entry of Config.Env into *c.
+void GpusFromEnvironment(const Json& inspect, InspectedContainer* c) {
+  auto config = inspect.find("Config");
+  if (config == inspect.end() || !config->is_object()) return;
+  auto env = config->find("Env");
+  if (env == config->end() || !env->is_array()) return;
+  constexpr std::string_view kVar = "NVIDIA_VISIBLE_DEVICES=";
+  for (const Json& e : *env) {
+    if (!e.is_string()) continue;
+    const std::string& entry = e.get_ref<const std::string&>();
+    if (entry.compare(0, kVar.size(), kVar) != 0) continue;
+    std::string_view rest = std::string_view(entry).substr(kVar.size());
+    while (true) {
+      const size_t comma = rest.find(',');
+      std::string_view token = TrimBlanks(rest.substr(0, comma));
+      if (EqualsIgnoreCase(token, "all")) {
+        c->all_gpus = true;
+      } else if (!token.empty() && !EqualsIgnoreCase(token, "none") &&
+                 !EqualsIgnoreCase(token, "void")) {
+        c->gpu_tokens.emplace_back(token);
+      }
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    return;
+  }
+}
+
+std::optional<unsigned> ParseIndex(std::string_view s) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  unsigned n = 0;
+  for (char ch : s) n = n * 10 + static_cast<unsigned>(ch - '0');
+  return n;
+}
+
+// Marks in *use the identities `token` names (see DeviceKeysOf); `mark_gpu` marks a whole GPU.
+template <typename MarkGpu>
+void MarkToken(std::string_view token, const std::vector<model::DeviceIdentity>& ids,
+               std::vector<bool>* use, const MarkGpu& mark_gpu) {
+  if (token.substr(0, 4) == "MIG-") {
+    token = token.substr(0, token.find("::"));
+    std::string_view rest = token.substr(4);
+    if (rest.substr(0, 4) == "GPU-") {  // MIG-GPU-<uuid>/<gi>/<ci>
+      const size_t slash = rest.find('/');
+      if (slash == std::string_view::npos) return;
+      std::string_view gi_text = rest.substr(slash + 1);
+      std::optional<unsigned> gi = ParseIndex(gi_text.substr(0, gi_text.find('/')));
+      if (!gi) return;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i].mig && ids[i].uuid == rest.substr(0, slash) &&
+            ids[i].mig->gpu_instance_id == *gi) {
+          (*use)[i] = true;
+        }
+      }
+      return;
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i].mig && ids[i].mig->uuid == token) (*use)[i] = true;
+    }
+    return;
+  }
+  if (token.substr(0, 4) == "GPU-") {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!ids[i].mig && ids[i].uuid == token) mark_gpu(i);
+    }
+    return;
+  }
+  if (token.substr(0, 6) == "nvidia") token.remove_prefix(6);
+  std::optional<unsigned> index = ParseIndex(token);
+  if (!index) return;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i].mig && ids[i].index == *index) mark_gpu(i);
+  }
+}
+
+// One GET over a fresh connection to the engine's socket, every step bounded by `deadline` and
+// interruptible by `stop`. asio's local stream socket with Beast's HTTP parser.
+class Exchange {
+ public:
+  Exchange(const std::string& socket_path, const std::atomic<bool>& stop,
+           std::chrono::steady_clock::time_point deadline)
+      : socket_path_(socket_path), stop_(stop), deadline_(deadline) {}
+
+  Result<EngineAnswer> Get(const std::string& target) {
+    const Local::endpoint endpoint(socket_path_);
+    ErrorCode ec = Run([&](auto done) { socket_.async_connect(endpoint, done); });
+    if (ec) return Failed("connect", ec);
+    http::request<http::empty_body> req{http::verb::get, target, 11};
+    req.set(http::field::host, "docker");  // any name: the socket decides where it goes
+    req.set(http::field::user_agent, "nvml-exporter");
+    req.set(http::field::accept, "application/json");
+    req.set(http::field::connection, "close");
+    ec = Run([&](auto done) { http::async_write(socket_, req, done); });
+    if (ec) return Failed("send GET " + target, ec);
+    parser_.body_limit(kMaxEngineAnswer);
+    ec = Run([&](auto done) { http::async_read(socket_, buffer_, parser_, done); });
+    if (ec == http::error::body_limit) {
+      return Unavailable(socket_path_ + ": GET " + target + ": answer larger than " +
+                         std::to_string(kMaxEngineAnswer >> 20) + " MiB");
+    }
+    if (ec) return Failed("read the answer to GET " + target, ec);
+    EngineAnswer out;
+    out.status = parser_.get().result_int();
+    out.body = std::move(parser_.get().body());
+    return out;
+  }
+
+ private:
+  // Runs one asynchronous operation to completion on this thread; cancels it at the deadline or
+  // when `stop_` becomes true. `start` receives the completion handler.
+  template <typename Start>
+  ErrorCode Run(Start start) {
+    ErrorCode result;
+    bool done = false;
+    start([&](ErrorCode e, auto&&...) {
+      result = e;
+      done = true;
+    });
+    ioc_.restart();
+    bool cancelled = false;
+    while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
+      ioc_.run_one_for(kPoll);
+      if (!done && !cancelled && (stop_.load() || std::chrono::steady_clock::now() >= deadline_)) {
+        ErrorCode ignored;
+        socket_.cancel(ignored);
+        cancelled = true;
+      }
+    }
+    if (cancelled) return net::error::timed_out;
+    return result;
+  }
+
+  Status Failed(const std::string& step, const ErrorCode& e) const {
+    if (stop_.load()) return Unavailable("stopped");
+    const std::string why =
+        e == net::error::timed_out ? "no answer within the refresh timeout" : e.message();
+    return Unavailable(socket_path_ + ": " + step + ": " + why);
+  }
+
+  const std::string& socket_path_;
+  const std::atomic<bool>& stop_;
+  const std::chrono::steady_clock::time_point deadline_;
+  net::io_context ioc_;
+  Local::socket socket_{ioc_};
+  beast::flat_buffer buffer_;
+  http::response_parser<http::string_body> parser_;
+};
+
+}  // namespace
+
+Result<std::vector<ListedContainer>> ParseContainerList(std::string_view body) {
+  const Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument("container list: not JSON");
+  if (!j.is_array()) return InvalidArgument("container list: expected a JSON array");
+  std::vector<ListedContainer> out;
+  for (const Json& c : j) {
+    if (!c.is_object()) return InvalidArgument("container list: expected objects in the array");
+    ListedContainer l;
+    l.id = StringMember(c, "Id");
+    if (l.id.empty()) continue;
+    auto names = c.find("Names");
+    if (names != c.end() && names->is_array() && !names->empty() && names->front().is_string()) {
+      l.first_name = names->front().get<std::string>();
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+Result<InspectedContainer> ParseContainerInspect(std::string_view body,
+                                                 const ListedContainer& listed) {
+  const Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgument("container " + listed.id + ": inspect answer is not a JSON object");
+  }
+  InspectedContainer c;
+  std::string name = StringMember(j, "Name");
+  if (name.empty()) name = listed.first_name;
+  std::string id = StringMember(j, "Id");
+  if (id.empty()) id = listed.id;
+  std::string_view n = name;
+  if (!n.empty() && n.front() == '/') n.remove_prefix(1);
+  n = TrimBlanks(n);
+  if (n.empty()) n = TrimBlanks(id).substr(0, 12);  // the short id, as `docker ps` prints it
+  c.label = SanitizeContainerLabel(n);
+  if (!GpusFromDeviceRequests(j, &c)) GpusFromEnvironment(j, &c);
+  return c;
+}
+
+std::string SanitizeContainerLabel(std::string_view name) {
+  name = TrimBlanks(name);
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8Sequence(name, i, &cp);
+    const bool control = n != 0 && (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F));
+    const size_t width = n == 0 || control ? 1 : n;
+    if (out.size() + width > kMaxContainerLabelBytes) break;
+    if (n == 0 || control) {
+      out.push_back('_');
+    } else {
+      out.append(name.substr(i, n));
+    }
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+std::vector<std::string> DeviceKeysOf(const InspectedContainer& c,
+                                      const std::vector<model::DeviceIdentity>& ids) {
+  std::vector<bool> use(ids.size(), false);
+  auto mark_gpu = [&](size_t gpu) {
+    use[gpu] = true;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i].mig && ids[i].uuid == ids[gpu].uuid) use[i] = true;
+    }
+  };
+  if (c.all_gpus) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!ids[i].mig) mark_gpu(i);
+    }
+  }
+  for (const std::string& token : c.gpu_tokens) MarkToken(TrimBlanks(token), ids, &use, mark_gpu);
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string& key = ids[i].DeviceKey();
+    if (!use[i] || key.empty()) continue;
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  return keys;
+}
+
+EngineClient::EngineClient(std::string socket_path) : socket_path_(std::move(socket_path)) {}
+
+Result<EngineAnswer> EngineClient::Get(const std::string& target,
+                                       std::chrono::steady_clock::time_point deadline) {
+  if (stop_.load()) return Unavailable("stopped");
+  try {
+    Exchange exchange(socket_path_, stop_, deadline);
+    return exchange.Get(target);
+  } catch (const std::exception& e) {  // e.g. a socket path longer than sun_path
+    return Unavailable(socket_path_ + ": " + e.what());
+  }
+}
+
+Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
+    EngineClient* client, const std::vector<model::DeviceIdentity>& identities,
+    std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string list_target = "/containers/json";
+  Result<EngineAnswer> list = client->Get(list_target, deadline);
+  if (!list.ok()) return list.status();
+  if (list->status < 200 || list->status >= 300) {
+    return Unavailable("GET " + list_target + ": HTTP " + std::to_string(list->status) + ": " +
+                       BodyExcerpt(list->body));
+  }
+  Result<std::vector<ListedContainer>> listed = ParseContainerList(list->body);
+  if (!listed.ok()) return Unavailable("GET " + list_target + ": " + listed.status().message());
+  auto out = std::make_shared<model::RuntimeContainers>();
+  for (const ListedContainer& l : *listed) {
+    const std::string target = "/containers/" + QueryEscape(l.id) + "/json";
+    Result<EngineAnswer> answer = client->Get(target, deadline);
+    if (!answer.ok()) return answer.status();
+    if (answer->status == 404) continue;  // gone since the list
+    if (answer->status < 200 || answer->status >= 300) {
+      return Unavailable("GET " + target + ": HTTP " + std::to_string(answer->status) + ": " +
+                         BodyExcerpt(answer->body));
+    }
+    Result<InspectedContainer> c = ParseContainerInspect(answer->body, l);
+    if (!c.ok()) return Unavailable("GET " + target + ": " + c.status().message());
+    if (c->label.empty()) continue;
+    for (const std::string& key : DeviceKeysOf(*c, identities)) {
+      std::vector<std::string>& names = out->names_by_device[key];
+      if (std::find(names.begin(), names.end(), c->label) == names.end()) {
+        names.push_back(c->label);
+      }
+    }
+  }
+  return out;
+}
+
+ContainerLabelRefresher::ContainerLabelRefresher(ContainerLabelOptions options,
+                                                 std::vector<model::DeviceIdentity> identities)
+    : options_(std::move(options)),
+      identities_(std::move(identities)),
+      client_(options_.socket_path),
+      streak_(std::string(kSource), options_.errors.get()),
+      worker_({.name = "container runtime refresher",
+               .period = options_.period,
+               .clock = options_.clock},
+              [this] { RefreshOnce(); }) {
+  if (options_.errors) options_.errors->Register(kSource);
+}
+
+ContainerLabelRefresher::~ContainerLabelRefresher() { Stop(); }
+
+bool ContainerLabelRefresher::RefreshOnce() {
+  Result<std::shared_ptr<model::RuntimeContainers>> r =
+      FetchRuntimeContainers(&client_, identities_, options_.timeout);
+  if (!r.ok()) {
+    streak_.Fail("list the containers of the engine at " + options_.socket_path,
+                 r.status().message());
+    return false;
+  }
+  streak_.Succeed();
+  latest_.Publish(std::move(*r));
+  return true;
+}
+
+void ContainerLabelRefresher::Start() { worker_.Start(); }
+
+void ContainerLabelRefresher::Stop() {
+  client_.Stop();  // a refresh in progress ends within kPoll
+  worker_.Stop();
+}
+
+std::shared_ptr<const model::RuntimeContainers> ContainerLabelRefresher::Latest() const {
+  return latest_.Get();
+}
+
+}  // namespace nvmlx::attribute
