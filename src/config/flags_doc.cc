@@ -39,7 +39,8 @@ std::vector<DocGroup> Groups() {
       {"Scrapes, probe and self-metrics", "dcgm-exporter 4.8.4's.", ScrapeFlags()},
       {"CloudWatch EMF", "nvml-exporter's own: EMF documents besides `/metrics`.", EmfFlags()},
       {"Kubernetes and HPC attribution",
-       "Pod, namespace and container labels (kubelet), per-pod usage (API server), HPC jobs.",
+       "Pod, namespace and container labels (kubelet), per-pod usage (API server), HPC jobs, "
+       "and without Kubernetes the container labels of a Docker-compatible engine.",
        KubernetesFlags()},
       {"Counter windows", "The windows of the exporter-computed `DCGM_EXP_*` counters.",
        CounterWindowFlags()},

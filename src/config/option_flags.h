@@ -90,7 +90,7 @@ FlagGroup WebFlags();
 FlagGroup ScrapeFlags();
 // CloudWatch EMF (nvml-exporter's own).
 FlagGroup EmfFlags();
-// Kubernetes and HPC attribution.
+// Kubernetes, HPC and runtime container attribution.
 FlagGroup KubernetesFlags();
 // The windows of the exporter-computed DCGM_EXP_* counters.
 FlagGroup CounterWindowFlags();

@@ -99,6 +99,15 @@ struct Options {
   // --hpc-job-mapping-dir / DCGM_HPC_JOB_MAPPING_DIR: empty means off
   std::string hpc_job_mapping_dir;
 
+  // Runtime container labels (dcgm-exporter 4.8.3; attribute/container_runtime.h,
+  // docs/upstream/container-labels.md). Without -k: one more copy of each GPU series per running
+  // container of a Docker-compatible engine given that GPU, with container="<name>".
+  // --container-labels / DCGM_EXPORTER_CONTAINER_LABELS: on (ignored, with a warning, under -k)
+  bool container_labels = false;
+  // --container-runtime-socket / DCGM_CONTAINER_RUNTIME_SOCKET: the engine's unix socket (e.g.
+  // /var/run/docker.sock); no default: --container-labels without -k requires it
+  std::string container_runtime_socket;
+
   // CloudWatch EMF output (--emf-*, NVML_EXPORTER_EMF_*): on when `outputs` is non-empty.
   struct Emf {
     std::vector<std::string> outputs;  // --emf-output, repeatable or comma-separated

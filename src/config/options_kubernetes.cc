@@ -1,4 +1,4 @@
-// The Kubernetes and HPC attribution flag group (config/option_flags.h).
+// The Kubernetes, HPC and runtime container attribution flag group (config/option_flags.h).
 #include <string>
 
 #include "config/option_flags.h"
@@ -23,6 +23,12 @@ constexpr FlagSpec kKubernetes[] = {
    "GPU_UTIL and FB_USED also per pod from NVML per-process data and /proc/<pid>/cgroup."},
   {"hpc-job-mapping-dir", "", "DCGM_HPC_JOB_MAPPING_DIR", Kind::kString, "", true, "DIR",
    "Directory of files named <gpu> or <gpu>.<gi> listing job ids: adds hpc_job labels."},
+  // Runtime container labels (hosts without Kubernetes).
+  {"container-labels", "", "DCGM_EXPORTER_CONTAINER_LABELS", Kind::kBool, "false", true, "",
+   "Without -k: one more copy of each GPU series per running container of a Docker-compatible "
+   "engine given that GPU, labelled container=\"<name>\"."},
+  {"container-runtime-socket", "", "DCGM_CONTAINER_RUNTIME_SOCKET", Kind::kString, "", true,
+   "PATH", "The engine's API socket for --container-labels, e.g. /var/run/docker.sock."},
   // Process and pod attribution.
   {"kubernetes-process-metrics", "", "NVML_EXPORTER_KUBERNETES_PROCESS_METRICS", Kind::kBool,
    "false", true, "",
@@ -46,6 +52,31 @@ constexpr FlagSpec kKubernetes[] = {
 };
 // clang-format on
 
+// --container-labels as dcgm-exporter checks it (validateConfig): ignored under -k, with a
+// warning; otherwise it needs a socket (there is no default and no probing).
+Status ConvertContainerLabels(const RawFlags& raw, Options* o) {
+  const Raw& on = raw.Get("container-labels");
+  NVMLX_RETURN_IF_ERROR(ToBool(on, &o->container_labels));
+  const Raw& socket = raw.Get("container-runtime-socket");
+  ToText(socket, &o->container_runtime_socket);
+  if (!o->container_labels) return Status::Ok();
+  if (o->kubernetes) {
+    o->startup_warnings.push_back(
+        {"container-labels",
+         "--container-labels" +
+             (on.from_flag ? std::string() : " (" + on.origin + "=" + on.last() + ")") +
+             " ignored: with -k the container label comes from the kubelet"});
+    return Status::Ok();
+  }
+  if (o->container_runtime_socket.find_first_not_of(" \t") == std::string::npos) {
+    return InvalidArgument(
+        on.origin +
+        " requires --container-runtime-socket or DCGM_CONTAINER_RUNTIME_SOCKET (the "
+        "Docker-compatible engine's socket, e.g. /var/run/docker.sock)");
+  }
+  return Status::Ok();
+}
+
 Status ConvertKubernetes(const RawFlags& raw, Options* o) {
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("kubernetes"), &o->kubernetes));
   if (const Raw& r = raw.Get("kubernetes-gpu-id-type"); r.set) {
@@ -63,6 +94,7 @@ Status ConvertKubernetes(const RawFlags& raw, Options* o) {
   ToList(raw.Get("nvidia-resource-names"), &o->nvidia_resource_names);
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("kubernetes-virtual-gpus"), &o->kubernetes_virtual_gpus));
   ToText(raw.Get("hpc-job-mapping-dir"), &o->hpc_job_mapping_dir);
+  NVMLX_RETURN_IF_ERROR(ConvertContainerLabels(raw, o));
   NVMLX_RETURN_IF_ERROR(
       ToBool(raw.Get("kubernetes-process-metrics"), &o->kubernetes_process_metrics));
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(raw.Get("host-proc-root"), &o->host_proc_root));

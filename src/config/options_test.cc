@@ -472,17 +472,72 @@ TEST(Options, HelpListsEveryUpstreamFlag) {
 }
 
 TEST(Options, FlagsOfNoUpstreamReleaseAreUnknown) {
-  // In the option table before, but in neither 4.5.3-4.8.2 nor main of dcgm-exporter. (4.8.4's
-  // scrape, probe, self-metrics and watch flags are accepted now: options_scrape_test.cc;
-  // --config-file, of 4.8.3, is served: config/yaml_config.h.)
-  for (const char* name : {"container-labels", "container-runtime-socket"}) {
+  // Every flag that once was ours alone is upstream's now (4.8.3: --config-file and the container
+  // labels; 4.8.4: the scrape, probe, self-metrics and watch flags). A name of no release stays
+  // unknown, and an env var no flag names is not read.
+  for (const char* name : {"max-scrapes", "enable-pprof-metrics"}) {
     const std::string flag = "--" + std::string(name);
     EXPECT_EQ(Error({flag.c_str(), "1"}), "unknown flag " + flag + " (see nvml-exporter --help)");
   }
-  // Their env vars are nobody's: not read at all.
-  Result<Options> r = Parse({}, {{"DCGM_CONTAINER_RUNTIME_SOCKET", "/run/docker.sock"}});
+  Result<Options> r = Parse({}, {{"DCGM_EXPORTER_MAX_SCRAPES", "4"}});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->startup_warnings.empty());
+}
+
+// dcgm-exporter 4.8.3's --container-labels / --container-runtime-socket (pkg/cmd/app.go at
+// 7ad5832, docs/upstream/container-labels.md): a boolean and a path without default; the labels
+// need the socket unless -k, under which they are ignored with a warning.
+TEST(Options, ContainerLabels) {
+  Result<Options> r = Parse({"--container-labels", "--container-runtime-socket", "/run/d.sock"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->container_labels);
+  EXPECT_EQ(r->container_runtime_socket, "/run/d.sock");
+  EXPECT_TRUE(r->startup_warnings.empty());
+
+  r = Parse({}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "true"},
+                 {"DCGM_CONTAINER_RUNTIME_SOCKET", "/run/podman/podman.sock"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->container_labels);
+  EXPECT_EQ(r->container_runtime_socket, "/run/podman/podman.sock");
+
+  // The socket alone does nothing; the defaults are off and empty.
+  r = Parse({"--container-runtime-socket=/run/d.sock"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->container_labels);
+  EXPECT_FALSE(Parse({})->container_labels);
+  EXPECT_EQ(Parse({})->container_runtime_socket, "");
+
+  // -k: ignored, with one warning; no socket needed.
+  r = Parse({"-k", "--container-labels"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->startup_warnings.size(), 1u);
+  EXPECT_EQ(r->startup_warnings[0].option, "container-labels");
+  EXPECT_EQ(r->startup_warnings[0].message,
+            "--container-labels ignored: with -k the container label comes from the kubelet");
+  r = Parse({"-k"}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "1"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->startup_warnings.size(), 1u);
+  EXPECT_THAT(r->startup_warnings[0].message,
+              HasSubstr("(DCGM_EXPORTER_CONTAINER_LABELS=1) ignored: "));
+
+  const std::string help = Parse({"-h"})->help_text;
+  EXPECT_THAT(help, HasSubstr("[$DCGM_EXPORTER_CONTAINER_LABELS]"));
+  EXPECT_THAT(help, HasSubstr("[$DCGM_CONTAINER_RUNTIME_SOCKET]"));
+}
+
+TEST(Options, ContainerLabelsBadValues) {
+  const std::string needs =
+      " requires --container-runtime-socket or DCGM_CONTAINER_RUNTIME_SOCKET (the "
+      "Docker-compatible engine's socket, e.g. /var/run/docker.sock)";
+  EXPECT_EQ(Error({"--container-labels"}), "--container-labels" + needs);
+  EXPECT_EQ(Error({"--container-labels", "--container-runtime-socket", "  "}),
+            "--container-labels" + needs);
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "true"}}),
+            "DCGM_EXPORTER_CONTAINER_LABELS" + needs);
+  EXPECT_THAT(Error({"--container-labels=maybe", "--container-runtime-socket=/s"}),
+              StartsWith("--container-labels: \"maybe\" is not a boolean"));
+  EXPECT_THAT(Error({}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "yes"}}),
+              StartsWith("DCGM_EXPORTER_CONTAINER_LABELS: \"yes\" is not a boolean"));
 }
 
 TEST(Options, IgnoredOptionWarnings) {

@@ -14,7 +14,9 @@
 // by name with err_code/err_msg: container, hpc_job, namespace, pod, pod_uid (device_pod_uid),
 // vgpu (container_name, pod_name, pod_namespace with -o). A device held by several pods
 // (--kubernetes-virtual-gpus) or listed for several HPC jobs gets one series per (pod, job), in
-// attribution order; a device with neither gets its series without them. Integers print as %d,
+// attribution order; a device with neither gets its series without them. Without pods, each of
+// those series is followed by one copy per engine container using the device (--container-labels)
+// with container="<name>" (always that name, also with -o). Integers print as %d,
 // doubles with 6 decimals (Go's %f). Families with no series are omitted. Then the exporter's own
 // families (nvml_exporter_*), including nvml_exporter_attribution_errors_total{source} when
 // attribution_errors is set.

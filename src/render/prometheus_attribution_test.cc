@@ -123,6 +123,45 @@ TEST(RenderPrometheusTest, HpcJobsTimesPods) {
       << out;
 }
 
+// --container-labels (dcgm-exporter 4.8.3's containerMapper): each series of a device stays, and
+// is followed by one copy per engine container using the device, with container="<name>" among
+// the attributes (also under -o); HPC jobs keep theirs on the copies.
+TEST(RenderPrometheusTest, RuntimeContainersCopyEachSeries) {
+  Fixture f = AttributionFixture();
+  f.options.use_old_namespace = true;
+  const std::string uuid0 = f.snapshot.identities->at(0).uuid;
+  const std::string uuid1 = f.snapshot.identities->at(1).uuid;
+  auto containers = std::make_shared<model::RuntimeContainers>();
+  containers->names_by_device[uuid0] = {"trainer", "all-gpus"};
+  containers->names_by_device[uuid1] = {"all-gpus"};
+  f.snapshot.attribution.containers = containers;
+  auto hpc = std::make_shared<model::HpcJobs>();
+  hpc->jobs_by_device[uuid1] = {"j3"};
+  f.snapshot.attribution.hpc = hpc;
+  const std::string out = f.Render();
+  const std::string l0 =
+      std::string(kLabels0).replace(std::string(kLabels0).find("UUID"), 4, "uuid");
+  EXPECT_NE(out.find("DCGM_FI_DEV_GPU_UTIL" + l0 + "} 5\n" + "DCGM_FI_DEV_GPU_UTIL" + l0 +
+                     ",container=\"trainer\"} 5\n" + "DCGM_FI_DEV_GPU_UTIL" + l0 +
+                     ",container=\"all-gpus\"} 5\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DCGM_FI_DEV_XID_ERRORS" + l0 +
+                     ",container=\"trainer\",err_code=\"13\",err_msg=\"Graphics Engine "
+                     "Exception\"} 13\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(",DCGM_FI_DRIVER_VERSION=\"580.159.04\",hpc_job=\"j3\"} 5\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(",DCGM_FI_DRIVER_VERSION=\"580.159.04\",container=\"all-gpus\","
+                     "hpc_job=\"j3\"} 5\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("container_name="), std::string::npos);
+}
+
 // --kubernetes-enable-pod-uid with -k: pod_uid (from the API server's metadata, joined by
 // namespace/pod) is an attribute, sorted between pod and vgpu; a pod the metadata does not know,
 // or no metadata at all, gets no pod_uid rather than an empty one.

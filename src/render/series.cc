@@ -20,9 +20,11 @@ bool ByName(const LabelView& a, const LabelView& b) { return a.first < b.first; 
 
 // The attribute sets of one device: the cross product of the pods holding it (with vgpu when
 // shared, with the dra_* claim labels when held through DRA) and its HPC jobs, in attribution
-// order, or one empty set. Names as dcgm-exporter spells them (-o: container_name, pod_name,
-// pod_namespace), sorted byte-wise as its template prints attributes. Appends the sets, each as
-// [begin, end) of *attrs with its pod, to *ranges.
+// order, or one empty set; each followed by one copy per engine container using the device
+// (--container-labels: container="<name>", always that spelling, as dcgm-exporter's
+// containerMapper appends a labelled copy after each series). Names as dcgm-exporter spells them
+// (-o: container_name, pod_name, pod_namespace), sorted byte-wise as its template prints
+// attributes. Appends the sets, each as [begin, end) of *attrs with its pod, to *ranges.
 struct AttributeSet {
   size_t begin = 0, end = 0;
   const model::PodRef* pod = nullptr;  // null: no pod in this set
@@ -34,8 +36,14 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
   static const std::vector<std::string> kNoJobs;
   const std::vector<model::PodRef>* pods = &kNoPods;
   const std::vector<std::string>* jobs = &kNoJobs;
-  if (attribution.devices != nullptr || attribution.hpc != nullptr) {
+  const std::vector<std::string>* containers = &kNoJobs;
+  if (attribution.devices != nullptr || attribution.hpc != nullptr ||
+      attribution.containers != nullptr) {
     const std::string& key = id.DeviceKey();
+    if (attribution.containers != nullptr) {
+      const auto& by_device = attribution.containers->names_by_device;
+      if (auto it = by_device.find(key); it != by_device.end()) containers = &it->second;
+    }
     if (attribution.devices != nullptr) {
       const auto& by_device = attribution.devices->pods_by_device;
       if (auto it = by_device.find(key); it != by_device.end()) pods = &it->second;
@@ -47,8 +55,12 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
   }
   const size_t npods = std::max<size_t>(pods->size(), 1);
   const size_t njobs = std::max<size_t>(jobs->size(), 1);
+  // A pod's set has its own container label (and the engine's are off under -k anyway).
+  const size_t ncontainers = pods->empty() ? containers->size() : 0;
   for (size_t p = 0; p < npods; ++p) {
-    for (size_t j = 0; j < njobs; ++j) {
+    for (size_t k = 0; k < njobs * (ncontainers + 1); ++k) {
+      const size_t j = k / (ncontainers + 1);  // the HPC job
+      const size_t c = k % (ncontainers + 1);  // 0: no engine container, else container c - 1
       const size_t begin = attrs->size();
       const model::PodRef* set_pod = p < pods->size() ? &(*pods)[p] : nullptr;
       if (set_pod != nullptr) {
@@ -77,6 +89,7 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
         }
       }
       if (j < jobs->size()) attrs->emplace_back("hpc_job", (*jobs)[j]);
+      if (c > 0) attrs->emplace_back("container", (*containers)[c - 1]);
       std::stable_sort(attrs->begin() + static_cast<std::ptrdiff_t>(begin), attrs->end(), ByName);
       ranges->push_back({begin, attrs->size(), set_pod});
     }

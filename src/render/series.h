@@ -14,7 +14,9 @@
 //
 // Label sets, in creation order (the EMF writer's document order): per device (Snapshot order)
 // and per (pod, HPC job) attribute set of it (the cross product of the pods holding it and its
-// jobs, in attribution order; neither: no attributes), first the set of all plain fields, then
+// jobs, in attribution order; neither: no attributes; without pods, each set followed by one copy
+// with container="<name>" per engine container using the device, --container-labels), first the
+// set of all plain fields, then
 // DCGM_FI_DEV_XID_ERRORS's (err_code/err_msg), then one per DCGM_EXP_XID_ERRORS_COUNT series
 // (window_size_in_ms, xid; one valued 0 without xid when the window has none), then one per
 // DCGM_EXP_CLOCK_EVENTS_COUNT series (clock_event, window_size_in_ms; one valued 0 without
