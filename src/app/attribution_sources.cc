@@ -15,7 +15,8 @@ AttributionSources::AttributionSources(const config::Options& o)
       // Refreshed on their own threads every collect interval (at least 1 s), never in a scrape.
       period_(std::max<std::chrono::milliseconds>(std::chrono::milliseconds(o.collect_interval_ms),
                                                   std::chrono::seconds(1))),
-      enabled_(o.kubernetes || !o.hpc_job_mapping_dir.empty() || o.kubernetes_process_metrics),
+      enabled_(o.kubernetes || !o.hpc_job_mapping_dir.empty() || o.kubernetes_process_metrics ||
+               o.container_labels),
       per_process_(PerProcessWanted(o)),
       errors_(std::make_shared<model::SourceErrors>()) {}
 
@@ -94,6 +95,7 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
   const config::Options& o = options_;
   std::unique_ptr<attribute::PodResourcesRefresher> kubelet;
   std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs;
+  std::unique_ptr<attribute::ContainerLabelRefresher> containers;
   if (o.kubernetes && kubelet_client_ != nullptr) {
     attribute::MatchOptions mopts;
     mopts.id_type = o.kubernetes_gpu_id_type == config::KubernetesGpuIdType::kDeviceName
@@ -123,20 +125,34 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
                                                             period_, errors_);
     hpc_jobs->RefreshOnce();
   }
+  // dcgm-exporter ignores --container-labels under -k (config/ warned): the kubelet names pods'
+  // containers.
+  if (o.container_labels && !o.kubernetes) {
+    attribute::ContainerLabelOptions c;
+    c.socket_path = o.container_runtime_socket;
+    c.period = period_;
+    c.errors = errors_;
+    containers = std::make_unique<attribute::ContainerLabelRefresher>(std::move(c), identities);
+    log::Info("runtime container labels on", {{"socket", o.container_runtime_socket},
+                                              {"refresh_ms", std::to_string(period_.count())}});
+    containers->RefreshOnce();  // bounded by its 2 s timeout; the first page gets the labels
+  }
   util::MutexLock lock(&mu_);
   kubelet_ = std::move(kubelet);
   hpc_jobs_ = std::move(hpc_jobs);
+  containers_ = std::move(containers);
 }
 
 AttributionSources::Attached AttributionSources::AttachedRefreshers() const {
   util::MutexLock lock(&mu_);
-  return {kubelet_.get(), hpc_jobs_.get()};
+  return {kubelet_.get(), hpc_jobs_.get(), containers_.get()};
 }
 
 void AttributionSources::Start() {
   const Attached attached = AttachedRefreshers();
   if (attached.kubelet != nullptr) attached.kubelet->Start();
   if (attached.hpc_jobs != nullptr) attached.hpc_jobs->Start();
+  if (attached.containers != nullptr) attached.containers->Start();
   if (processes_ != nullptr) processes_->Start();
   if (pods_ != nullptr) pods_->Start();
   if (dra_slices_ != nullptr) dra_slices_->Start();
@@ -146,6 +162,7 @@ void AttributionSources::Stop() {
   const Attached attached = AttachedRefreshers();
   if (attached.kubelet != nullptr) attached.kubelet->Stop();
   if (attached.hpc_jobs != nullptr) attached.hpc_jobs->Stop();
+  if (attached.containers != nullptr) attached.containers->Stop();
   if (processes_ != nullptr) processes_->Stop();
   if (pods_ != nullptr) pods_->Stop();
   if (dra_slices_ != nullptr) dra_slices_->Stop();
@@ -158,6 +175,7 @@ model::Attribution AttributionSources::Latest() const {
   util::MutexLock lock(&mu_);
   if (kubelet_ != nullptr) a.devices = kubelet_->Latest();
   if (hpc_jobs_ != nullptr) a.hpc = hpc_jobs_->Latest();
+  if (containers_ != nullptr) a.containers = containers_->Latest();
   return a;
 }
 

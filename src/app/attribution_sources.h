@@ -8,7 +8,9 @@
 //  - the PodResourcesRefresher (-k): which pods hold which device, from the kubelet;
 //  - the ResourceSliceRefresher (-k --kubernetes-enable-dra, with an API server): the DRA GPU
 //    driver's devices, so that the kubelet refresher resolves DRA claims to devices;
-//  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device.
+//  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device;
+//  - the ContainerLabelRefresher (--container-labels without -k): which running containers of a
+//    Docker-compatible engine use which device.
 // Latest() bundles the latest part of each into one Attribution for the collector, which
 // attaches it to every snapshot.
 //
@@ -17,9 +19,9 @@
 //   1. Create(): builds the process and pod-metadata sources from the options, and with -k loads
 //      the kubelet plugin (a bad Kubernetes API configuration, or a missing plugin, fails
 //      here). Latest() is usable from now on.
-//   2. AttachDevices(): once the collector knows its devices, builds the kubelet and HPC
-//      refreshers for them and refreshes each once, so that the first page has their labels.
-//      Until then Latest() has null kubelet and HPC parts.
+//   2. AttachDevices(): once the collector knows its devices, builds the kubelet, HPC and
+//      engine-container refreshers for them and refreshes each once, so that the first page has
+//      their labels. Until then Latest() has null kubelet, HPC and container parts.
 //   3. Start(): every source's background thread. Stop() (also done by the destructor) stops
 //      them; the sources themselves live until destruction.
 //
@@ -34,6 +36,7 @@
 #include <memory>
 #include <vector>
 
+#include "attribute/container_runtime.h"
 #include "attribute/hpc_jobs.h"
 #include "attribute/pod_resources_refresher.h"
 #include "attribute/pod_watcher.h"
@@ -69,9 +72,10 @@ class AttributionSources {
   // --kubernetes-virtual-gpus): the collector must then read each GPU's processes.
   bool process_metrics() const { return processes_ != nullptr; }
 
-  // Step 2: builds the kubelet (-k) and HPC (--hpc-job-mapping-dir) refreshers for `identities`
-  // and refreshes each once on the calling thread (the kubelet's bounded by its deadline). Call
-  // once, before Start().
+  // Step 2: builds the kubelet (-k), HPC (--hpc-job-mapping-dir) and engine-container
+  // (--container-labels) refreshers for `identities` and refreshes each once on the calling
+  // thread (the kubelet's bounded by its deadline, the engine's by 2 s). Call once, before
+  // Start().
   void AttachDevices(const std::vector<model::DeviceIdentity>& identities);
 
   void Start();
@@ -105,11 +109,12 @@ class AttributionSources {
   struct Attached {
     attribute::PodResourcesRefresher* kubelet;
     attribute::HpcJobRefresher* hpc_jobs;
+    attribute::ContainerLabelRefresher* containers;
   };
   Attached AttachedRefreshers() const NVMLX_EXCLUDES(mu_);
 
   const config::Options options_;
-  const std::chrono::milliseconds period_;  // the kubelet's and HPC refreshers'
+  const std::chrono::milliseconds period_;  // the kubelet's, HPC and container refreshers'
   const bool enabled_;
   const bool per_process_;  // PerProcessWanted(options_)
   const std::shared_ptr<model::SourceErrors> errors_;
@@ -127,6 +132,7 @@ class AttributionSources {
   mutable util::Mutex mu_;
   std::unique_ptr<attribute::PodResourcesRefresher> kubelet_ NVMLX_GUARDED_BY(mu_);
   std::unique_ptr<attribute::HpcJobRefresher> hpc_jobs_ NVMLX_GUARDED_BY(mu_);
+  std::unique_ptr<attribute::ContainerLabelRefresher> containers_ NVMLX_GUARDED_BY(mu_);
 };
 
 }  // namespace nvmlx::app
