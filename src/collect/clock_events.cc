@@ -1,5 +1,7 @@
 #include "collect/clock_events.h"
 
+#include <algorithm>
+
 #include "fields/clock_event_names.h"
 
 namespace nvmlx::collect {
@@ -23,6 +25,23 @@ void ClockEventWindow::Counts(Clock::time_point now, bool* sampled,
     int64_t n = 0;
     for (const auto& [at, reasons] : samples_) n += (reasons & bit) != 0 ? 1 : 0;
     if (n > 0) counts->push_back({bit, n});
+  }
+}
+
+void ClockEventTotals::Add(uint64_t reasons) {
+  if (!previous_) {
+    previous_ = reasons;  // a reason active at start is no activation we saw
+    return;
+  }
+  const uint64_t rose = reasons & ~*previous_;
+  previous_ = reasons;
+  for (uint64_t bit : fields::kClockEventReasonBits) {
+    if ((rose & bit) == 0) continue;
+    auto it =
+        std::lower_bound(totals_.begin(), totals_.end(), bit,
+                         [](const model::ClockEventCount& c, uint64_t b) { return c.reason < b; });
+    if (it == totals_.end() || it->reason != bit) it = totals_.insert(it, {bit, 0});
+    ++it->count;
   }
 }
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 namespace nvmlx::collect {
 namespace {
 
@@ -57,6 +61,61 @@ TEST(ClockEventWindowTest, NoReasonAndNoSampleAreDifferent) {
 
   w.Counts(kT0 + milliseconds(700), &sampled, &counts);
   EXPECT_FALSE(sampled) << "the only sample aged out";
+}
+
+// The reasons that turned active, as a map-like list for comparisons.
+std::vector<std::pair<uint64_t, int64_t>> Totals(const ClockEventTotals& t) {
+  std::vector<std::pair<uint64_t, int64_t>> out;
+  for (const model::ClockEventCount& c : t.totals()) out.emplace_back(c.reason, c.count);
+  return out;
+}
+
+using Pairs = std::vector<std::pair<uint64_t, int64_t>>;
+constexpr uint64_t kIdle = 0x1, kClocksSetting = 0x2, kPowerCap = 0x4;
+
+// dcgm-exporter 4.8.3's transition cases: a rise counts once, staying set or falling does not,
+// and only the bits that rose count when several are set.
+TEST(ClockEventTotalsTest, CountsRisingEdgesOnly) {
+  struct Case {
+    const char* name;
+    std::vector<uint64_t> reads;
+    Pairs want;
+  };
+  const Case cases[] = {
+      {"0 to A counts A", {0, kIdle}, {{kIdle, 1}}},
+      {"A to A does not count", {kIdle, kIdle}, {}},
+      {"A to A+B counts B", {kIdle, kIdle | kClocksSetting}, {{kClocksSetting, 1}}},
+      {"A+B to B counts nothing", {kIdle | kClocksSetting, kClocksSetting}, {}},
+      {"B to A+B counts A", {kClocksSetting, kIdle | kClocksSetting}, {{kIdle, 1}}},
+      {"A on, off, on counts twice", {0, kIdle, 0, kIdle}, {{kIdle, 2}}},
+      {"the first read only primes", {kIdle | kClocksSetting}, {}},
+      {"an unnamed bit is not counted", {0, 0x200 | kPowerCap}, {{kPowerCap, 1}}},
+  };
+  for (const Case& c : cases) {
+    ClockEventTotals t;
+    for (uint64_t r : c.reads) t.Add(r);
+    EXPECT_EQ(Totals(t), c.want) << c.name;
+  }
+}
+
+// Across a long run the totals never go down, whatever the bitmask does, and the sum of rises
+// matches a count made by hand.
+TEST(ClockEventTotalsTest, NeverDecreasing) {
+  ClockEventTotals t;
+  const uint64_t reads[] = {kPowerCap, 0, kIdle, kIdle | kPowerCap, kPowerCap, 0, 0, kIdle, kIdle};
+  Pairs before;
+  for (uint64_t r : reads) {
+    t.Add(r);
+    Pairs now = Totals(t);
+    for (const auto& [bit, n] : before) {
+      auto it = std::find_if(now.begin(), now.end(), [&](const auto& p) { return p.first == bit; });
+      ASSERT_NE(it, now.end()) << "a reason's series never disappears";
+      EXPECT_GE(it->second, n);
+    }
+    before = now;
+  }
+  // Rises: idle at reads 3 and 8, power cap at read 4 (read 1 primes).
+  EXPECT_EQ(before, (Pairs{{kIdle, 2}, {kPowerCap, 1}}));
 }
 
 }  // namespace

@@ -30,7 +30,8 @@
 // "metric not enabled" warning per such field at start-up and no such series.
 // Xid fields come from an XidWatcher (its own thread, NVML events). DCGM_EXP_CLOCK_EVENTS_COUNT
 // comes from one reasons-bitmask read per GPU per fast collection, counted over its window
-// (ClockEventWindow).
+// (ClockEventWindow); DCGM_EXP_CLOCK_EVENTS_TOTAL from the same read, as rising edges
+// (ClockEventTotals).
 // Device handles, UUIDs, names and PCI ids are read once, in Create(), and so is the MIG layout:
 // on a MIG-enabled GPU the selector's entities are the GPU (GPU-wide fields) and its MIG
 // instances (per-instance fields), as collect/mig.h describes. MIG configuration is only read,
@@ -201,6 +202,8 @@ class Collector {
     std::unique_ptr<ProcessReader> processes;  // null unless options.process_metrics
     // Null unless DCGM_EXP_CLOCK_EVENTS_COUNT is enabled. Fast loop only.
     std::unique_ptr<ClockEventWindow> clock_events;
+    // Null unless DCGM_EXP_CLOCK_EVENTS_TOTAL is enabled and this is a GPU. Fast loop only.
+    std::unique_ptr<ClockEventTotals> clock_event_totals;
     // Null unless DCGM_EXP_GPU_HEALTH_STATUS is enabled and this is a GPU. Fast worker only.
     std::unique_ptr<PcieReplayWindow> pcie_replays;
     // The NVLINK health watch's readings (link states, error totals), one reader per GPU (it is

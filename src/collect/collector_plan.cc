@@ -41,6 +41,13 @@ void Collector::ApplyFastPlan(size_t i, const plan::FieldPlan& plan) {
   } else if (d.clock_events == nullptr) {
     d.clock_events = std::make_unique<ClockEventWindow>(options_.clock_events_window);
   }
+  // The totals count from the plan that first enables them and survive reloads that keep the
+  // row (upstream restarts its count on every reload: docs/upstream/total-counters.md).
+  if (!plan.Has(fields::Role::kClockEventTotals) || d.scope == plan::Scope::kInstance) {
+    d.clock_event_totals.reset();
+  } else if (d.clock_event_totals == nullptr) {
+    d.clock_event_totals = std::make_unique<ClockEventTotals>();
+  }
   if (!plan.Has(fields::Role::kHealthStatus) || d.parent) {
     d.pcie_replays.reset();
     d.nvlink_health.reset();

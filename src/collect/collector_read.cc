@@ -55,16 +55,23 @@ void Collector::NoteGpmFailure(size_t device, const Status& status) {
 void Collector::ReadClockEvents(size_t device, model::DeviceSnapshot* out) {
   Device& d = *devices_[device];
   const util::Clock::TimePoint now = clock_->Now();
+  // One read serves both families: the window's samples and the totals' edges.
   Result<uint64_t> reasons = lib_.ClocksEventReasons(d.handle);
   if (reasons.ok()) {
-    d.clock_events->Add(now, *reasons);
+    if (d.clock_events != nullptr) d.clock_events->Add(now, *reasons);
+    if (d.clock_event_totals != nullptr) d.clock_event_totals->Add(*reasons);
   } else {
-    // Logged once; a window without any good read shows the 0 series, as DCGM's blank values do.
-    NoteErrors(device,
-               {fields::FieldError{IdOf(fields::Role::kClockEventCounts), reasons.status()}});
+    // Logged once; a window without any good read shows the 0 series, as DCGM's blank values do;
+    // the totals keep their baseline (a failed read is no edge).
+    const fields::Role role = d.clock_events != nullptr ? fields::Role::kClockEventCounts
+                                                        : fields::Role::kClockEventTotals;
+    NoteErrors(device, {fields::FieldError{IdOf(role), reasons.status()}});
   }
-  out->clock_events_watched = true;
-  d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
+  if (d.clock_events != nullptr) {
+    out->clock_events_watched = true;
+    d.clock_events->Counts(now, &out->clock_events_sampled, &out->clock_event_counts);
+  }
+  if (d.clock_event_totals != nullptr) out->clock_event_totals = d.clock_event_totals->totals();
 }
 
 void Collector::ReadHealth(size_t device, const std::vector<model::XidCount>& xids,
@@ -207,7 +214,8 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
     }
   }
   *all_failed = good == 0 && bad > 0;
-  if (devices_[i]->clock_events != nullptr && !Lost(i)) {
+  if ((devices_[i]->clock_events != nullptr || devices_[i]->clock_event_totals != nullptr) &&
+      !Lost(i)) {
     ReadClockEvents(i, ds);
   }
   if (devices_[i]->processes != nullptr && !Lost(i)) {
@@ -222,6 +230,7 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
     ds->processes.clear();
     ds->clock_events_watched = false;
     ds->clock_event_counts.clear();
+    ds->clock_event_totals.clear();
     return;
   }
   ReadXidsAndHealth(i, plan, ds);
@@ -233,6 +242,7 @@ void Collector::ReadXidsAndHealth(size_t i, const plan::FieldPlan& plan,
   // Xid-backed fields need the watcher, which runs only when the start-up plan had them.
   const bool xid_last = plan.Has(fields::Role::kLastXid) && xids_ != nullptr;
   const bool xid_counts = plan.Has(fields::Role::kXidCounts) && xids_ != nullptr;
+  const bool xid_totals = plan.Has(fields::Role::kXidTotals) && xids_ != nullptr;
   const bool health = plan.Has(fields::Role::kHealthStatus) && xids_ != nullptr;
   const std::optional<size_t> xid_slot = devices_[i]->xid_slot;
   if (xids_ == nullptr || !xid_slot) {
@@ -251,6 +261,7 @@ void Collector::ReadXidsAndHealth(size_t i, const plan::FieldPlan& plan,
     ds->xid_watched = true;
     ds->xid_counts = std::move(counts);
   }
+  if (xid_totals) (void)xids_->ReadTotals(*xid_slot, &ds->xid_totals);  // watched: Read said so
 }
 
 void Collector::ReadGroup(size_t g, const plan::FieldPlan& plan, GroupResult* out) {

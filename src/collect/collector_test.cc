@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "fields/field_ids.h"
 #include "plan/plan_test_util.h"
@@ -509,6 +513,115 @@ TEST(XidCollectorTest, Xid79MarksTheGpuLost) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(Count(log, "GPU is lost"), 1u) << log;
   EXPECT_NE(log.find("Xid 79"), std::string::npos) << log;
+}
+
+using Totals = std::vector<std::pair<int64_t, int64_t>>;
+Totals XidTotals(const model::DeviceSnapshot& d) {
+  Totals out;
+  for (const model::XidCount& x : d.xid_totals) out.emplace_back(x.xid, x.count);
+  return out;
+}
+Totals ClockTotals(const model::DeviceSnapshot& d) {
+  Totals out;
+  for (const model::ClockEventCount& c : d.clock_event_totals) {
+    out.emplace_back(static_cast<int64_t>(c.reason), c.count);
+  }
+  return out;
+}
+// Every value of `before` is in `after` with at least its count: a counter never goes down and
+// its series never disappears.
+void ExpectNotBelow(const Totals& before, const Totals& after, const std::string& what) {
+  for (const auto& [key, n] : before) {
+    auto it =
+        std::find_if(after.begin(), after.end(), [&](const auto& p) { return p.first == key; });
+    ASSERT_NE(it, after.end()) << what << " " << key << " disappeared";
+    EXPECT_GE(it->second, n) << what << " " << key << " went down";
+  }
+}
+
+// DCGM_EXP_XID_ERRORS_TOTAL counts every Xid since start per value; DCGM_EXP_CLOCK_EVENTS_TOTAL
+// counts each reason turning active between two reads (the first read only primes). Both only
+// grow; the windowed _COUNT beside them is as before; a reload that keeps the rows keeps the
+// totals. The simulated clock is frozen and stepped, so each step is one bitmask and the Xids
+// due by then.
+TEST(XidCollectorTest, TotalsOnlyGrow) {
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/totals.yaml", 1);
+  setenv("NVMLX_SIMGPU_FROZEN_TIME_S", "0", 1);
+  auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  util::FakeClock clock;
+  CollectorOptions options;
+  options.interval = milliseconds(100);
+  options.xid_window = milliseconds(1000);
+  options.clock = &clock;
+  const std::vector<config::CollectorEntry> rows = {
+      Row("DCGM_EXP_XID_ERRORS_COUNT"),
+      Row("DCGM_EXP_XID_ERRORS_TOTAL", config::MetricType::kCounter),
+      Row("DCGM_EXP_CLOCK_EVENTS_TOTAL", config::MetricType::kCounter)};
+  options.plan = PlanOf(rows);
+  auto c = Collector::Create(**lib, options);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+
+  // t = 0: no Xid yet, power cap active on GPU 0 and sw thermal on GPU 1: nothing counted.
+  auto snap = (*c)->CollectOnce();
+  ASSERT_EQ(snap->devices.size(), 2u);
+  for (const model::DeviceSnapshot& d : snap->devices) {
+    EXPECT_TRUE(d.xid_totals.empty());
+    EXPECT_TRUE(d.clock_event_totals.empty()) << "a reason active at start is not counted";
+    EXPECT_TRUE(d.xid_watched);
+  }
+
+  // Each step: the Xids due by then on GPU 0, and the bitmask at t.
+  struct Step {
+    double t;
+    Totals xids, clocks;
+  };
+  const Step steps[] = {
+      {0.7, {{13, 1}}, {}},                             // power cap still on: no edge
+      {1.7, {{13, 1}, {48, 1}}, {{0x1, 1}}},            // idle turns on
+      {2.7, {{13, 2}, {48, 1}}, {{0x1, 1}, {0x4, 1}}},  // power cap again
+      {3.7, {{13, 3}, {48, 1}}, {{0x1, 2}, {0x4, 1}}},
+      {4.2, {{13, 3}, {48, 1}}, {{0x1, 2}, {0x4, 2}}},
+  };
+  Totals xids_before, clocks_before;
+  for (const Step& step : steps) {
+    clock.Advance(milliseconds(500));
+    ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, step.t), "");
+    snap = AwaitSnapshot(
+        **c, [&](const model::Snapshot& s) { return XidTotals(s.devices[0]) == step.xids; });
+    const model::DeviceSnapshot& d0 = snap->devices[0];
+    EXPECT_EQ(XidTotals(d0), step.xids) << "t=" << step.t;
+    EXPECT_EQ(ClockTotals(d0), step.clocks) << "t=" << step.t;
+    ExpectNotBelow(xids_before, XidTotals(d0), "xid");
+    ExpectNotBelow(clocks_before, ClockTotals(d0), "clock event");
+    xids_before = XidTotals(d0);
+    clocks_before = ClockTotals(d0);
+    EXPECT_TRUE(snap->devices[1].xid_totals.empty());
+    EXPECT_TRUE(snap->devices[1].clock_event_totals.empty()) << "sw thermal never turned on";
+  }
+  // The window (1 s on the fake clock, Xids received at 0.5, 1, 1.5, 2 s, now 2.5 s) holds the
+  // last two Xid 13s only; the totals hold all four Xids.
+  ASSERT_EQ(snap->devices[0].xid_counts.size(), 1u);
+  EXPECT_EQ(snap->devices[0].xid_counts[0].xid, 13);
+  EXPECT_EQ(snap->devices[0].xid_counts[0].count, 2);
+
+  // A reload that keeps the rows (a help text changed) keeps both totals; one without the clock
+  // row drops them, and re-adding it counts afresh from its first read.
+  std::vector<config::CollectorEntry> changed = rows;
+  changed[2].help = "another help text";
+  EXPECT_FALSE((*c)->SetPlan(PlanOf(changed)));
+  snap = (*c)->CollectOnce();
+  EXPECT_EQ(XidTotals(snap->devices[0]), xids_before);
+  EXPECT_EQ(ClockTotals(snap->devices[0]), clocks_before);
+  EXPECT_FALSE((*c)->SetPlan(PlanOf({rows[0], rows[1]})));
+  snap = (*c)->CollectOnce();
+  EXPECT_TRUE(snap->devices[0].clock_event_totals.empty());
+  EXPECT_EQ(XidTotals(snap->devices[0]), xids_before);
+  EXPECT_FALSE((*c)->SetPlan(PlanOf(rows)));
+  snap = (*c)->CollectOnce();  // t = 4.2, power cap: primes only
+  EXPECT_TRUE(snap->devices[0].clock_event_totals.empty());
+  c->reset();
+  unsetenv("NVMLX_SIMGPU_FROZEN_TIME_S");
 }
 
 }  // namespace

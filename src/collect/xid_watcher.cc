@@ -1,7 +1,6 @@
 #include "collect/xid_watcher.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <utility>
 
@@ -119,6 +118,7 @@ void XidWatcher::Record(nvml::Device device, int64_t xid) {
     s.last = xid;
     if (xid == kFallenOffTheBusXid) s.fell_off_bus = true;
     s.recent.push_back({now, xid});
+    if (xid != 0) ++s.totals[xid];
     while (!s.recent.empty() && s.recent.front().at < now - window_) s.recent.pop_front();
     return;
   }
@@ -137,6 +137,14 @@ bool XidWatcher::Read(size_t device, int64_t* last, std::vector<model::XidCount>
   }
   counts->clear();
   for (const auto& [xid, n] : by_xid) counts->push_back({xid, n});
+  return true;
+}
+
+bool XidWatcher::ReadTotals(size_t device, std::vector<model::XidCount>* totals) const {
+  if (!Watched(device)) return false;
+  totals->clear();
+  util::MutexLock lock(&mu_);
+  for (const auto& [xid, n] : state_[device].totals) totals->push_back({xid, n});
   return true;
 }
 

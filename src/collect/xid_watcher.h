@@ -1,6 +1,6 @@
 // XidWatcher: one background thread that receives Xid critical-error events from NVML and keeps,
-// per GPU, the last Xid and the recent ones, for DCGM_FI_DEV_XID_ERRORS and
-// DCGM_EXP_XID_ERRORS_COUNT.
+// per GPU, the last Xid, the recent ones and how often each Xid came since the watcher started,
+// for DCGM_FI_DEV_XID_ERRORS, DCGM_EXP_XID_ERRORS_COUNT and DCGM_EXP_XID_ERRORS_TOTAL.
 //
 // Xids are events, not values that can be polled: NVML delivers each one once through
 // nvmlEventSetWait_v2 on an event set the devices were registered on. The thread waits with a
@@ -10,7 +10,11 @@
 //
 // The last Xid is 0 until one arrives (as dcgm-exporter shows) and then sticks; the counts cover
 // the last `window` (older Xids are dropped when read or when new ones arrive), measured on an
-// injectable util::Clock, so that a test steps the window instead of sleeping through it.
+// injectable util::Clock, so that a test steps the window instead of sleeping through it. The
+// totals only grow: every Xid event but value 0 (upstream's "no error") adds one to its Xid's
+// total for the life of the watcher, which starts with the exporter (the collector creates it at
+// start-up; a reload that first needs it restarts the process), so they are counts "since the
+// exporter started", as dcgm-exporter 4.8.3's DCGM_EXP_XID_ERRORS_TOTAL.
 //
 // Xid 79 ("GPU has fallen off the bus") is remembered separately and for good (FellOffBus): the
 // collector then treats that GPU exactly as one answering GPU_IS_LOST. The Xid often arrives
@@ -26,6 +30,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -71,6 +76,9 @@ class XidWatcher {
   // False (outputs untouched) when the device is not watched.
   bool Read(size_t device, int64_t* last, std::vector<model::XidCount>* counts) const
       NVMLX_EXCLUDES(mu_);
+  // Every Xid value (but 0) received on the device since the watcher started, with how often,
+  // ascending xid; never decreasing. False (output untouched) when the device is not watched.
+  bool ReadTotals(size_t device, std::vector<model::XidCount>* totals) const NVMLX_EXCLUDES(mu_);
   // True once Xid 79 was seen on the device (sticky).
   bool FellOffBus(size_t device) const NVMLX_EXCLUDES(mu_);
 
@@ -81,7 +89,8 @@ class XidWatcher {
   };
   struct State {
     int64_t last = 0;
-    std::deque<Seen> recent;  // ascending time
+    std::deque<Seen> recent;            // ascending time
+    std::map<int64_t, int64_t> totals;  // xid -> events since start (0 left out)
     bool fell_off_bus = false;
   };
 

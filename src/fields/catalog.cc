@@ -615,6 +615,13 @@ constexpr FieldDef kListed[] = {
     As(F(ids::kP2pStatus, "DCGM_EXP_P2P_STATUS", "", kI, "",
          "Peer-to-peer link status to each other GPU (0 = OK)."),
        Source::kExporter),
+    // dcgm-exporter 4.8.3's opt-in monotonic counters (docs/upstream/total-counters.md).
+    As(F(ids::kXidErrorsTotal, "DCGM_EXP_XID_ERRORS_TOTAL", "", kI, "count",
+         "XID errors since the exporter started, per XID value."),
+       Source::kExporter),
+    As(F(ids::kClockEventsTotal, "DCGM_EXP_CLOCK_EVENTS_TOTAL", "", kI, "count",
+         "Clock-event reasons turning active since the exporter started, per reason."),
+       Source::kExporter),
 };
 
 // Two ascending tables merged into one, ascending id.

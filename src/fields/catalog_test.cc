@@ -27,6 +27,8 @@ TEST(CatalogTest, NamedIdsMatchTheirEntries) {
       {ids::kClockEventsCount, "DCGM_EXP_CLOCK_EVENTS_COUNT"},
       {ids::kGpuHealthStatus, "DCGM_EXP_GPU_HEALTH_STATUS"},
       {ids::kP2pStatus, "DCGM_EXP_P2P_STATUS"},
+      {ids::kXidErrorsTotal, "DCGM_EXP_XID_ERRORS_TOTAL"},
+      {ids::kClockEventsTotal, "DCGM_EXP_CLOCK_EVENTS_TOTAL"},
       {ids::kClocksEventReasons, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"},
       {ids::kGpuTemp, "DCGM_FI_DEV_GPU_TEMP"},
       {ids::kPowerUsage, "DCGM_FI_DEV_POWER_USAGE"},
@@ -85,7 +87,7 @@ TEST(CatalogTest, EveryDeviceFieldHasExactlyOneWayToBeRead) {
     EXPECT_FALSE(f.help.empty()) << f.name;
     EXPECT_TRUE(f.name.starts_with("DCGM_FI_") || f.name.starts_with("DCGM_EXP_")) << f.name;
     EXPECT_EQ(f.source == Source::kProfiling, f.id > 1000 && f.id < 1100) << f.name;
-    EXPECT_EQ(f.source == Source::kExporter, f.id >= 9001 && f.id <= 9004) << f.name;
+    EXPECT_EQ(f.source == Source::kExporter, f.id >= 9001 && f.id <= 9006) << f.name;
     if (f.kind == ValueKind::kString) {
       EXPECT_TRUE(f.unit.empty()) << f.name;
     }
@@ -133,7 +135,7 @@ TEST(CatalogTest, ContainsTheShippedCsvAndCommentedOutFields) {
       "DCGM_FI_DEV_INFOROM_IMAGE_VER", "DCGM_FI_DEV_VBIOS_VERSION", "DCGM_FI_DEV_PCI_BUSID",
       // Exporter counters.
       "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_EXP_CLOCK_EVENTS_COUNT", "DCGM_EXP_GPU_HEALTH_STATUS",
-      "DCGM_EXP_P2P_STATUS"};
+      "DCGM_EXP_P2P_STATUS", "DCGM_EXP_XID_ERRORS_TOTAL", "DCGM_EXP_CLOCK_EVENTS_TOTAL"};
   for (std::string_view n : kNames) {
     const FieldDef* f = FindByName(n);
     ASSERT_NE(f, nullptr) << n;

@@ -29,6 +29,8 @@ inline constexpr int kXidErrorsCount = 9001;     // DCGM_EXP_XID_ERRORS_COUNT (w
 inline constexpr int kClockEventsCount = 9002;   // DCGM_EXP_CLOCK_EVENTS_COUNT (windowed counts)
 inline constexpr int kGpuHealthStatus = 9003;    // DCGM_EXP_GPU_HEALTH_STATUS (per health watch)
 inline constexpr int kP2pStatus = 9004;          // DCGM_EXP_P2P_STATUS (per peer GPU)
+inline constexpr int kXidErrorsTotal = 9005;     // DCGM_EXP_XID_ERRORS_TOTAL (since start)
+inline constexpr int kClockEventsTotal = 9006;   // DCGM_EXP_CLOCK_EVENTS_TOTAL (since start)
 
 }  // namespace nvmlx::fields::ids
 

@@ -18,6 +18,8 @@ constexpr RoleRow kRoles[] = {
     {Role::kClockEventCounts, ids::kClockEventsCount},
     {Role::kHealthStatus, ids::kGpuHealthStatus},
     {Role::kP2pStatus, ids::kP2pStatus},
+    {Role::kXidTotals, ids::kXidErrorsTotal},
+    {Role::kClockEventTotals, ids::kClockEventsTotal},
 };
 
 int IdOf(Quantity q) {
@@ -68,7 +70,8 @@ const FieldDef* FieldFor(Role role) {
 
 bool NeedsXidWatcher(Role role) {
   // Health evaluates the window's Xids too (collect/health.h).
-  return role == Role::kLastXid || role == Role::kXidCounts || role == Role::kHealthStatus;
+  return role == Role::kLastXid || role == Role::kXidCounts || role == Role::kXidTotals ||
+         role == Role::kHealthStatus;
 }
 
 bool IsGpuStatus(Role role) { return role == Role::kHealthStatus || role == Role::kP2pStatus; }

@@ -3,8 +3,9 @@
 // plan/field_plan.h) instead of comparing field ids, so that what a DCGM id means lives here
 // only:
 //   - Role: how a family's series are made (a plain sample, or one of the exporter's computed
-//     families: the last Xid with its text, the windowed Xid and clock-event counts, the health
-//     watches, the P2P status per peer) and what the collector must run for it;
+//     families: the last Xid with its text, the windowed Xid and clock-event counts and their
+//     totals since start, the health watches, the P2P status per peer) and what the collector
+//     must run for it;
 //   - MigScope: on a MIG-enabled GPU, whether a field is read per GPU instance or once per GPU;
 //   - PodShare: the two fields dcgm-exporter splits per pod on a shared GPU;
 //   - UncollectedReason: why a collectors row gets "metric not enabled" instead of a family;
@@ -31,8 +32,10 @@ enum class Role : uint8_t {
   kClockEventCounts,  // DCGM_EXP_CLOCK_EVENTS_COUNT: one series per clock-event reason seen
   kHealthStatus,      // DCGM_EXP_GPU_HEALTH_STATUS: one series per health watch
   kP2pStatus,         // DCGM_EXP_P2P_STATUS: one series per peer GPU
+  kXidTotals,         // DCGM_EXP_XID_ERRORS_TOTAL: one counter per Xid seen since start
+  kClockEventTotals,  // DCGM_EXP_CLOCK_EVENTS_TOTAL: one counter per reason that turned active
 };
-inline constexpr int kRoleCount = 6;
+inline constexpr int kRoleCount = 8;
 
 Role RoleOf(const FieldDef& field);
 // The catalog entry that plays `role` (the last Xid's, the health status's, ...); null for

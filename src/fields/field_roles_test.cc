@@ -20,6 +20,8 @@ TEST(FieldRolesTest, EachSpecialFieldHasItsRoleAndBack) {
       {"DCGM_EXP_CLOCK_EVENTS_COUNT", Role::kClockEventCounts},
       {"DCGM_EXP_GPU_HEALTH_STATUS", Role::kHealthStatus},
       {"DCGM_EXP_P2P_STATUS", Role::kP2pStatus},
+      {"DCGM_EXP_XID_ERRORS_TOTAL", Role::kXidTotals},
+      {"DCGM_EXP_CLOCK_EVENTS_TOTAL", Role::kClockEventTotals},
   };
   for (const auto& [name, role] : special) {
     EXPECT_EQ(RoleOf(Named(name)), role) << name;
@@ -34,11 +36,15 @@ TEST(FieldRolesTest, XidWatcherAndGpuStatus) {
   EXPECT_TRUE(NeedsXidWatcher(Role::kLastXid));
   EXPECT_TRUE(NeedsXidWatcher(Role::kXidCounts));
   EXPECT_TRUE(NeedsXidWatcher(Role::kHealthStatus));  // evaluates the window's Xids
+  EXPECT_TRUE(NeedsXidWatcher(Role::kXidTotals));
   EXPECT_FALSE(NeedsXidWatcher(Role::kClockEventCounts));
+  EXPECT_FALSE(NeedsXidWatcher(Role::kClockEventTotals));
   EXPECT_FALSE(NeedsXidWatcher(Role::kP2pStatus));
   EXPECT_TRUE(IsGpuStatus(Role::kHealthStatus));
   EXPECT_TRUE(IsGpuStatus(Role::kP2pStatus));
   EXPECT_FALSE(IsGpuStatus(Role::kLastXid));
+  EXPECT_FALSE(IsGpuStatus(Role::kXidTotals));
+  EXPECT_FALSE(IsGpuStatus(Role::kClockEventTotals));
 }
 
 TEST(FieldRolesTest, MemoryAndGpmRatiosPerMigInstanceEverythingElsePerGpu) {

@@ -52,14 +52,16 @@ struct DeviceIdentity {
   const std::string& DeviceKey() const { return mig ? mig->uuid : uuid; }
 };
 
-// How often one Xid was seen on a GPU within the window (DCGM_EXP_XID_ERRORS_COUNT).
+// How often one Xid was seen on a GPU within the window (DCGM_EXP_XID_ERRORS_COUNT), or since
+// the exporter started (DCGM_EXP_XID_ERRORS_TOTAL).
 struct XidCount {
   int64_t xid = 0;
   int64_t count = 0;
 };
 
-// How many collections within the window saw one clock-event reason (DCGM_EXP_CLOCK_EVENTS_COUNT;
-// collect/clock_events.h).
+// How many collections within the window saw one clock-event reason (DCGM_EXP_CLOCK_EVENTS_COUNT),
+// or how often the reason turned active since counting began (DCGM_EXP_CLOCK_EVENTS_TOTAL;
+// collect/clock_events.h has both).
 struct ClockEventCount {
   uint64_t reason = 0;  // one nvmlClocksEventReason* bit
   int64_t count = 0;
@@ -112,6 +114,11 @@ struct DeviceSnapshot {
   bool clock_events_watched = false;
   bool clock_events_sampled = false;
   std::vector<ClockEventCount> clock_event_counts;  // ascending reason; only reasons seen
+  // The monotonic counters of dcgm-exporter 4.8.3 (docs/upstream/total-counters.md): only values
+  // seen at least once, so a series appears with its first event, as upstream's do. Empty when
+  // the field is not enabled, the GPU is not watched, or nothing happened yet.
+  std::vector<XidCount> xid_totals;                 // ascending xid; Xids since start
+  std::vector<ClockEventCount> clock_event_totals;  // ascending reason; activations since start
   // DCGM_EXP_GPU_HEALTH_STATUS: one result per watch in collect/health.h's order; empty unless
   // the field is enabled and this is a GPU (health is GPU-wide, as DCGM's FE_GPU group). Also
   // set for a lost GPU (up == false), whose only series these are (ALL fails, fell off the bus).

@@ -216,8 +216,8 @@ std::chrono::milliseconds FieldPlan::EveryOf(const fields::FieldDef* field) cons
 }
 
 bool FieldPlan::NeedsXidWatcher() const {
-  for (fields::Role role :
-       {fields::Role::kLastXid, fields::Role::kXidCounts, fields::Role::kHealthStatus}) {
+  for (int r = 0; r < fields::kRoleCount; ++r) {
+    const auto role = static_cast<fields::Role>(r);
     if (Has(role) && fields::NeedsXidWatcher(role)) return true;
   }
   return false;

@@ -66,6 +66,29 @@ TEST(FieldPlanTest, SpecialFieldsHaveRolesAndFlags) {
   EXPECT_TRUE(health->NeedsXidWatcher());  // health evaluates the window's Xids
 }
 
+// dcgm-exporter 4.8.3's _TOTAL rows: counters after the _COUNT families (id order); the Xid one
+// needs the watcher, the clock-event one does not.
+TEST(FieldPlanTest, TotalCountersHaveTheirRoles) {
+  auto plan =
+      FieldPlan::Build(Parse("DCGM_EXP_CLOCK_EVENTS_TOTAL, counter, ce total\n"
+                             "DCGM_EXP_XID_ERRORS_COUNT, gauge, xid count\n"
+                             "DCGM_EXP_XID_ERRORS_TOTAL, counter, xid total\n"));
+  ASSERT_EQ(plan->families().size(), 3u);
+  EXPECT_EQ(plan->families()[0].role, fields::Role::kXidCounts);
+  EXPECT_EQ(plan->families()[1].role, fields::Role::kXidTotals);
+  EXPECT_EQ(plan->families()[2].role, fields::Role::kClockEventTotals);
+  EXPECT_EQ(plan->families()[1].row->type, config::MetricType::kCounter);
+  EXPECT_TRUE(plan->Has(fields::Role::kXidTotals));
+  EXPECT_TRUE(plan->Has(fields::Role::kClockEventTotals));
+  EXPECT_FALSE(plan->Has(fields::Role::kClockEventCounts));
+
+  auto xid_total = FieldPlan::Build(Parse("DCGM_EXP_XID_ERRORS_TOTAL, counter, x\n"));
+  EXPECT_TRUE(xid_total->NeedsXidWatcher());
+  auto clock_total = FieldPlan::Build(Parse("DCGM_EXP_CLOCK_EVENTS_TOTAL, counter, c\n"));
+  EXPECT_FALSE(clock_total->NeedsXidWatcher());
+  EXPECT_TRUE(clock_total->Has(fields::Role::kClockEventTotals));
+}
+
 TEST(FieldPlanTest, ScopesSplitForMig) {
   auto plan =
       FieldPlan::Build(Parse("DCGM_FI_DEV_FB_USED, gauge, fb\n"

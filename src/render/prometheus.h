@@ -10,6 +10,8 @@
 // DCGM_FI_DEV_XID_ERRORS adds err_code and err_msg after those (dcgm-exporter's attributes);
 // DCGM_EXP_XID_ERRORS_COUNT (id 9001, so after every DCGM_FI_* family) adds window_size_in_ms
 // and xid, one series per Xid in the window (one valued 0 without xid when there is none).
+// DCGM_EXP_XID_ERRORS_TOTAL (9005) adds xid and DCGM_EXP_CLOCK_EVENTS_TOTAL (9006) clock_event,
+// one series per value seen since start (dcgm-exporter 4.8.3's counters; TYPE from the CSV row).
 // Attribution (snapshot.attribution) adds dcgm-exporter's "attributes" after all labels, sorted
 // by name with err_code/err_msg: container, hpc_job, namespace, pod, pod_uid (device_pod_uid),
 // vgpu (container_name, pod_name, pod_namespace with -o). A device held by several pods

@@ -147,6 +147,8 @@ void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSna
   out->clock_events_watched = gpu.clock_events_watched;
   out->clock_events_sampled = gpu.clock_events_sampled;
   out->clock_event_counts = gpu.clock_event_counts;
+  out->xid_totals = gpu.xid_totals;
+  out->clock_event_totals = gpu.clock_event_totals;
   // Health and P2P status stay on the GPU: upstream's collectors for them iterate GPUs only.
   out->health.clear();
   out->p2p.clear();
@@ -513,6 +515,21 @@ class SeriesBuilder {
         return;
       case Role::kClockEventCounts:
         return AddClockEventCounts(dev, set, &points);
+      case Role::kXidTotals:
+        // dcgm-exporter 4.8.3's counter: one series per Xid seen since start (xid only; none
+        // before the first Xid).
+        for (const model::XidCount& x : dev.xid_totals) {
+          const LabelView extra[] = {{"xid", out_->InternInt(x.xid)}};
+          points.push_back(SeriesPoint::Int(labels_.WithLabels(extra, set.attrs), x.count));
+        }
+        return;
+      case Role::kClockEventTotals:
+        // Its clock-event counter: one series per reason that turned active (clock_event only).
+        for (const model::ClockEventCount& c : dev.clock_event_totals) {
+          const LabelView extra[] = {{"clock_event", fields::ClockEventName(c.reason)}};
+          points.push_back(SeriesPoint::Int(labels_.WithLabels(extra, set.attrs), c.count));
+        }
+        return;
       case Role::kSample:
       case Role::kLastXid:
         return AddSample(family, dev, set, &points);

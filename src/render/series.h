@@ -20,7 +20,9 @@
 // DCGM_FI_DEV_XID_ERRORS's (err_code/err_msg), then one per DCGM_EXP_XID_ERRORS_COUNT series
 // (window_size_in_ms, xid; one valued 0 without xid when the window has none), then one per
 // DCGM_EXP_CLOCK_EVENTS_COUNT series (clock_event, window_size_in_ms; one valued 0 without
-// clock_event when no read succeeded, none when no reason was active). Prometheus-only sets
+// clock_event when no read succeeded, none when no reason was active), then one per
+// DCGM_EXP_XID_ERRORS_TOTAL series (xid) and one per DCGM_EXP_CLOCK_EVENTS_TOTAL series
+// (clock_event), none before the first event. Prometheus-only sets
 // (per-pod series, our own families) come in between; the EMF writer never sees them.
 //
 // Families: the snapshot's field plan's families (plan/field_plan.h: the CSV's metric rows by

@@ -157,6 +157,70 @@ TEST(BuildSeriesTest, DcgmLabelOrderWithMigPodsAndXid) {
                                       "GPU_I_PROFILE", "GPU_I_ID", "DCGM_FI_DRIVER_VERSION"}));
 }
 
+// dcgm-exporter 4.8.3's _TOTAL families: TYPE counter from the row, one series per value seen
+// with only xid or clock_event added (no window_size_in_ms), nothing for a device without
+// events, and the _COUNT family beside them unchanged.
+TEST(BuildSeriesTest, TotalCountersOneSeriesPerValueSeen) {
+  SeriesFixture f;
+  f.Add(9006, "DCGM_EXP_CLOCK_EVENTS_TOTAL", MetricType::kCounter);
+  f.Add(9001, "DCGM_EXP_XID_ERRORS_COUNT", MetricType::kGauge);
+  f.Add(9005, "DCGM_EXP_XID_ERRORS_TOTAL", MetricType::kCounter);
+  for (unsigned i = 0; i < 2; ++i) {
+    DeviceIdentity id;
+    id.index = i;
+    id.uuid = "GPU-" + std::to_string(i);
+    id.model_name = "NVIDIA H200";
+    f.ids->push_back(id);
+  }
+  f.snapshot.identities = f.ids;
+  f.snapshot.xid_window_ms = 300000;
+  DeviceSnapshot d0;
+  d0.identity = &(*f.ids)[0];
+  d0.xid_watched = true;
+  d0.xid_totals = {{13, 3}, {48, 1}};
+  d0.clock_event_totals = {{0x4, 2}, {0x40, 1}};
+  DeviceSnapshot d1;  // watched, nothing happened yet
+  d1.identity = &(*f.ids)[1];
+  d1.xid_watched = true;
+  f.snapshot.devices = {d0, d1};
+
+  SeriesModel model;
+  BuildSeries(f.snapshot, f.options, &model);
+  ASSERT_GE(model.families.size(), 3u);
+  EXPECT_EQ(model.families[0].name, "DCGM_EXP_XID_ERRORS_COUNT");
+  EXPECT_EQ(model.families[0].type, "gauge");
+  EXPECT_EQ(model.families[0].points.size(), 2u) << "one 0 series per watched GPU";
+  EXPECT_EQ(model.families[1].name, "DCGM_EXP_XID_ERRORS_TOTAL");
+  EXPECT_EQ(model.families[1].type, "counter");
+  EXPECT_EQ(model.families[2].name, "DCGM_EXP_CLOCK_EVENTS_TOTAL");
+  EXPECT_EQ(model.families[2].type, "counter");
+
+  std::string page;
+  RenderPrometheus(model, &page);
+  EXPECT_NE(page.find("# TYPE DCGM_EXP_XID_ERRORS_TOTAL counter\n"), std::string::npos) << page;
+  EXPECT_NE(page.find("# TYPE DCGM_EXP_CLOCK_EVENTS_TOTAL counter\n"), std::string::npos) << page;
+  const std::string base =
+      "{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"\",device=\"nvidia0\",modelName=\"NVIDIA H200\",";
+  for (const std::string& line :
+       {"DCGM_EXP_XID_ERRORS_TOTAL" + base + "xid=\"13\"} 3\n",
+        "DCGM_EXP_XID_ERRORS_TOTAL" + base + "xid=\"48\"} 1\n",
+        "DCGM_EXP_CLOCK_EVENTS_TOTAL" + base + "clock_event=\"power_cap\"} 2\n",
+        "DCGM_EXP_CLOCK_EVENTS_TOTAL" + base + "clock_event=\"hw_thermal\"} 1\n"}) {
+    EXPECT_NE(page.find(line), std::string::npos) << line << page;
+  }
+  EXPECT_EQ(page.find("DCGM_EXP_XID_ERRORS_TOTAL{gpu=\"1\""), std::string::npos)
+      << "no series before the first Xid";
+  EXPECT_EQ(page.find("DCGM_EXP_CLOCK_EVENTS_TOTAL{gpu=\"1\""), std::string::npos);
+
+  // Nothing seen anywhere: both families are left out, HELP and TYPE included.
+  f.snapshot.devices = {d1};
+  BuildSeries(f.snapshot, f.options, &model);
+  RenderPrometheus(model, &page);
+  EXPECT_EQ(page.find("DCGM_EXP_XID_ERRORS_TOTAL"), std::string::npos) << page;
+  EXPECT_EQ(page.find("DCGM_EXP_CLOCK_EVENTS_TOTAL"), std::string::npos) << page;
+  EXPECT_NE(page.find("DCGM_EXP_XID_ERRORS_COUNT{"), std::string::npos);
+}
+
 TEST(BuildSeriesTest, SharedGpuGetsOneCopyPerPodAndStringsAreSkipped) {
   SeriesFixture f;
   f.Add(203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge);
