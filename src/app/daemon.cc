@@ -17,7 +17,6 @@
 #include "app/process_metrics.h"
 #include "app/version.h"
 #include "config/exit_code.h"
-#include "config/yaml_config.h"
 #include "render/gzip.h"
 #include "serve/systemd_socket.h"
 #include "serve/web_tls.h"
@@ -25,6 +24,11 @@
 
 namespace nvmlx::app {
 namespace {
+
+// The field plan's cadences: the collection interval and the config file's watch groups.
+plan::Cadences CadencesOf(const config::Options& opts) {
+  return plan::Cadences{std::chrono::milliseconds(opts.collect_interval_ms), opts.watch_groups};
+}
 
 // A failed step: the one line an operator sees on stderr (only that: a log entry as well would
 // print the same error twice). Returns the Status the caller hands up, coded so that
@@ -135,8 +139,11 @@ Status Daemon::Build(const Environment& env) {
   if (!lib.ok()) return Fail(config::ExitCode::kUnavailable, lib.status().ToString());
   nvml_ = std::move(*lib);
   // After NVML: a host without a driver gets exactly one line (the one above), not warnings.
-  std::shared_ptr<const plan::FieldPlan> plan =
-      plan::FieldPlan::Build(std::move(rows->rows), rows->name);
+  // The watch groups passed CheckWatchGroups above, against these very rows.
+  Result<std::shared_ptr<const plan::FieldPlan>> built =
+      plan::FieldPlan::Build(std::move(rows->rows), rows->name, CadencesOf(opts));
+  if (!built.ok()) return Fail(config::ExitCode::kUsage, built.status().message());
+  std::shared_ptr<const plan::FieldPlan> plan = std::move(built).value();
   Result<std::string> driver = nvml_->DriverVersion();
   log::Info("NVML loaded",
             {{"library", nvml_->resolved_path()},
@@ -389,13 +396,14 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     RejectReload(why, rows.status().message());
     return;
   }
-  // The config file's collections must still fit the new list, as at start.
-  if (Status st = config::CheckWatchGroups(options_.watch_groups, *rows, path); !st.ok()) {
-    RejectReload(why, st.message());
+  // The config file's collections must still fit the new list, as at start (the plan checks).
+  Result<std::shared_ptr<const plan::FieldPlan>> built =
+      plan::FieldPlan::Build(std::move(rows).value(), path, CadencesOf(options_));
+  if (!built.ok()) {
+    RejectReload(why, built.status().message());
     return;
   }
-  std::shared_ptr<const plan::FieldPlan> plan =
-      plan::FieldPlan::Build(std::move(rows).value(), path);
+  std::shared_ptr<const plan::FieldPlan> plan = std::move(built).value();
   last_reload_success_s_ = UnixNow();
   // The collector holds the plan in use: the one source of what is collected.
   if (plan->SameRows(*collector_->plan())) {

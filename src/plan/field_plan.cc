@@ -1,13 +1,12 @@
 #include "plan/field_plan.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
 #include <string>
 #include <utility>
 
+#include "config/yaml_config.h"
 #include "util/log.h"
 
 namespace nvmlx::plan {
@@ -51,35 +50,20 @@ EntityFields OfScope(const EntityFields& all, fields::MigScope scope) {
 
 using Every = std::map<const fields::FieldDef*, std::chrono::milliseconds>;
 
-bool Matches(const std::string& pattern, const std::string& name) {
-  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
-}
-
-// The cadence of each row a group matches, checked as dcgm-exporter checks watch groups at
-// start-up: every pattern matches some row, no row is matched by two groups. Only cadences
-// longer than the interval are kept: a faster one could not make the page fresher.
+// The cadence of each row a group matches, once config::CheckWatchGroups has passed them (no
+// row in two groups, no group without a row). Only cadences longer than the interval are kept:
+// a faster one could not make the page fresher than its collections.
 Result<Every> MatchGroups(const std::vector<CollectorEntry>& rows, std::string_view source,
                           const Cadences& cadences) {
+  if (Status st = config::CheckWatchGroups(cadences.groups, rows, source); !st.ok()) return st;
   Every every;
-  std::map<std::string, const CadenceGroup*> owner;  // row name -> the group that matched it
-  for (const CadenceGroup& group : cadences.groups) {
-    for (const std::string& pattern : group.patterns) {
-      bool matched = false;
-      for (const CollectorEntry& row : rows) {
-        if (!Matches(pattern, row.name)) continue;
-        matched = true;
-        auto [it, fresh] = owner.emplace(row.name, &group);
-        if (!fresh && it->second != &group) {
-          return InvalidArgument(group.where + ": field " + row.name + " is in watch group \"" +
-                                 group.name + "\" and in watch group \"" + it->second->name +
-                                 "\" (" + it->second->where + "); a field may have one cadence");
-        }
-        if (group.every > cadences.interval) every[row.field] = group.every;
-      }
-      if (!matched) {
-        return InvalidArgument(group.where + ": watch group \"" + group.name + "\" pattern \"" +
-                               pattern + "\" matches no field of " + std::string(source));
-      }
+  for (const config::Options::WatchGroup& group : cadences.groups) {
+    if (group.every <= cadences.interval) continue;
+    for (const CollectorEntry& row : rows) {
+      const bool matched =
+          std::any_of(group.patterns.begin(), group.patterns.end(),
+                      [&row](const std::string& p) { return config::MatchFieldPattern(p, row.name); });
+      if (matched) every[row.field] = group.every;
     }
   }
   return every;

@@ -27,26 +27,19 @@
 #include <vector>
 
 #include "config/collectors_csv.h"
+#include "config/options.h"
 #include "fields/catalog.h"
 #include "fields/field_roles.h"
 #include "util/status.h"
 
 namespace nvmlx::plan {
 
-// A watch group (dcgm-exporter's YAML `collection.watchGroups` / `collections`): the fields
-// whose collectors-row names match one of `patterns` are read every `every` instead of every
-// collection. Patterns are globs as fnmatch(3) takes them (`*`, `?`, `[...]`).
-struct CadenceGroup {
-  std::string name;
-  std::chrono::milliseconds every{0};
-  std::vector<std::string> patterns;
-  std::string where;  // "file:line" of the group, for messages
-};
-
-// The cadences of one load: the collection interval and the watch groups.
+// The cadences of one load: the collection interval and the watch groups (dcgm-exporter's YAML
+// `collection.watchGroups` / `collections`, config/yaml_config.h): the fields whose collectors-row
+// names match a group's patterns (Go path.Match globs) are read every `every`.
 struct Cadences {
   std::chrono::milliseconds interval{0};
-  std::vector<CadenceGroup> groups;
+  std::vector<config::Options::WatchGroup> groups;
 };
 
 // Device fields read every `every` (longer than the collection interval) and held in between.
@@ -88,9 +81,9 @@ class FieldPlan {
   // The same, with watch groups. A device field a group matches is read at the group's cadence
   // when that is longer than the interval (else every collection, as the page cannot be fresher
   // than its collections); fields that are not device reads (profiling windows, Xids, clock
-  // events, health, P2P, labels) keep their own cadence, with one warning each. Errors
-  // (INVALID_ARGUMENT, naming the group's file:line), as dcgm-exporter refuses to start on
-  // them: a pattern that matches no row of `rows`, a row two groups match.
+  // events, health, P2P, labels) keep their own cadence, with one warning each. Errors are
+  // config::CheckWatchGroups's (INVALID_ARGUMENT naming the group's file:line), on which
+  // dcgm-exporter refuses to start: a group that matches no row of `rows`, a row two groups match.
   static Result<std::shared_ptr<const FieldPlan>> Build(std::vector<config::CollectorEntry> rows,
                                                         std::string_view source,
                                                         const Cadences& cadences);

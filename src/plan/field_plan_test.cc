@@ -137,7 +137,7 @@ TEST(FieldPlanTest, VersionsAscendAndSameRowsComparesContent) {
   EXPECT_FALSE(a->SameRows(*c));
 }
 
-Cadences Groups(std::vector<CadenceGroup> groups) {
+Cadences Groups(std::vector<config::Options::WatchGroup> groups) {
   return Cadences{std::chrono::milliseconds(1000), std::move(groups)};
 }
 
@@ -187,27 +187,25 @@ TEST(FieldPlanTest, WatchGroupsSetCadencesLongerThanTheInterval) {
   EXPECT_EQ(mig_gpu.periodic[0].every, milliseconds(30000));
 }
 
-TEST(FieldPlanTest, WatchGroupErrorsNameTheGroup) {
+// The checks are config::CheckWatchGroups's (their messages: yaml_config_test); the plan refuses
+// what they refuse, so no stage runs under groups dcgm-exporter would not start with.
+TEST(FieldPlanTest, WatchGroupsThatDcgmExporterRefusesAreErrors) {
   using std::chrono::milliseconds;
   const std::string csv =
       "DCGM_FI_DEV_GPU_TEMP, gauge, temp\nDCGM_FI_DEV_POWER_USAGE, gauge, power\n";
-  auto none = FieldPlan::Build(Parse(csv), "t.csv",
-                               Groups({{"thermals",
-                                        milliseconds(5000),
-                                        {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP"},
-                                        "c.yaml:4"}}));
+  auto none = FieldPlan::Build(
+      Parse(csv), "t.csv",
+      Groups({{"thermals", milliseconds(5000), {"DCGM_FI_DEV_MEMORY_TEMP"}, "c.yaml:4"}}));
   ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.status().message(),
-            "c.yaml:4: watch group \"thermals\" pattern \"DCGM_FI_DEV_MEMORY_TEMP\" matches no "
-            "field of t.csv");
+  EXPECT_EQ(none.status().message().rfind("c.yaml:4: ", 0), 0u) << none.status().message();
+  EXPECT_NE(none.status().message().find("\"thermals\""), std::string::npos);
   auto twice = FieldPlan::Build(
       Parse(csv), "t.csv",
       Groups({{"a", milliseconds(5000), {"DCGM_FI_DEV_*"}, "c.yaml:4"},
               {"b", milliseconds(9000), {"DCGM_FI_DEV_POWER_USAGE"}, "c.yaml:8"}}));
   ASSERT_FALSE(twice.ok());
-  EXPECT_EQ(twice.status().message(),
-            "c.yaml:8: field DCGM_FI_DEV_POWER_USAGE is in watch group \"b\" and in watch group "
-            "\"a\" (c.yaml:4); a field may have one cadence");
+  EXPECT_EQ(twice.status().message().rfind("c.yaml:8: ", 0), 0u) << twice.status().message();
+  EXPECT_NE(twice.status().message().find("DCGM_FI_DEV_POWER_USAGE"), std::string::npos);
   // One group naming a field twice is not a conflict.
   auto same = FieldPlan::Build(
       Parse(csv), "t.csv",
