@@ -13,13 +13,21 @@ repositories:
   git -C go-dcgm show <commit>:pkg/dcgm/dcgm_fields.h    > dcgm_fields.h
   git -C DCGM    show v4.6.0:dcgmlib/src/dcgm_fields.cpp  > dcgm_fields.cpp
 
+A --consts file may also be a plain name list (a file ending in .txt): one `NAME ID` per line
+(a name of go-dcgm's current map) or `NAME ID legacy`, `#` comments. That is how names of a
+go-dcgm version that is readable but not fetchable as a file are given (scripts/dcgm_names_4.7.txt:
+the entries of go-dcgm 892ef1f8 that the older inputs lack; docs/upstream/dcgm-fields-4.7.md).
+
 Usage:
-  gen_dcgm_fields.py --consts A.go [B.go ...] --header A.h [B.h ...] --meta A.cpp [B.cpp ...]
+  gen_dcgm_fields.py --consts A.go [B.go|B.txt ...] --header A.h [B.h ...] --meta A.cpp [B.cpp ...]
                      [--out src/fields/dcgm_field_list.inc] [--check]
-  Several --consts files are merged (a name in any of them is known); the first one is the
-  version dcgm-exporter pins and names each id's canonical spelling. Headers and metadata files
-  are tried in the order given. --check compares with the file instead of writing it (exit 1
-  when they differ). Exit 2 on bad input (a name given two ids, an unparsable file).
+  Several --consts inputs are merged, oldest first (a name in any of them is known); the first
+  one is the version dcgm-exporter pins and names each id's canonical spelling. When a later
+  input's current map gives a name another id (upstream moved it: DCGM 4.7 moved
+  DCGM_FI_DEV_GPU_UTIL_RATIO from 203 to its new ratio field 1613), the later id wins and a note
+  goes to stderr. Headers and metadata files are tried in the order given. --check compares with
+  the file instead of writing it (exit 1 when they differ). Exit 2 on bad input (a name given two
+  ids by one input or by a later legacy map, an unparsable file).
 Python 3 standard library only.
 """
 
@@ -41,8 +49,27 @@ def fail(msg):
     sys.exit(2)
 
 
+def parse_name_list(path):
+    """(current, legacy) from a plain list: `NAME ID` or `NAME ID legacy` per line."""
+    current, legacy = {}, {}
+    for line_no, line in enumerate(open(path, encoding="utf-8"), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.fullmatch(r"(DCGM_\w+|dcgm_\w+)\s+(\d+)(\s+legacy)?", line)
+        if not m:
+            fail(f"{path}:{line_no}: expected `NAME ID` or `NAME ID legacy`, got {line!r}")
+        table = legacy if m.group(3) else current
+        if m.group(1) in table and table[m.group(1)] != int(m.group(2)):
+            fail(f"{path}:{line_no}: {m.group(1)} listed twice with different ids")
+        table[m.group(1)] = int(m.group(2))
+    return current, legacy
+
+
 def parse_consts(path):
     """The two name -> id maps of go-dcgm's const_fields.go: (current, legacy)."""
+    if path.endswith(".txt"):
+        return parse_name_list(path)
     text = open(path, encoding="utf-8").read()
     maps = {}
     for var in ("dcgmFields", "legacyDCGMFields"):
@@ -142,7 +169,15 @@ def generate(consts, headers, metas):
         for table, is_legacy in ((current, False), (legacy, True)):
             for name, fid in sorted(table.items()):
                 if name in names and names[name][0] != fid:
-                    fail(f"{path}: {name} is {fid} here but {names[name][0]} in an earlier file")
+                    if is_legacy or i == 0:
+                        fail(f"{path}: {name} is {fid} here but {names[name][0]} in an earlier "
+                             "file")
+                    # A newer go-dcgm defines the name anew: follow the newest upstream.
+                    print(f"gen_dcgm_fields: note: {name} moves from {names[name][0]} to {fid} "
+                          f"({path})", file=sys.stderr)
+                    if canonical.get(names[name][0]) == name:
+                        del canonical[names[name][0]]
+                    del names[name]
                 if name not in names:
                     names[name] = (fid, is_legacy)
                 if not is_legacy and (i == 0 or fid not in canonical):

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "fields/catalog_base_units.h"
 #include "fields/catalog_nvlink.h"
 #include "fields/conversions.h"
 #include "fields/dcgm_known.h"
@@ -198,8 +199,8 @@ constexpr FieldDef kListed[] = {
     Rd(F(202, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_PCIE_REPLAY_TOTAL", kI, "count",
          "Total number of PCIe retries."),
        in::ReadPcieReplay, kSlow),
-    Rd(F(ids::kGpuUtil, "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_UTIL_RATIO", kI, "%",
-         "GPU utilization (in %)."),
+    // 4.6.1's name GPU_UTIL_RATIO for 203 moved to the ratio field 1613 in 4.7.
+    Rd(F(ids::kGpuUtil, "DCGM_FI_DEV_GPU_UTIL", "", kI, "%", "GPU utilization (in %)."),
        in::ReadGpuUtil),
     Rd(F(204, "DCGM_FI_DEV_MEM_COPY_UTIL", "", kI, "%", "Memory utilization (in %)."),
        in::ReadMemCopyUtil),
@@ -644,9 +645,10 @@ constexpr std::array<FieldDef, N> ToArray(const FieldDef (&rows)[N]) {
 }
 
 // The table: kListed merged with the per-link NVLink rows of catalog_nvlink.h (rates and error
-// counters), ascending id.
+// counters) and the base-unit and fabric rows of catalog_base_units.h, ascending id.
 constexpr auto kFields =
-    Merge(Merge(ToArray(kListed), in::NvlinkRateFields()), in::NvlinkErrorFields());
+    Merge(Merge(Merge(ToArray(kListed), in::NvlinkRateFields()), in::NvlinkErrorFields()),
+          in::BaseUnitFields());
 
 constexpr bool AscendingUniqueIds() {
   for (size_t i = 1; i < std::size(kFields); ++i) {

@@ -45,6 +45,8 @@ struct ReadContext {
   std::optional<Result<nvml::RemappedRows>> remapped_rows;
   // Added with the reader (BAR1_TOTAL/USED/FREE share one nvmlDeviceGetBAR1MemoryInfo call).
   std::optional<Result<nvmlBAR1Memory_t>> bar1 = std::nullopt;
+  // FABRIC_HEALTH_MASK and _SUMMARY share one nvmlDeviceGetGpuFabricInfoV call.
+  std::optional<Result<nvml::FabricHealth>> fabric = std::nullopt;
 };
 
 using ReadFn = Result<model::Value> (*)(ReadContext& ctx);

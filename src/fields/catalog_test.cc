@@ -180,6 +180,88 @@ TEST(CatalogTest, TypesUnitsAndCosts) {
   EXPECT_DOUBLE_EQ(bw->rate_divisor, 1000.0);
 }
 
+// The DCGM 4.7 base-unit names are read (not "metric not enabled"), each next to its older twin,
+// which keeps its unit (reader_test checks the values against the simulator).
+TEST(CatalogTest, BaseUnitFieldsAreReadBesideTheirOlderTwins) {
+  struct Twin {
+    std::string_view old_name, old_unit, new_name, new_unit;
+  };
+  const Twin twins[] = {
+      {"DCGM_FI_DEV_BAR1_TOTAL", "MiB", "DCGM_FI_DEV_BAR1_CAPACITY_BYTES", "B"},
+      {"DCGM_FI_DEV_BAR1_USED", "MiB", "DCGM_FI_DEV_BAR1_USED_BYTES", "B"},
+      {"DCGM_FI_DEV_BAR1_FREE", "MiB", "DCGM_FI_DEV_BAR1_FREE_BYTES", "B"},
+      {"DCGM_FI_DEV_SM_CLOCK", "MHz", "DCGM_FI_DEV_SM_CLOCK_HERTZ", "Hz"},
+      {"DCGM_FI_DEV_MEM_CLOCK", "MHz", "DCGM_FI_DEV_MEMORY_CLOCK_HERTZ", "Hz"},
+      {"DCGM_FI_DEV_VIDEO_CLOCK", "MHz", "DCGM_FI_DEV_VIDEO_CLOCK_HERTZ", "Hz"},
+      {"DCGM_FI_DEV_MAX_SM_CLOCK", "MHz", "DCGM_FI_DEV_SM_MAX_CLOCK_HERTZ", "Hz"},
+      {"DCGM_FI_DEV_MAX_MEM_CLOCK", "MHz", "DCGM_FI_DEV_MEMORY_MAX_CLOCK_HERTZ", "Hz"},
+      {"DCGM_FI_DEV_MAX_VIDEO_CLOCK", "MHz", "DCGM_FI_DEV_VIDEO_MAX_CLOCK_HERTZ", "Hz"},
+      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "mJ", "DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL", "J"},
+      {"DCGM_FI_DEV_FAN_SPEED", "%", "DCGM_FI_DEV_FAN_SPEED_RATIO", "ratio"},
+      {"DCGM_FI_DEV_GPU_UTIL", "%", "DCGM_FI_DEV_GPU_UTIL_RATIO_V2", "ratio"},
+      {"DCGM_FI_DEV_MEM_COPY_UTIL", "%", "DCGM_FI_DEV_MEMORY_UTIL_RATIO", "ratio"},
+      {"DCGM_FI_DEV_ENC_UTIL", "%", "DCGM_FI_DEV_ENC_UTIL_RATIO", "ratio"},
+      {"DCGM_FI_DEV_DEC_UTIL", "%", "DCGM_FI_DEV_DEC_UTIL_RATIO", "ratio"},
+      {"DCGM_FI_DEV_POWER_VIOLATION", "ns", "DCGM_FI_DEV_GPU_POWER_THROTTLE_SECONDS_TOTAL", "s"},
+      {"DCGM_FI_DEV_THERMAL_VIOLATION", "ns", "DCGM_FI_DEV_GPU_THERMAL_THROTTLE_SECONDS_TOTAL",
+       "s"},
+      {"DCGM_FI_DEV_SYNC_BOOST_VIOLATION", "ns",
+       "DCGM_FI_DEV_GPU_SYNC_BOOST_THROTTLE_SECONDS_TOTAL", "s"},
+      {"DCGM_FI_DEV_BOARD_LIMIT_VIOLATION", "ns", "DCGM_FI_DEV_GPU_LIMIT_THROTTLE_SECONDS_TOTAL",
+       "s"},
+      {"DCGM_FI_DEV_LOW_UTIL_VIOLATION", "ns", "DCGM_FI_DEV_GPU_LOW_UTIL_THROTTLE_SECONDS_TOTAL",
+       "s"},
+      {"DCGM_FI_DEV_RELIABILITY_VIOLATION", "ns",
+       "DCGM_FI_DEV_GPU_RELIABILITY_THROTTLE_SECONDS_TOTAL", "s"},
+      {"DCGM_FI_DEV_TOTAL_APP_CLOCKS_VIOLATION", "ns", "DCGM_FI_DEV_GPU_APP_THROTTLE_SECONDS_TOTAL",
+       "s"},
+      {"DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION", "ns",
+       "DCGM_FI_DEV_GPU_BASE_THROTTLE_SECONDS_TOTAL", "s"},
+      {"DCGM_FI_DEV_FB_TOTAL", "MiB", "DCGM_FI_DEV_FB_CAPACITY_BYTES", "B"},
+      {"DCGM_FI_DEV_FB_FREE", "MiB", "DCGM_FI_DEV_FB_FREE_BYTES", "B"},
+      {"DCGM_FI_DEV_FB_USED", "MiB", "DCGM_FI_DEV_FB_USED_BYTES", "B"},
+      {"DCGM_FI_DEV_FB_RESERVED", "MiB", "DCGM_FI_DEV_FB_RESERVED_BYTES", "B"},
+      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "MB/s",
+       "DCGM_FI_DEV_NVLINK_THROUGHPUT_BYTES_PER_SECOND", "B/s"},
+      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_L0", "MB/s",
+       "DCGM_FI_DEV_NVLINK_THROUGHPUT_L0_BYTES_PER_SECOND", "B/s"},
+      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_L17", "MB/s",
+       "DCGM_FI_DEV_NVLINK_THROUGHPUT_L17_BYTES_PER_SECOND", "B/s"},
+  };
+  for (const Twin& t : twins) {
+    const FieldDef* o = FindByName(t.old_name);
+    const FieldDef* n = FindByName(t.new_name);
+    ASSERT_NE(o, nullptr) << t.old_name;
+    ASSERT_NE(n, nullptr) << t.new_name;
+    EXPECT_NE(o->id, n->id) << t.new_name;
+    EXPECT_TRUE(o->skip_reason.empty()) << t.old_name;
+    EXPECT_TRUE(n->skip_reason.empty()) << t.new_name << ": " << n->skip_reason;
+    EXPECT_EQ(o->unit, t.old_unit) << t.old_name;
+    EXPECT_EQ(n->unit, t.new_unit) << t.new_name;
+    EXPECT_GE(n->id, 1600) << t.new_name;
+    // Same NVML source: the batched field id, or the rate counters, or a dedicated call.
+    EXPECT_EQ(n->nvml_field_id, o->nvml_field_id) << t.new_name;
+    EXPECT_EQ(n->rate, o->rate) << t.new_name;
+    EXPECT_EQ(n->nvml_scope_id, o->nvml_scope_id) << t.new_name;
+    EXPECT_EQ(n->read == nullptr, o->read == nullptr) << t.new_name;
+    EXPECT_EQ(n->cost, o->cost) << t.new_name;
+    if (n->rate) {
+      // (delta KiB / s) / divisor: the factor between the two divisors.
+      EXPECT_DOUBLE_EQ(o->rate_divisor / n->rate_divisor, 1000.0 * 1024.0) << t.new_name;
+    }
+  }
+  // Fabric health (dcgm-exporter 4.8.4 opt-in) is read too.
+  EXPECT_TRUE(FindByName("DCGM_FI_DEV_FABRIC_HEALTH_MASK")->skip_reason.empty());
+  EXPECT_TRUE(FindByName("DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY")->skip_reason.empty());
+  // Known to DCGM 4.7 but without an NVML source here: skipped with a reason.
+  for (std::string_view n : {"DCGM_FI_DEV_SM_APP_CLOCK_HERTZ", "DCGM_FI_DEV_VGPU_FB_USED_BYTES",
+                             "DCGM_FI_DEV_C2C_MAX_BANDWIDTH_BYTES_PER_SECOND"}) {
+    const FieldDef* f = FindByName(n);
+    ASSERT_NE(f, nullptr) << n;
+    EXPECT_FALSE(f->skip_reason.empty()) << n;
+  }
+}
+
 TEST(CatalogTest, FindByIdMisses) {
   EXPECT_EQ(FindById(0), nullptr);
   EXPECT_EQ(FindById(52), nullptr);
@@ -192,7 +274,9 @@ TEST(CatalogTest, FindByNameResolvesCanonicalNewAndLegacy) {
   EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_TEMP_CELSIUS")->id, 150);
   EXPECT_EQ(FindByName("dcgm_gpu_temp")->id, 150);
   EXPECT_EQ(FindByName("DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO")->id, 1001);
-  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_UTIL_RATIO")->id, 203);
+  // DCGM 4.6.1 named 203 GPU_UTIL_RATIO; 4.7 moved the name to the ratio field 1613.
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_UTIL_RATIO")->id, 1613);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_GPU_UTIL_RATIO_V2")->id, 1613);
   EXPECT_EQ(FindByName("DCGM_FI_DEV_BOARD_POWER_WATTS")->id, 155);
   EXPECT_EQ(FindByName("DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL")->id, 449);
   EXPECT_EQ(FindByName("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")->id, 112);

@@ -46,6 +46,29 @@ const Result<nvmlBAR1Memory_t>& Bar1(ReadContext& ctx) {
   return *ctx.bar1;
 }
 
+const Result<nvml::FabricHealth>& Fabric(ReadContext& ctx) {
+  if (!ctx.fabric) ctx.fabric.emplace(ctx.lib.GpuFabricHealth(ctx.device));
+  return *ctx.fabric;
+}
+
+Result<model::Value> AsHz(const Result<unsigned>& mhz) {
+  if (!mhz.ok()) return mhz.status();
+  return model::Value(MhzToHz(*mhz));
+}
+
+Result<model::Value> AsRatio(const Result<unsigned>& percent) {
+  if (!percent.ok()) return percent.status();
+  return model::Value(PercentToRatio(*percent));
+}
+
+// Bytes as DCGM's int64; a count beyond it is not a memory size.
+Result<model::Value> AsBytes(uint64_t bytes, std::string_view what) {
+  if (bytes > static_cast<uint64_t>(INT64_MAX)) {
+    return Internal(std::string(what) + ": " + std::to_string(bytes) + " B overflows int64");
+  }
+  return model::Value(static_cast<int64_t>(bytes));
+}
+
 std::string TypeMismatch(const nvmlFieldValue_t& fv, std::string_view expected) {
   return "nvmlDeviceGetFieldValues: field " + std::to_string(fv.fieldId) + " has valueType " +
          std::to_string(static_cast<int>(fv.valueType)) + ", expected " + std::string(expected);
@@ -96,6 +119,10 @@ std::string_view BrandName(int brand) {
 }
 
 int64_t BytesToMiB(uint64_t bytes) { return static_cast<int64_t>(bytes / kMiB); }
+
+int64_t MhzToHz(unsigned mhz) { return static_cast<int64_t>(mhz) * 1000000; }
+
+double PercentToRatio(unsigned percent) { return static_cast<double>(percent) / 100.0; }
 
 // DCGM divides power limits as integers (mW / 1000), so watts come out truncated: kept on purpose.
 double MilliwattsToWholeWatts(unsigned mw) {
@@ -159,6 +186,18 @@ Result<model::Value> ConvertMilliwattsToWatts(const nvmlFieldValue_t& fv) {
   Result<model::Value> mw = ConvertInteger(fv);
   if (!mw.ok()) return mw;
   return model::Value(static_cast<double>(std::get<int64_t>(*mw)) / 1000.0);
+}
+
+Result<model::Value> ConvertMillijoulesToJoules(const nvmlFieldValue_t& fv) {
+  Result<model::Value> mj = ConvertInteger(fv);
+  if (!mj.ok()) return mj;
+  return model::Value(static_cast<double>(std::get<int64_t>(*mj)) / 1000.0);
+}
+
+Result<model::Value> ConvertNanosecondsToSeconds(const nvmlFieldValue_t& fv) {
+  Result<model::Value> ns = ConvertInteger(fv);
+  if (!ns.ok()) return ns;
+  return model::Value(static_cast<double>(std::get<int64_t>(*ns)) / 1e9);
 }
 
 // --- ReadFns: system and identity ----------------------------------------------------------------
@@ -429,6 +468,107 @@ Result<model::Value> ReadNvlinkErrorCounter(ReadContext& ctx, unsigned link,
   // DCGM stores the unsigned counter in an int64; a counter that large is not a count.
   if (*v > static_cast<uint64_t>(INT64_MAX)) return Internal("NVLink error counter overflows");
   return model::Value(static_cast<int64_t>(*v));
+}
+
+// --- DCGM 4.7 base units -------------------------------------------------------------------------
+
+Result<model::Value> ReadBar1CapacityBytes(ReadContext& ctx) {
+  const auto& b = Bar1(ctx);
+  if (!b.ok()) return b.status();
+  return AsBytes(b->bar1Total, "nvmlDeviceGetBAR1MemoryInfo total");
+}
+Result<model::Value> ReadBar1UsedBytes(ReadContext& ctx) {
+  const auto& b = Bar1(ctx);
+  if (!b.ok()) return b.status();
+  return AsBytes(b->bar1Used, "nvmlDeviceGetBAR1MemoryInfo used");
+}
+Result<model::Value> ReadBar1FreeBytes(ReadContext& ctx) {
+  const auto& b = Bar1(ctx);
+  if (!b.ok()) return b.status();
+  return AsBytes(b->bar1Free, "nvmlDeviceGetBAR1MemoryInfo free");
+}
+
+Result<model::Value> ReadSmClockHz(ReadContext& ctx) {
+  return AsHz(ctx.lib.ClockMhz(ctx.device, NVML_CLOCK_SM));
+}
+Result<model::Value> ReadMemClockHz(ReadContext& ctx) {
+  return AsHz(ctx.lib.ClockMhz(ctx.device, NVML_CLOCK_MEM));
+}
+Result<model::Value> ReadVideoClockHz(ReadContext& ctx) {
+  return AsHz(ctx.lib.ClockMhz(ctx.device, NVML_CLOCK_VIDEO));
+}
+Result<model::Value> ReadMaxSmClockHz(ReadContext& ctx) {
+  return AsHz(ctx.lib.MaxClockMhz(ctx.device, NVML_CLOCK_SM));
+}
+Result<model::Value> ReadMaxMemClockHz(ReadContext& ctx) {
+  return AsHz(ctx.lib.MaxClockMhz(ctx.device, NVML_CLOCK_MEM));
+}
+Result<model::Value> ReadMaxVideoClockHz(ReadContext& ctx) {
+  return AsHz(ctx.lib.MaxClockMhz(ctx.device, NVML_CLOCK_VIDEO));
+}
+
+Result<model::Value> ReadFanSpeedRatio(ReadContext& ctx) {
+  return AsRatio(ctx.lib.FanSpeedPercent(ctx.device));
+}
+Result<model::Value> ReadGpuUtilRatio(ReadContext& ctx) {
+  const auto& u = Utilization(ctx);
+  if (!u.ok()) return u.status();
+  return model::Value(PercentToRatio(u->gpu));
+}
+Result<model::Value> ReadMemoryUtilRatio(ReadContext& ctx) {
+  const auto& u = Utilization(ctx);
+  if (!u.ok()) return u.status();
+  return model::Value(PercentToRatio(u->memory));
+}
+Result<model::Value> ReadEncUtilRatio(ReadContext& ctx) {
+  return AsRatio(ctx.lib.EncoderUtilization(ctx.device));
+}
+Result<model::Value> ReadDecUtilRatio(ReadContext& ctx) {
+  return AsRatio(ctx.lib.DecoderUtilization(ctx.device));
+}
+
+Result<model::Value> ReadFbCapacityBytes(ReadContext& ctx) {
+  const auto& m = Memory(ctx);
+  if (!m.ok()) return m.status();
+  return AsBytes(m->total, "nvmlDeviceGetMemoryInfo total");
+}
+Result<model::Value> ReadFbFreeBytes(ReadContext& ctx) {
+  const auto& m = Memory(ctx);
+  if (!m.ok()) return m.status();
+  return AsBytes(m->free, "nvmlDeviceGetMemoryInfo free");
+}
+Result<model::Value> ReadFbUsedBytes(ReadContext& ctx) {
+  // As FB_USED: v2 .used excludes reserved, v1 (driver < 510) includes it.
+  const auto& m = Memory(ctx);
+  if (!m.ok()) return m.status();
+  return AsBytes(m->used, "nvmlDeviceGetMemoryInfo used");
+}
+Result<model::Value> ReadFbReservedBytes(ReadContext& ctx) {
+  const auto& m = Memory(ctx);
+  if (!m.ok()) return m.status();
+  if (!m->has_reserved) {
+    return NotSupported("nvmlDeviceGetMemoryInfo_v2: not present (driver < 510), no reserved FB");
+  }
+  return AsBytes(m->reserved, "nvmlDeviceGetMemoryInfo_v2 reserved");
+}
+
+// --- Fabric --------------------------------------------------------------------------------------
+
+Result<model::Value> ReadFabricHealthMask(ReadContext& ctx) {
+  const auto& f = Fabric(ctx);
+  if (!f.ok()) return f.status();
+  return model::Value(static_cast<int64_t>(f->mask));
+}
+
+Result<model::Value> ReadFabricHealthSummary(ReadContext& ctx) {
+  const auto& f = Fabric(ctx);
+  if (!f.ok()) return f.status();
+  if (!f->summary) {
+    return NotSupported(
+        "nvmlDeviceGetGpuFabricInfoV: the driver has only the v2 struct, no "
+        "health summary");
+  }
+  return model::Value(static_cast<int64_t>(*f->summary));
 }
 
 }  // namespace nvmlx::fields::internal

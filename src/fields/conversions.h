@@ -20,6 +20,10 @@ std::string_view BrandName(int brand);
 int64_t BytesToMiB(uint64_t bytes);
 // mW -> W the way DCGM does it for the power-limit fields: integer division, so 650500 -> 650.
 double MilliwattsToWholeWatts(unsigned mw);
+// MHz -> Hz (the DCGM 4.7 *_CLOCK_HERTZ fields: NVML counts clocks in whole MHz).
+int64_t MhzToHz(unsigned mhz);
+// Percent (0-100, fan speed may exceed 100) -> ratio (the DCGM 4.7 *_RATIO fields).
+double PercentToRatio(unsigned percent);
 // (cur - prev) per second / divisor, truncated. nullopt when no rate can be given: time did not
 // advance, or the counter went backwards (driver reload, wrap).
 std::optional<int64_t> CounterRate(uint64_t prev, int64_t prev_us, uint64_t cur, int64_t cur_us,
@@ -36,6 +40,10 @@ Result<model::Value> ConvertMemoryTemp(const nvmlFieldValue_t& fv);
 Result<model::Value> ConvertClockEventNs(const nvmlFieldValue_t& fv);
 // Integer mW -> double W (/1000.0), e.g. FI 186 POWER_INSTANT.
 Result<model::Value> ConvertMilliwattsToWatts(const nvmlFieldValue_t& fv);
+// Integer mJ -> double J (/1000.0): FI 83 for DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL.
+Result<model::Value> ConvertMillijoulesToJoules(const nvmlFieldValue_t& fv);
+// Integer ns -> double s (/1e9): FI 74-81 for the *_THROTTLE_SECONDS_TOTAL fields.
+Result<model::Value> ConvertNanosecondsToSeconds(const nvmlFieldValue_t& fv);
 
 // --- ReadFns -------------------------------------------------------------------------------------
 // System (the device in the context is ignored).
@@ -102,6 +110,30 @@ Result<model::Value> ReadRemapFailure(ReadContext& ctx);
 Result<model::Value> ReadRemapPending(ReadContext& ctx);
 // vGPU.
 Result<model::Value> ReadVgpuLicenseStatus(ReadContext& ctx);
+// DCGM 4.7 base-unit twins of the fields above: the same NVML call (and memo), bytes instead of
+// MiB, Hz instead of MHz, a 0-1 ratio instead of percent.
+Result<model::Value> ReadBar1CapacityBytes(ReadContext& ctx);
+Result<model::Value> ReadBar1UsedBytes(ReadContext& ctx);
+Result<model::Value> ReadBar1FreeBytes(ReadContext& ctx);
+Result<model::Value> ReadSmClockHz(ReadContext& ctx);
+Result<model::Value> ReadMemClockHz(ReadContext& ctx);
+Result<model::Value> ReadVideoClockHz(ReadContext& ctx);
+Result<model::Value> ReadMaxSmClockHz(ReadContext& ctx);
+Result<model::Value> ReadMaxMemClockHz(ReadContext& ctx);
+Result<model::Value> ReadMaxVideoClockHz(ReadContext& ctx);
+Result<model::Value> ReadFanSpeedRatio(ReadContext& ctx);
+Result<model::Value> ReadGpuUtilRatio(ReadContext& ctx);
+Result<model::Value> ReadMemoryUtilRatio(ReadContext& ctx);
+Result<model::Value> ReadEncUtilRatio(ReadContext& ctx);
+Result<model::Value> ReadDecUtilRatio(ReadContext& ctx);
+Result<model::Value> ReadFbCapacityBytes(ReadContext& ctx);
+Result<model::Value> ReadFbFreeBytes(ReadContext& ctx);
+Result<model::Value> ReadFbUsedBytes(ReadContext& ctx);
+Result<model::Value> ReadFbReservedBytes(ReadContext& ctx);
+// GPU fabric health (nvmlDeviceGetGpuFabricInfoV, memoised): the mask, and the summary, which
+// is NOT_SUPPORTED when the driver has only the v2 struct (DCGM reports it blank then).
+Result<model::Value> ReadFabricHealthMask(ReadContext& ctx);
+Result<model::Value> ReadFabricHealthSummary(ReadContext& ctx);
 // One NVLink error counter of one link (nvmlDeviceGetNvLinkErrorCounter); catalog_nvlink.h binds
 // link and counter per row.
 Result<model::Value> ReadNvlinkErrorCounter(ReadContext& ctx, unsigned link,

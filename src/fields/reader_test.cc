@@ -257,6 +257,131 @@ TEST_F(ReaderTest, PerLinkNvlinkErrorCounters) {
   for (auto& [id, st] : none.errors) EXPECT_EQ(st.code(), StatusCode::kNotSupported) << id;
 }
 
+// The DCGM 4.7 base-unit fields read the call of their older twin and convert: both are checked
+// against the scenario (GPU 0 of reader.yaml), so a swapped call or factor shows.
+TEST_F(ReaderTest, BaseUnitFieldsAndTheirOlderTwins) {
+  DeviceReader reader(*lib_, Dev(0),
+                      Fields({90,  1600, 92,  1601, 93,  1602, 100, 1603, 101, 1604, 102, 1605,
+                              113, 1608, 114, 1609, 115, 1610, 250, 1625, 251, 1626, 252, 1627,
+                              253, 1628, 203, 1613, 204, 1614, 206, 1615, 207, 1616}));
+  Outcome o = ReadAll(reader);
+  EXPECT_TRUE(o.errors.empty()) << o.errors.begin()->second.ToString();
+  constexpr int64_t kMiB = 1048576;
+  EXPECT_EQ(I(o, 90), 262144);
+  EXPECT_EQ(I(o, 1600), 262144 * kMiB);
+  EXPECT_EQ(I(o, 92), 1);
+  EXPECT_EQ(I(o, 1601), kMiB);
+  EXPECT_EQ(I(o, 93), 262143);
+  EXPECT_EQ(I(o, 1602), 262143 * kMiB);
+  EXPECT_EQ(I(o, 100), 1755);
+  EXPECT_EQ(I(o, 1603), 1755000000);
+  EXPECT_EQ(I(o, 101), 3201);
+  EXPECT_EQ(I(o, 1604), 3201000000);
+  EXPECT_EQ(I(o, 102), 1755);  // video_clock default
+  EXPECT_EQ(I(o, 1605), 1755000000);
+  EXPECT_EQ(I(o, 113), 1980);
+  EXPECT_EQ(I(o, 1608), 1980000000);
+  EXPECT_EQ(I(o, 114), 3201);
+  EXPECT_EQ(I(o, 1609), 3201000000);
+  EXPECT_EQ(I(o, 115), 1755);
+  EXPECT_EQ(I(o, 1610), 1755000000);
+  EXPECT_EQ(I(o, 250), 143771);
+  EXPECT_EQ(I(o, 1625), 143771 * kMiB);
+  EXPECT_EQ(I(o, 251), 143771 - 80000 - 615);
+  EXPECT_EQ(I(o, 1626), (143771 - 80000 - 615) * kMiB);
+  EXPECT_EQ(I(o, 252), 80000);
+  EXPECT_EQ(I(o, 1627), 80000 * kMiB);
+  EXPECT_EQ(I(o, 253), 615);
+  EXPECT_EQ(I(o, 1628), 615 * kMiB);
+  EXPECT_EQ(I(o, 203), 87);
+  EXPECT_DOUBLE_EQ(D(o, 1613), 0.87);
+  EXPECT_EQ(I(o, 204), 35);
+  EXPECT_DOUBLE_EQ(D(o, 1614), 0.35);
+  EXPECT_EQ(I(o, 206), 12);
+  EXPECT_DOUBLE_EQ(D(o, 1615), 0.12);
+  EXPECT_EQ(I(o, 207), 3);
+  EXPECT_DOUBLE_EQ(D(o, 1616), 0.03);
+}
+
+// Energy and the throttle counters come from the batched call, shared with their older twins
+// (one NVML element each), in J and s.
+TEST_F(ReaderTest, BaseUnitFieldValuesShareTheBatchedElement) {
+  DeviceReader reader(*lib_, Dev(0), Fields({156, 1611, 240, 1617, 241, 1618}));
+  Outcome o = ReadAll(reader);
+  EXPECT_TRUE(o.errors.empty()) << o.errors.begin()->second.ToString();
+  // energy_mj_at_start (1e6 mJ) + 299.437 W over the 100 simulated seconds.
+  EXPECT_EQ(I(o, 156), 1000000 + 29943700);
+  EXPECT_DOUBLE_EQ(D(o, 1611), 30943.7);
+  EXPECT_EQ(I(o, 240), 123456789);
+  EXPECT_DOUBLE_EQ(D(o, 1617), 0.123456789);
+  EXPECT_EQ(I(o, 241), 0);
+  EXPECT_DOUBLE_EQ(D(o, 1618), 0.0);
+}
+
+TEST_F(ReaderTest, FanSpeedRatioAndPowerLimits) {
+  DeviceReader fan(*lib_, Dev(4), Fields({191, 1612}));
+  Outcome o = ReadAll(fan);
+  EXPECT_TRUE(o.errors.empty()) << o.errors.begin()->second.ToString();
+  EXPECT_EQ(I(o, 191), 45);
+  EXPECT_DOUBLE_EQ(D(o, 1612), 0.45);
+  // GPU 0 has no fan: both spellings answer the same NOT_SUPPORTED.
+  DeviceReader no_fan(*lib_, Dev(0), Fields({1612}));
+  Outcome n = ReadAll(no_fan);
+  ASSERT_EQ(n.errors.count(1612), 1u);
+  EXPECT_EQ(n.errors[1612].code(), StatusCode::kNotSupported);
+  // The configured and enforced limits that dcgm-exporter 4.8.4 offers (opt-in), in W.
+  DeviceReader limits(*lib_, Dev(0), Fields({160, 164}));
+  Outcome l = ReadAll(limits);
+  EXPECT_DOUBLE_EQ(D(l, 160), 650.0);
+  EXPECT_DOUBLE_EQ(D(l, 164), 650.0);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_BOARD_POWER_LIMIT_ENFORCED_WATTS")->id, 164);
+}
+
+// nvmlDeviceGetGpuFabricInfoV: v3 gives mask and summary; a v2-only driver gives the mask and no
+// summary (NOT_SUPPORTED, as DCGM's blank); a GPU outside a fabric neither.
+TEST_F(ReaderTest, FabricHealth) {
+  DeviceReader v3(*lib_, Dev(0), Fields({174, 175}));
+  Outcome o = ReadAll(v3);
+  EXPECT_TRUE(o.errors.empty()) << o.errors.begin()->second.ToString();
+  EXPECT_EQ(I(o, 174), 426);
+  EXPECT_EQ(I(o, 175), 1);
+
+  DeviceReader v2(*lib_, Dev(4), Fields({174, 175}));
+  Outcome t = ReadAll(v2);
+  EXPECT_EQ(I(t, 174), 1);
+  ASSERT_EQ(t.errors.count(175), 1u);
+  EXPECT_EQ(t.errors[175].code(), StatusCode::kNotSupported);
+  EXPECT_NE(t.errors[175].message().find("v2"), std::string::npos) << t.errors[175].message();
+
+  DeviceReader none(*lib_, Dev(3), Fields({174, 175}));
+  Outcome n = ReadAll(none);
+  EXPECT_TRUE(n.values.empty());
+  ASSERT_EQ(n.errors.size(), 2u);
+  for (auto& [id, st] : n.errors) {
+    EXPECT_EQ(st.code(), StatusCode::kNotSupported) << id;
+    EXPECT_NE(st.message().find("nvmlDeviceGetGpuFabricInfoV"), std::string::npos) << id;
+  }
+}
+
+// NVLINK_THROUGHPUT_L<k>_BYTES_PER_SECOND and the total: the KiB counters of the MB/s fields, in
+// bytes/s (KiB * 1024), from the second Read on.
+TEST_F(ReaderTest, NvlinkThroughputInBytesPerSecond) {
+  std::vector<const FieldDef*> fields;
+  for (int id = 1630; id <= 1648; ++id) fields.push_back(FindById(id));
+  fields.push_back(FindById(449));
+  DeviceReader reader(*lib_, Dev(0), fields);
+  ASSERT_EQ(reader.fields().size(), 20u);
+  Outcome first = ReadAll(reader);
+  EXPECT_TRUE(first.values.empty());
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 110), "");
+  Outcome second = ReadAll(reader);
+  ASSERT_EQ(simgpu::SetFrozenTime(NVMLX_SIMGPU_LIBRARY, 100), "");
+  EXPECT_TRUE(second.errors.empty()) << second.errors.begin()->second.ToString();
+  for (int id = 1630; id <= 1647; ++id) EXPECT_EQ(I(second, id), 300000 * 1024) << id;
+  EXPECT_EQ(I(second, 1648), int64_t{5400000} * 1024);
+  EXPECT_EQ(I(second, 449), 5400);  // the older field keeps DCGM's KiB/s / 1000
+}
+
 TEST_F(ReaderTest, LostGpuStopsFurtherCalls) {
   // The batched call runs first and says GPU_IS_LOST: no dedicated call is made after it.
   DeviceReader mixed(*lib_, Dev(1), Fields({100, 140, 150, 203, 310}));

@@ -414,6 +414,22 @@ Result<uint64_t> Library::ClocksEventReasons(Device d) const {
   return static_cast<uint64_t>(v);
 }
 
+Result<FabricHealth> Library::GpuFabricHealth(Device d) const {
+  nvmlGpuFabricInfo_v3_t v3{};
+  v3.version = nvmlGpuFabricInfo_v3;
+  Status st = Call("nvmlDeviceGetGpuFabricInfoV", api_.nvmlDeviceGetGpuFabricInfoV, d, &v3);
+  if (st.ok()) return FabricHealth{v3.healthMask, v3.healthSummary};
+  // ARGUMENT_VERSION_MISMATCH (kInvalidArgument): a driver from before the v3 struct.
+  if (st.code() != StatusCode::kInvalidArgument) return st;
+  // The v2 layout is v3's first 36 bytes (healthMask at the same offset), so the v3 buffer
+  // carries it; the version field tells the driver which layout to write.
+  nvmlGpuFabricInfo_v3_t v2{};
+  v2.version = nvmlGpuFabricInfo_v2;
+  st = Call("nvmlDeviceGetGpuFabricInfoV", api_.nvmlDeviceGetGpuFabricInfoV, d, &v2);
+  if (!st.ok()) return st;
+  return FabricHealth{v2.healthMask, std::nullopt};
+}
+
 Result<int> Library::VgpuLicenseStatus(Device d) const {
   nvmlGridLicensableFeatures_t f{};
   Status st = Call("nvmlDeviceGetGridLicensableFeatures_v4",

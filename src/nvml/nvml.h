@@ -60,6 +60,13 @@ struct Utilization {
   unsigned memory = 0;
 };
 
+// The health part of nvmlDeviceGetGpuFabricInfoV. `summary` is empty when the driver only has
+// the v2 struct (no healthSummary there).
+struct FabricHealth {
+  unsigned mask = 0;  // NVML_GPU_FABRIC_HEALTH_MASK_* sub-fields, as the driver gives them
+  std::optional<unsigned> summary;
+};
+
 // An owned NVML handle that NVML frees with a function of its own (GPM samples: nvmlGpmSampleFree;
 // event sets: nvmlEventSetFree): freed on destruction, move-only. Only Library creates them.
 // Not thread-safe: one user at a time (NVML allows one waiter per event set, and a GPM sample is
@@ -235,6 +242,9 @@ class Library {
   Result<uint64_t> ClocksEventReasons(Device d) const;
   // 1 when a vGPU licence is active, 0 otherwise (also when licensing is unsupported).
   Result<int> VgpuLicenseStatus(Device d) const;
+  // nvmlDeviceGetGpuFabricInfoV with the v3 struct, then v2 when the driver rejects v3's
+  // version (as DCGM 4.6's ReadFabricManagerStatusField). NOT_SUPPORTED without a fabric.
+  Result<FabricHealth> GpuFabricHealth(Device d) const;
 
   // --- Events (Xid) ------------------------------------------------------------------------
   Result<EventSet> EventSetCreate() const;

@@ -494,6 +494,33 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
     nvmlDevice_t device, nvmlProcessesUtilizationInfo_t* procesesUtilInfo);
 
+// GPU fabric (NVLink fabric manager) state and health. v3 adds healthSummary to v2; a driver
+// without v3 answers ARGUMENT_VERSION_MISMATCH to it (DCGM 4.6 then asks v2).
+enum : unsigned { NVML_GPU_FABRIC_UUID_LEN = 16 };
+typedef unsigned char nvmlGpuFabricState_t;
+typedef struct {
+  unsigned version;  // nvmlGpuFabricInfo_v2
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  nvmlGpuFabricState_t state;
+  unsigned healthMask;  // 2-bit and 4-bit sub-fields, NVML_GPU_FABRIC_HEALTH_MASK_*
+} nvmlGpuFabricInfo_v2_t;
+typedef struct {
+  unsigned version;  // nvmlGpuFabricInfo_v3
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  nvmlGpuFabricState_t state;
+  unsigned healthMask;
+  unsigned char healthSummary;  // 0 not supported, 1 healthy, 2 unhealthy, 3 limited capacity
+} nvmlGpuFabricInfo_v3_t;
+typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
+#define nvmlGpuFabricInfo_v2 NVMLX_STRUCT_VERSION(nvmlGpuFabricInfo_v2_t, 2)
+#define nvmlGpuFabricInfo_v3 NVMLX_STRUCT_VERSION(nvmlGpuFabricInfo_v3_t, 3)
+// Takes either layout: the version field says which one the caller passed.
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t* gpuFabricInfo);
+
 }  // extern "C"
 
 // Every function above, for the loader's symbol table and the simulator's coverage test.
@@ -525,7 +552,8 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
   X(nvmlDeviceGetMigDeviceHandleByIndex) X(nvmlDeviceGetGpuInstanceId)                          \
   X(nvmlDeviceGetComputeInstanceId) X(nvmlDeviceGetAttributes_v2)                               \
   X(nvmlDeviceGetGpuInstanceProfileInfo) X(nvmlDeviceGetP2PStatus)  \
-  NVMLX_FOR_EACH_PROCESS_FUNCTION(X) NVMLX_FOR_EACH_NVLINK_FUNCTION(X)
+  NVMLX_FOR_EACH_PROCESS_FUNCTION(X) NVMLX_FOR_EACH_NVLINK_FUNCTION(X)                          \
+  NVMLX_FOR_EACH_FABRIC_FUNCTION(X)
 // Per-process calls (processes and their utilization), kept on their own line for merging.
 #define NVMLX_FOR_EACH_PROCESS_FUNCTION(X)                                                      \
   X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)         \
@@ -534,6 +562,8 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(
 // Per-link NVLink calls (error counters, link state), on their own line for merging.
 #define NVMLX_FOR_EACH_NVLINK_FUNCTION(X) \
   X(nvmlDeviceGetNvLinkErrorCounter) X(nvmlDeviceGetNvLinkState)
+// GPU fabric info (DCGM_FI_DEV_FABRIC_HEALTH_MASK / _SUMMARY), on its own line for merging.
+#define NVMLX_FOR_EACH_FABRIC_FUNCTION(X) X(nvmlDeviceGetGpuFabricInfoV)
 // clang-format on
 
 // Layouts the driver writes into (x86_64, docs/nvml.md §7).
@@ -575,5 +605,11 @@ static_assert(sizeof(nvmlProcessesUtilizationInfo_t) == 24);
 static_assert(offsetof(nvmlProcessesUtilizationInfo_t, lastSeenTimeStamp) == 8);
 static_assert(offsetof(nvmlProcessesUtilizationInfo_t, procUtilArray) == 16);
 static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018u);
+static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36);
+static_assert(offsetof(nvmlGpuFabricInfo_v2_t, healthMask) == 32);
+static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40);
+static_assert(offsetof(nvmlGpuFabricInfo_v3_t, healthSummary) == 36);
+static_assert(nvmlGpuFabricInfo_v2 == 0x02000024u);
+static_assert(nvmlGpuFabricInfo_v3 == 0x03000028u);
 
 #endif  // NVML_EXPORTER_NVML_NVML_API_H_

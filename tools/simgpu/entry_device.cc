@@ -496,5 +496,32 @@ nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device,
   });
 }
 
+// The fabric info of an NVSwitch-connected GPU (SCENARIO.md "fabric_*"): the caller's version
+// field picks the layout, as in the driver; a version newer than fabric_info_version answers
+// ARGUMENT_VERSION_MISMATCH.
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t* gpuFabricInfo) {
+  return OnDevice(__func__, device, [&](const Ctx& c) -> nvmlReturn_t {
+    if (gpuFabricInfo == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const unsigned have = c.U32(ValueKey::kFabricInfoVersion);
+    if (have == 0) return NVML_ERROR_NOT_SUPPORTED;
+    const unsigned version = gpuFabricInfo->version;
+    if (version != nvmlGpuFabricInfo_v2 && version != nvmlGpuFabricInfo_v3) {
+      return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    }
+    if (version == nvmlGpuFabricInfo_v3 && have < 3) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    // The v2 layout is the first 36 bytes of v3: write only those for a v2 caller.
+    std::memset(gpuFabricInfo->clusterUuid, 0, sizeof(gpuFabricInfo->clusterUuid));
+    gpuFabricInfo->status = NVML_SUCCESS;
+    gpuFabricInfo->cliqueId = 0;
+    gpuFabricInfo->state = 3;  // NVML_GPU_FABRIC_STATE_COMPLETED
+    gpuFabricInfo->healthMask = c.U32(ValueKey::kFabricHealthMask);
+    if (version == nvmlGpuFabricInfo_v3) {
+      gpuFabricInfo->healthSummary =
+          static_cast<unsigned char>(c.U32(ValueKey::kFabricHealthSummary));
+    }
+    return NVML_SUCCESS;
+  });
+}
+
 }  // extern "C"
 #pragma GCC visibility pop

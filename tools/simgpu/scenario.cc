@@ -102,6 +102,11 @@ const std::array<ValueKeyInfo, kNumValueKeys> kValueKeys = {{
     {ValueKey::kGpmPcieRxMibs, "gpm_pcie_rx_mibs", 0},
     {ValueKey::kGpmNvlinkTxMibs, "gpm_nvlink_tx_mibs", 0},
     {ValueKey::kGpmNvlinkRxMibs, "gpm_nvlink_rx_mibs", 0},
+    // Every sub-field of the mask "not degraded / not in progress / healthy" (2 each) and the
+    // configuration "correct" (1): (2 << 0) | (2 << 2) | (2 << 4) | (2 << 6) | (1 << 8).
+    {ValueKey::kFabricHealthMask, "fabric_health_mask", 426},
+    {ValueKey::kFabricHealthSummary, "fabric_health_summary", 1},
+    {ValueKey::kFabricInfoVersion, "fabric_info_version", 3},
 }};
 
 std::optional<ValueKey> ValueKeyFromName(std::string_view name) {

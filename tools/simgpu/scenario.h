@@ -106,6 +106,11 @@ enum class ValueKey : int {
   kGpmPcieRxMibs,
   kGpmNvlinkTxMibs,
   kGpmNvlinkRxMibs,
+  // nvmlDeviceGetGpuFabricInfoV: the health mask and summary, and the newest struct version the
+  // simulated driver has (3; 2: v3 answers ARGUMENT_VERSION_MISMATCH; 0: NOT_SUPPORTED, no fabric).
+  kFabricHealthMask,
+  kFabricHealthSummary,
+  kFabricInfoVersion,
   kCount,  // not a key
 };
 inline constexpr int kNumValueKeys = static_cast<int>(ValueKey::kCount);
