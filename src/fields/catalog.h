@@ -58,7 +58,8 @@ struct FieldDef {
   std::string_view name;      // canonical (old, dcgm-exporter) DCGM name
   std::string_view new_name;  // DCGM 4.6 name, empty if unchanged
   ValueKind kind = ValueKind::kInt64;
-  std::string_view unit;  // "MHz", "C", "W", "mJ", "%", "MiB", "ns", "count", "ratio", "B/s"
+  std::string_view unit;  // "MHz", "Hz", "C", "W", "mJ", "J", "%", "ratio", "MiB", "B", "ns", "s",
+                          // "count", "B/s"
   std::string_view help;  // our help text, used when a CSV row leaves it empty
   Source source = Source::kDevice;
   Cost cost = Cost::kFast;

@@ -86,6 +86,14 @@ MigScope MigScopeOf(const FieldDef& field) {
     case ids::kFbUsed:
     case ids::kFbReserved:
     case ids::kFbUsedPercent:
+    // Their DCGM 4.7 twins in bytes read the same call on the same (MIG device) handle.
+    case ids::kBar1CapacityBytes:
+    case ids::kBar1UsedBytes:
+    case ids::kBar1FreeBytes:
+    case ids::kFbCapacityBytes:
+    case ids::kFbFreeBytes:
+    case ids::kFbUsedBytes:
+    case ids::kFbReservedBytes:
       return MigScope::kInstance;
     default:
       break;

@@ -23,6 +23,52 @@ grep -q "bad.csv:2: unknown field \"DCGM_FI_DEV_GPU_UTL\" (did you mean DCGM_FI_
 [ "$(grep -c . "$WORK/bad.err")" = 1 ] || { cat "$WORK/bad.err"; fail "unknown field: printed more than once"; }
 pass "unknown field -> exit 2 with file:line, said once"
 
+# DCGM 4.7 base-unit names (dcgm-exporter 4.9.0's CSVs) are read, in their units, next to the
+# older names in theirs; the 4.8.4 opt-in fabric and power-limit fields too
+# (docs/upstream/dcgm-fields-4.7.md).
+cat >"$WORK/base.csv" <<'CSV'
+DCGM_FI_DEV_SM_CLOCK, gauge, MHz
+DCGM_FI_DEV_SM_CLOCK_HERTZ, gauge, Hz
+DCGM_FI_DEV_FB_TOTAL, gauge, MiB
+DCGM_FI_DEV_FB_CAPACITY_BYTES, gauge, bytes
+DCGM_FI_DEV_GPU_UTIL, gauge, percent
+DCGM_FI_DEV_GPU_UTIL_RATIO, gauge, ratio
+DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL, counter, J
+DCGM_FI_DEV_FABRIC_HEALTH_MASK, gauge, mask
+DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY, gauge, summary
+DCGM_FI_DEV_POWER_MGMT_LIMIT, gauge, W
+DCGM_FI_DEV_ENFORCED_POWER_LIMIT, gauge, W
+CSV
+"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/pulse_fast.yaml" \
+  -f "$WORK/base.csv" --once >"$WORK/base.txt" 2>"$WORK/base.log" \
+  || { cat "$WORK/base.log"; fail "base-unit names: --once exited non-zero"; }
+grep -q 'metric not enabled' "$WORK/base.log" && { cat "$WORK/base.log"; fail "base-unit names: skipped"; }
+first() { grep "^$1{" "$WORK/base.txt" | head -1 | awk '{print $NF}'; }
+for f in SM_CLOCK_HERTZ FB_CAPACITY_BYTES GPU_UTIL_RATIO GPU_ENERGY_JOULES_TOTAL FABRIC_HEALTH_MASK \
+         FABRIC_HEALTH_SUMMARY POWER_MGMT_LIMIT ENFORCED_POWER_LIMIT; do
+  [ -n "$(first "DCGM_FI_DEV_$f")" ] || { cat "$WORK/base.txt"; fail "base-unit names: no $f series"; }
+done
+awk -v mhz="$(first DCGM_FI_DEV_SM_CLOCK)" -v hz="$(first DCGM_FI_DEV_SM_CLOCK_HERTZ)" \
+  'BEGIN { exit !(mhz > 0 && hz == mhz * 1000000) }' || fail "SM_CLOCK_HERTZ is not SM_CLOCK x 1e6"
+awk -v mib="$(first DCGM_FI_DEV_FB_TOTAL)" -v b="$(first DCGM_FI_DEV_FB_CAPACITY_BYTES)" \
+  'BEGIN { exit !(mib > 0 && b >= mib * 1048576 && b < (mib + 1) * 1048576) }' \
+  || fail "FB_CAPACITY_BYTES is not FB_TOTAL in bytes"
+awk -v pct="$(first DCGM_FI_DEV_GPU_UTIL)" -v r="$(first DCGM_FI_DEV_GPU_UTIL_RATIO)" \
+  'BEGIN { d = r * 100 - pct; exit !(r >= 0 && r <= 1 && d < 1e-6 && d > -1e-6) }' \
+  || fail "GPU_UTIL_RATIO is not GPU_UTIL / 100"
+[ "$(first DCGM_FI_DEV_FABRIC_HEALTH_SUMMARY)" = 1 ] || fail "FABRIC_HEALTH_SUMMARY: want 1 (healthy)"
+pass "DCGM 4.7 base-unit and 4.8.4 opt-in names are read in their units"
+
+# DCGM 4.8's PROF_*_BYTES_PER_SECOND names have no id in any source we could read: unknown.
+printf 'DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND, gauge, tx\n' >"$WORK/prof48.csv"
+set +e
+"$EXPORTER" --fake-gpus -f "$WORK/prof48.csv" --once >/dev/null 2>"$WORK/prof48.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || { cat "$WORK/prof48.err"; fail "PROF_PCIE_TX_BYTES_PER_SECOND: exit $rc, want 2"; }
+grep -q 'prof48.csv:1: unknown field "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND"' "$WORK/prof48.err" \
+  || { cat "$WORK/prof48.err"; fail "PROF_PCIE_TX_BYTES_PER_SECOND: message"; }
+pass "unsourced DCGM 4.8 names stay unknown"
+
 # A NUL byte: exit 2, file:line:character and the byte escaped, not a message cut at the NUL
 # (hardening issue, defect 6).
 printf 'DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\nDCGM_FI_DEV\000_GPU_UTIL, gauge, util\n' >"$WORK/nul.csv"
