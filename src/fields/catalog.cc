@@ -199,7 +199,6 @@ constexpr FieldDef kListed[] = {
     Rd(F(202, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_PCIE_REPLAY_TOTAL", kI, "count",
          "Total number of PCIe retries."),
        in::ReadPcieReplay, kSlow),
-    // 4.6.1's name GPU_UTIL_RATIO for 203 moved to the ratio field 1613 in 4.7.
     Rd(F(ids::kGpuUtil, "DCGM_FI_DEV_GPU_UTIL", "", kI, "%", "GPU utilization (in %)."),
        in::ReadGpuUtil),
     Rd(F(204, "DCGM_FI_DEV_MEM_COPY_UTIL", "", kI, "%", "Memory utilization (in %)."),
