@@ -159,10 +159,12 @@ kubelet = subprocess.Popen([fixture, "--socket", os.path.join(kubelet_dir, "kube
 assert "ready" in kubelet.stdout.readline(), "fake kubelet did not start"
 
 
-def run(name, env, args, user="0:0", want_pods=False, log_must=None, web_config=None):
+def run(name, env, args, user="0:0", want_pods=False, log_must=None, web_config=None,
+        case_mounts=None):
     """Starts the entrypoint in the image's root as a runtime would; checks /metrics, /health.
     web_config: the chart's web config text, mounted at DCGM_EXPORTER_WEB_CONFIG_FILE with the
-    test certificate; the scrapes then use TLS or the password as it asks."""
+    test certificate; the scrapes then use TLS or the password as it asks. case_mounts: the
+    deployment's own volumes (container path: file of this repo), mounted over the image's."""
     port = free_port()
     started = time.time()
     env = dict(env)
@@ -172,6 +174,8 @@ def run(name, env, args, user="0:0", want_pods=False, log_must=None, web_config=
     mounts = [(kubelet_dir, "/var/lib/kubelet/pod-resources")]
     if "/etc/dcgm-exporter/dcgm-metrics.csv" in json.dumps(env) + " ".join(args):
         mounts.append((configmap, "/etc/dcgm-exporter/dcgm-metrics.csv"))
+    for inside, local in (case_mounts or {}).items():
+        mounts.append((os.path.join(src, local), inside))
     scheme, context, headers = "http", None, {}
     if web_config is not None:
         web = os.path.join(work, f"{name}-web-config.yaml")
@@ -264,7 +268,7 @@ try:
         before = len(failures)
         run(case["name"], env, case["args"],
             want_pods=env.get("DCGM_EXPORTER_KUBERNETES") == "true",
-            web_config=case.get("web_config"))
+            web_config=case.get("web_config"), case_mounts=case.get("mounts"))
         checked += len(failures) == before
     # Unprivileged: NVML and the HTTP server need no root; the kubelet socket does, so no -k.
     env = dict(image_env, NODE_NAME="image-node",

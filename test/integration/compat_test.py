@@ -4,8 +4,13 @@ the dcgm-exporter Helm chart and the seed's helm install (testdata/compat/deploy
 records the upstream files and commits and the few things this harness changes).
 
 Each case either starts, serves /metrics (with pod labels from the fake kubelet when it runs with
--k) and logs exactly the expected "ignored" warnings, one per option and no other; or exits 2
-with the expected refusal.
+-k, with the metrics `page_has` names and without those `page_lacks` names) and logs exactly the
+expected "ignored" warnings, one per option and no other; or exits 2 with the expected refusal.
+
+A case with volumes of its own (`mounts` in the case) runs where the container would see them:
+in a user and mount namespace whose /etc is an overlay holding every mount at its container
+path, so that built-in default paths (-f's) and paths inside mounted files (the YAML config's
+metrics.file) resolve as in the pod; its env and args keep their container paths.
 
 usage: compat_test.py EXPORTER KUBELET_FIXTURE SOURCE_DIR
 """
@@ -13,6 +18,8 @@ import base64
 import json
 import os
 import re
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -67,6 +74,29 @@ tls_context = make_test_ca(tls_dir, "compat-ca")
 mounts["/etc/dcgm-exporter/tls"] = tls_dir
 
 
+def in_container_etc(name, case_mounts):
+    """The command prefix that runs a case with its own volumes: a user and mount namespace in
+    which /etc is an overlay whose upper layer holds a symlink at each mount's container path."""
+    upper = os.path.join(work, name, "upper")
+    scratch = os.path.join(work, name, "overlay-work")
+    os.makedirs(os.path.join(upper, "dcgm-exporter"))
+    os.makedirs(scratch)
+    for inside, local in {**mounts, **case_mounts}.items():
+        assert inside.startswith("/etc/dcgm-exporter/") and inside.count("/") == 3, \
+            f"{name}: mount {inside}: only files and folders directly in /etc/dcgm-exporter"
+        os.symlink(local, os.path.join(upper, inside[len("/etc/"):]))
+    mount = shutil.which("mount")
+    script = (f"{shlex.quote(mount)} -t overlay overlay -o lowerdir=/etc,"
+              f"upperdir={shlex.quote(upper)},workdir={shlex.quote(scratch)} /etc && "
+              'exec "$0" "$@"')
+    return [shutil.which("unshare"), "--user", "--map-root-user", "--mount", "--", "/bin/sh",
+            "-c", script]
+
+
+def page_metric(body, metric):
+    return re.search(rf"^{re.escape(metric)}[{{ ]", body, re.M) is not None
+
+
 # The simulated GPUs' UUIDs, for a pod the fake kubelet reports as holding GPU 0.
 page = subprocess.run([exporter, "--fake-gpus", "-f", mounts["/etc/dcgm-exporter/default-counters.csv"],
                        "--once"], check=True, capture_output=True, text=True, env={}).stdout
@@ -84,13 +114,18 @@ checked = 0
 try:
     for case in spec["cases"]:
         name = case["name"]
+        # With volumes of its own, the case sees every mount at its container path (no mapping).
+        container = "mounts" in case
+        keep = (lambda v: v) if container else mapped
+        prefix = in_container_etc(name, {k: os.path.join(source_dir, v)
+                                         for k, v in case["mounts"].items()}) if container else []
         env = {}
         for k, v in case["env"].items():
             assert k not in ADDED, f"{name}: {k} is what the harness adds"
             if isinstance(v, dict):
                 assert v == {"fieldRef": "spec.nodeName"}, f"{name}: {k}: only NODE_NAME's fieldRef"
                 v = "compat-node"
-            env[k] = mapped(v)
+            env[k] = keep(v)
         port = free_port()
         assert env["DCGM_EXPORTER_LISTEN"] == ":9400", f"{name}: the listen address changed upstream"
         env["DCGM_EXPORTER_LISTEN"] = f"127.0.0.1:{port}"
@@ -98,9 +133,10 @@ try:
         kubernetes = env.get("DCGM_EXPORTER_KUBERNETES") == "true"
         if kubernetes:
             env["DCGM_POD_RESOURCES_KUBELET_SOCKET"] = sock
-        args = [mapped(a) for a in case["args"]]
+        args = [keep(a) for a in case["args"]]
         scheme, context, headers = "http", None, {}
         if "web_config" in case:
+            assert not container, f"{name}: web_config with case mounts is not supported"
             web = os.path.join(work, f"{name}-web-config.yaml")
             open(web, "w").write(mapped(case["web_config"]))
             assert env["DCGM_EXPORTER_WEB_CONFIG_FILE"] == "/etc/dcgm-exporter/web-config.yaml"
@@ -112,7 +148,8 @@ try:
                            base64.b64encode(b"alice:password").decode()}
         log_path = os.path.join(work, f"{name}.log")
         with open(log_path, "w") as log:
-            proc = subprocess.Popen([exporter] + args, env=env, stdout=subprocess.DEVNULL, stderr=log)
+            proc = subprocess.Popen(prefix + [exporter] + args, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=log)
         try:
             if "refused" in case:
                 try:
@@ -145,6 +182,12 @@ try:
                 continue
             if 'hostname="compat-node"' not in body:
                 fail(name, "no hostname=\"compat-node\" on the series")
+            # What the mounted files asked for reached the page (or was kept off it).
+            missing = [m for m in case.get("page_has", []) if not page_metric(body, m)]
+            present = [m for m in case.get("page_lacks", []) if page_metric(body, m)]
+            if missing or present:
+                fail(name, f"page lacks {missing} / has {present}")
+                continue
             if headers and status_of(f"{scheme}://127.0.0.1:{port}/metrics", context) != 401:
                 fail(name, "a scrape without the password must get 401")
             if scheme == "https" and status_of(f"http://127.0.0.1:{port}/metrics") != 0:
