@@ -34,7 +34,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from test_ca import make_test_ca  # noqa: E402
 from net import free_port  # noqa: E402
 
-exporter, fixture, source_dir = sys.argv[1:4]
+exporter, fixture = sys.argv[1:3]
+# Absolute: the case mounts become symlinks in an overlay (in_container_etc).
+source_dir = os.path.abspath(sys.argv[3])
 spec = yaml.safe_load(open(os.path.join(source_dir, "testdata/compat/deployments.yaml")))
 mounts = {k: os.path.join(source_dir, v) for k, v in spec["mounts"].items()}
 ADDED = {"DCGM_EXPORTER_USE_FAKE_GPUS", "DCGM_POD_RESOURCES_KUBELET_SOCKET"}
