@@ -80,6 +80,9 @@ Status ConvertWatchRetention(const RawFlags& raw, Options* o) {
                            ": --watch-max-keep-age and --watch-max-keep-samples cannot both be "
                            "zero (an unbounded watch)");
   }
+  // Kept for the YAML's retention checks (options_yaml.cc), which the flags override key by key.
+  if (a.set) o->watch_max_keep_age = std::chrono::duration_cast<std::chrono::milliseconds>(age);
+  if (s.set) o->watch_max_keep_samples = static_cast<int>(samples);
   if (a.set) WarnWatch(a, "watch-max-keep-age", o);
   if (s.set) WarnWatch(s, "watch-max-keep-samples", o);
   return Status::Ok();
