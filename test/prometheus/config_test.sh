@@ -2,10 +2,10 @@
 # deploy/prometheus checked by Prometheus's own tool (Debian's promtool): the rules load
 # (check rules), every rule test passes (test rules), each rule has a firing and a quiet case
 # (rules_coverage.py), the scrape job is a valid Prometheus config with the rules
-# (check config), rename-rules.yml is what its generator writes and passes its own tests, the
-# kube-prometheus-stack values carry the same job, the PrometheusRule made
-# as docs/prometheus-grafana.md says holds the same groups, and the relabel rules keep exactly
-# the exporters' targets (relabel_check.py).
+# (check config), rename-rules.yml is what its generator writes and passes its own tests, its
+# pairs name fields of our catalog (rename_pairs_check.py), the kube-prometheus-stack values
+# carry the same job, the PrometheusRule made as docs/prometheus-grafana.md says holds the same
+# groups, and the relabel rules keep exactly the exporters' targets (relabel_check.py).
 set -euo pipefail
 SOURCE_DIR="${SOURCE_DIR:?}"
 WORK="$(mktemp -d)"
@@ -22,6 +22,7 @@ python3 "$SOURCE_DIR/scripts/gen_rename_rules.py" "$WORK/rename-rules.yml"
 cmp -s "$WORK/rename-rules.yml" "$P/rename-rules.yml" ||
   fail "deploy/prometheus/rename-rules.yml differs from what scripts/gen_rename_rules.py writes: run it"
 python3 "$SOURCE_DIR/test/prometheus/rules_coverage.py" "$SOURCE_DIR"
+python3 "$SOURCE_DIR/test/prometheus/rename_pairs_check.py" "$SOURCE_DIR"
 
 # A whole Prometheus config around the job, as a standalone Prometheus would load it. Debian's
 # Prometheus is built without Kubernetes discovery (it rejects kubernetes_sd_configs as an
