@@ -22,7 +22,8 @@ Each rule publishes NEW from OLD (and another OLD from NEW):
     back: its GPU exports the source name natively, which the guard of the way back sees;
   - from native series only (`SOURCE{renamed_from=""}`): a name can be in two pairs (the NVLink
     total is renamed by 4.6 at the same unit and by 4.7 in bytes/s), and a recorded series fed
-    to the next pair would chain renames and record a second copy under the first name.
+    to the next pair would chain renames and record a second copy under the first name;
+  - for a target of two pairs, from the first source a GPU has (precedence() below).
 Counters stay counters: a product by a constant keeps resets where they were, so rate() and
 increase() on a recorded counter work (the tests take rate() of an energy and a throttle one).
 
