@@ -125,7 +125,7 @@ pass "missing NVML -> exit 1, one line"
   || { cat "$WORK/s.err"; fail "-s g must start"; }
 [ "$(grep -c 'ignored: ' "$WORK/s.err")" = 1 ] || { cat "$WORK/s.err"; fail "-s: want one warning"; }
 grep -q 'option=switch-devices' "$WORK/s.err" || fail "-s: the warning must name the option"
-for bad in "--web-config-file /nonexistent/w.yml" "--max-concurrent-scrapes 4"; do
+for bad in "--web-config-file /nonexistent/w.yml" "--max-scrapes 4"; do
   set +e
   # shellcheck disable=SC2086
   timeout 20 "$EXPORTER" --fake-gpus -f "$SOURCE_DIR/etc/default-counters.csv" -a 127.0.0.1:0 $bad >/dev/null 2>"$WORK/k.err"; rc=$?
@@ -135,7 +135,7 @@ for bad in "--web-config-file /nonexistent/w.yml" "--max-concurrent-scrapes 4"; 
     grep -q '/nonexistent/w.yml' "$WORK/k.err" || { cat "$WORK/k.err"; fail "web config: name the file"; } ;;
   esac
 done
-grep -q 'unknown flag --max-concurrent-scrapes' "$WORK/k.err" || fail "unknown flag: message"
+grep -q 'unknown flag --max-scrapes' "$WORK/k.err" || fail "unknown flag: message"
 # A web config that does not parse: exit 2 before NVML is touched, naming file, line and what
 # was expected.
 printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: Maybe\n' >"$WORK/web.yml"
