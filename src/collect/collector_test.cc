@@ -25,6 +25,36 @@ using plan::testing::Row;
 
 using std::chrono::milliseconds;
 
+// What a started Collector publishes, for tests that drive its ticks: Await(n) waits (bounded
+// in real time, so a broken loop fails instead of hanging) until n snapshots came. Thread-safe:
+// the publish callback runs on the collector's loop.
+class Published {
+ public:
+  Collector::PublishFn Fn() {
+    return [this](std::shared_ptr<const model::Snapshot> s) {
+      util::MutexLock lock(&mu_);
+      got_.push_back(std::move(s));
+      cv_.SignalAll();
+    };
+  }
+  size_t Await(size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    util::MutexLock lock(&mu_);
+    while (got_.size() < n && !cv_.WaitUntil(&mu_, deadline)) {
+    }
+    return got_.size();
+  }
+  std::vector<std::shared_ptr<const model::Snapshot>> Take() {
+    util::MutexLock lock(&mu_);
+    return got_;
+  }
+
+ private:
+  util::Mutex mu_;
+  util::CondVar cv_;
+  std::vector<std::shared_ptr<const model::Snapshot>> got_ NVMLX_GUARDED_BY(mu_);
+};
+
 class CollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -86,22 +116,9 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
   options_.read_deadline = std::chrono::seconds(10);
   auto c = Collector::Create(*lib_, options_);
   ASSERT_TRUE(c.ok());
-  util::Mutex mu;
-  util::CondVar published;
-  std::vector<std::shared_ptr<const model::Snapshot>> got;  // guarded by mu
-  (*c)->Start([&](std::shared_ptr<const model::Snapshot> s) {
-    util::MutexLock lock(&mu);
-    got.push_back(std::move(s));
-    published.SignalAll();
-  });
-  // Waits (bounded in real time, so a broken loop fails instead of hanging) for n snapshots.
-  auto await = [&](size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    util::MutexLock lock(&mu);
-    while (got.size() < n && !published.WaitUntil(&mu, deadline)) {
-    }
-    return got.size();
-  };
+  Published published;
+  (*c)->Start(published.Fn());
+  auto await = [&](size_t n) { return published.Await(n); };
   // First publish is inline (slow fields included, ~1.8 s); then nothing until the clock moves.
   ASSERT_TRUE(clock.AwaitWaiters(1));  // the loop parked
   clock.Advance(options_.interval - milliseconds(1));
@@ -113,7 +130,7 @@ TEST_F(CollectorTest, SlowFieldsDoNotDelayFastOnesAndLostGpuStops) {
     if (tick < 5) clock.Advance(options_.interval);
   }
   (*c)->Stop();
-  util::MutexLock lock(&mu);
+  const std::vector<std::shared_ptr<const model::Snapshot>> got = published.Take();
   ASSERT_EQ(got.size(), 6u) << "exactly one collection per interval";
   for (size_t i = 1; i < got.size(); ++i) {
     EXPECT_LT(got[i]->collect_seconds, 0.3) << "fast round " << i << " waited on a slow field";
@@ -160,21 +177,9 @@ TEST(CadenceCollectorTest, WatchGroupFieldsAreReadAtTheirCadence) {
   const long long temp0 = calls("nvmlDeviceGetTemperature");
   ASSERT_GE(energy0, 0) << "the simulator counts calls";
 
-  util::Mutex mu;
-  util::CondVar published;
-  std::vector<std::shared_ptr<const model::Snapshot>> got;  // guarded by mu
-  (*c)->Start([&](std::shared_ptr<const model::Snapshot> s) {
-    util::MutexLock lock(&mu);
-    got.push_back(std::move(s));
-    published.SignalAll();
-  });
-  auto await = [&](size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    util::MutexLock lock(&mu);
-    while (got.size() < n && !published.WaitUntil(&mu, deadline)) {
-    }
-    return got.size();
-  };
+  Published published;
+  (*c)->Start(published.Fn());
+  auto await = [&](size_t n) { return published.Await(n); };
   // Every read of a round done before the clock moves: the slow worker reads at the tick's time.
   auto settle = [&] {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -196,7 +201,7 @@ TEST(CadenceCollectorTest, WatchGroupFieldsAreReadAtTheirCadence) {
   EXPECT_EQ(calls("nvmlDeviceGetTemperature") - temp0, 11);
   EXPECT_EQ(calls("field:83") - energy0, 4);
   EXPECT_EQ(calls("nvmlDeviceGetClockInfo") - clock0, 3);
-  util::MutexLock lock(&mu);
+  const std::vector<std::shared_ptr<const model::Snapshot>> got = published.Take();
   // Held in between: every collection after the first serves both (the first has the inline
   // slow read too).
   for (size_t i = 0; i < got.size(); ++i) {
