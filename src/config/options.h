@@ -1,17 +1,23 @@
-// Command-line flags and environment variables, compatible with dcgm-exporter 4.8.2 (urfave/cli):
-// the same long names, short forms (including the multi-letter `-rbmn`), env vars and defaults.
-// As in Go's flag package, a name may be written with one dash or two (`-collectors`, `--f`), and
-// a value either as the next argument or after '='.
+// Command-line flags and environment variables, compatible with dcgm-exporter 4.8.4 (urfave/cli),
+// the newest release whose sources could be read: the same long names, short forms (including the
+// multi-letter `-rbmn`), env vars and defaults. As in Go's flag package, a name may be written
+// with one dash or two (`-collectors`, `--f`), and a value either as the next argument or after
+// '='.
 //
-// Precedence: an explicit flag beats its env var, which beats the default. An env var that is set
-// but empty counts as unset. Booleans from env vars and from `--flag=value` follow Go's
-// strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False).
+// Precedence: an explicit flag beats its env var, which beats the YAML file of --config-file
+// (config/yaml_config.h), which beats the default. An env var that is set but empty counts as
+// unset. Booleans from env vars and from `--flag=value` follow Go's strconv.ParseBool (1, t, T,
+// TRUE, true, True, 0, f, F, FALSE, false, False).
 //
-// Every flag of dcgm-exporter 4.5.3-4.8.2 (and of its main branch: the same set) is accepted.
-// Those about DCGM itself (-r, -p, -s, --dump-*, ...) have no effect: each one set adds a warning
-// to startup_warnings naming the flag or env var and why (app/ logs them once at start), never
-// silently ignored. Any other name is an unknown flag.
-// docs/compatibility.md lists every flag side by side with dcgm-exporter's.
+// Every flag of dcgm-exporter 4.5.3-4.8.2, and those 4.8.3 (--config-file, --web-*-timeout,
+// --container-labels, --container-runtime-socket) and 4.8.4 (--max-concurrent-scrapes,
+// --enable-exporter-metrics, --health-require-gpus, --watch-max-keep-*) added, is accepted.
+// Those about DCGM itself (-r, -p, -s, --dump-*, --watch-max-keep-*, ...) have no effect: each
+// one set adds a warning to startup_warnings naming the flag or env var and why (app/ logs them
+// once at start), never silently ignored. Any other name is an unknown flag. The flags of
+// nvml-exporter itself take NVML_EXPORTER_* env vars.
+// docs/compatibility.md lists every flag of 4.8.4 side by side with dcgm-exporter's, with the
+// upstream source of each.
 //
 // Pure function over its inputs (argv and the getenv callback): thread-safe.
 #ifndef NVML_EXPORTER_CONFIG_OPTIONS_H_

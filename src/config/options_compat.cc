@@ -53,7 +53,8 @@ constexpr FlagSpec kCompat[] = {
   {"gpu-bind-unbind-poll-interval", "", "DCGM_EXPORTER_GPU_BIND_UNBIND_POLL_INTERVAL",
    Kind::kString, "1s", true, "DUR", "Poll interval of the bind/unbind watch (Go duration)."},
   {"kubernetes-enable-dra", "", "KUBERNETES_ENABLE_DRA", Kind::kBool, "false", true, "",
-   "Attribute GPUs allocated through Dynamic Resource Allocation (accepted; not attributed yet)."},
+   "With -k, attribute GPUs allocated through Dynamic Resource Allocation claims (pod and DRA "
+   "labels)."},
   {"web-systemd-socket", "", "DCGM_EXPORTER_SYSTEMD_SOCKET", Kind::kBool, "false", true, "",
    "Serve on the socket systemd passes (socket activation) instead of --address."},
   {"web-config-file", "", "DCGM_EXPORTER_WEB_CONFIG_FILE", Kind::kString, "", true, "FILE",
