@@ -107,7 +107,8 @@ TEST(ClockEventTotalsTest, NeverDecreasing) {
   for (uint64_t r : reads) {
     t.Add(r);
     Pairs now = Totals(t);
-    for (const auto& [bit, n] : before) {
+    for (const auto& [bit_binding, n] : before) {
+      const auto bit = bit_binding;  // clang 14 cannot capture a structured binding
       auto it = std::find_if(now.begin(), now.end(), [&](const auto& p) { return p.first == bit; });
       ASSERT_NE(it, now.end()) << "a reason's series never disappears";
       EXPECT_GE(it->second, n);

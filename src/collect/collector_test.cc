@@ -536,7 +536,8 @@ Totals ClockTotals(const model::DeviceSnapshot& d) {
 // Every value of `before` is in `after` with at least its count: a counter never goes down and
 // its series never disappears.
 void ExpectNotBelow(const Totals& before, const Totals& after, const std::string& what) {
-  for (const auto& [key, n] : before) {
+  for (const auto& [key_binding, n] : before) {
+    const auto key = key_binding;  // clang 14 cannot capture a structured binding
     auto it =
         std::find_if(after.begin(), after.end(), [&](const auto& p) { return p.first == key; });
     ASSERT_NE(it, after.end()) << what << " " << key << " disappeared";

@@ -152,7 +152,9 @@ class Reader {
   Status Int(const Node& n, const std::string& path, long long* out) const {
     std::string v;
     NVMLX_RETURN_IF_ERROR(String(n, path, &v));
-    const std::string_view digits = v.empty() || (v[0] != '-' && v[0] != '+') ? v : v.substr(1);
+    const std::string_view all = v;  // a view of v, so that substr does not make a temporary
+    const std::string_view digits =
+        all.empty() || (all[0] != '-' && all[0] != '+') ? all : all.substr(1);
     if (digits.empty() || digits.size() > 18 ||
         digits.find_first_not_of("0123456789") != std::string_view::npos) {
       return Error(n, path, Quote(v) + " is not a whole number");
