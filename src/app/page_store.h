@@ -1,7 +1,7 @@
 // PageStore: the latest rendered exposition plus what the probes need, swapped in atomically by
 // the collector thread and read by the HTTP threads.
 //
-// The probes (README "Endpoints and probes", docs/dcgm-compat.md §8):
+// The probes (docs/running.md "Endpoints and probes", docs/dcgm-compat.md §8):
 //  - /health (liveness): the process is alive and its collection loop is publishing. It fails
 //    only when no page has been published for longer than `max_age` (counted from the start
 //    until the first page). GPU state does not fail it: a node whose GPUs are lost or absent

@@ -1,6 +1,7 @@
 // libFuzzer entry point for the cgroup parser: any bytes as a /proc/<pid>/cgroup file. Built with
-// clang -fsanitize=fuzzer,address by -DNVMLX_BUILD_FUZZ=ON (README "Fuzzing"); the same entry
-// point is replayed over testdata/fuzz/cgroup/ by cgroup_fuzz_replay_test in the ordinary build.
+// clang -fsanitize=fuzzer,address by -DNVMLX_BUILD_FUZZ=ON (docs/development.md "Fuzzing"); the
+// same entry point is replayed over testdata/fuzz/cgroup/ by cgroup_fuzz_replay_test in the
+// ordinary build.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // libFuzzer entry point for the API server's pod JSON (pod_json.h): any bytes as a pod list and as
 // a watch event line. Replayed over testdata/fuzz/pod_json/ by pod_json_fuzz_replay_test in the
-// ordinary build; fuzzed with clang by -DNVMLX_BUILD_FUZZ=ON (README "Fuzzing").
+// ordinary build; fuzzed with clang by -DNVMLX_BUILD_FUZZ=ON (docs/development.md "Fuzzing").
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -132,7 +132,7 @@ struct Options {
   };
   Emf emf;
 
-  // Process and pod attribution (README "Pods and processes").
+  // Process and pod attribution (docs/attribution.md "Pods and processes").
   // --kubernetes-process-metrics / NVML_EXPORTER_KUBERNETES_PROCESS_METRICS: read NVML's
   // per-process data, map PIDs to pods through <host-proc-root>/<pid>/cgroup and pod metadata
   // from the API server, and serve per-pod GPU usage.

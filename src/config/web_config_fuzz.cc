@@ -1,6 +1,6 @@
 // libFuzzer entry point for the web config parser: any bytes as a --web-config-file. Built with
-// clang -fsanitize=fuzzer,address by -DNVMLX_BUILD_FUZZ=ON (README "Fuzzing"); the same entry
-// point is replayed over testdata/fuzz/web_config/ by web_config_fuzz_replay_test in the
+// clang -fsanitize=fuzzer,address by -DNVMLX_BUILD_FUZZ=ON (docs/development.md "Fuzzing"); the
+// same entry point is replayed over testdata/fuzz/web_config/ by web_config_fuzz_replay_test in the
 // ordinary build.
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // with the server's limits (ConfigureParser), the checks a session applies to every request
 // head (CheckRequestHead: Transfer-Encoding, URL length, body), then what a request's fields
 // feed (Accept-Encoding negotiation, Basic credentials). Built with clang
-// -fsanitize=fuzzer,address by -DNVMLX_BUILD_FUZZ=ON (README "Fuzzing"); replayed over
+// -fsanitize=fuzzer,address by -DNVMLX_BUILD_FUZZ=ON (docs/development.md "Fuzzing"); replayed over
 // testdata/fuzz/http_request/ by http_request_fuzz_replay_test in the ordinary build.
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http.hpp>
