@@ -23,8 +23,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!std::is_sorted(sel->ids.begin(), sel->ids.end())) std::abort();
   if (std::adjacent_find(sel->ids.begin(), sel->ids.end()) != sel->ids.end()) std::abort();
   if (!sel->ids.empty() && sel->ids.back() > 65535) std::abort();
+  // The g list selects GPUs (alone, or as the g part of g+i); an i list selects instances.
+  const bool g_list = sel->kind == Kind::kGpus || sel->kind == Kind::kGpusAndInstances;
   for (unsigned id : sel->ids) {
-    if (sel->SelectsGpu(id) != (sel->kind == Kind::kGpus)) std::abort();
+    if (sel->SelectsGpu(id) != g_list) std::abort();
+  }
+  if (sel->kind != Kind::kGpusAndInstances) {
+    if (!sel->instances_all || !sel->instance_ids.empty()) std::abort();  // no i part
+    return 0;
+  }
+  if (sel->instances_all != sel->instance_ids.empty()) std::abort();
+  if (!std::is_sorted(sel->instance_ids.begin(), sel->instance_ids.end())) std::abort();
+  for (unsigned id : sel->instance_ids) {
+    if (!sel->SelectsInstance(id)) std::abort();
   }
   return 0;
 }

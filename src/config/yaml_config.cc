@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "config/text_file.h"
+#include "config/yaml_documents.h"
 #include "util/go_duration.h"
 
 namespace nvmlx::config {
@@ -679,23 +680,25 @@ std::optional<bool> GoPathMatch(std::string_view pattern, std::string_view name)
 Result<YamlConfig> ParseYamlConfig(std::string_view text, std::string_view file) {
   YamlConfig c;
   c.file = std::string(file);
-  std::vector<Node> docs;
+  Node root;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    // Counted first, with a bound: yaml-cpp's LoadAll can loop forever (config/yaml_documents.h).
+    const YamlDocuments docs = CountYamlDocuments(text, 2);
+    if (docs.count > 1) {
+      return InvalidArgument(c.file + ":" + std::to_string(std::max(docs.second_line, 1)) +
+                             ": content after the first YAML document (a second document after "
+                             "---, or a stray ',' at the top level); the file must hold one");
+    }
+    root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return InvalidArgument(c.file + ":" + std::to_string(e.mark.line + 1) +
                            ": not valid YAML: " + e.msg);
   } catch (const std::exception& e) {
     return InvalidArgument(c.file + ": not valid YAML: " + e.what());
   }
-  if (docs.size() > 1) {
-    return InvalidArgument(c.file + ":" + std::to_string(std::max(LineOf(docs[1]), 1)) +
-                           ": a second YAML document (after ---); the file must hold one");
-  }
-  if (docs.empty() || docs[0].IsNull()) {
+  if (root.IsNull()) {
     return InvalidArgument(c.file + ": the file is empty (expected at least `version: 2`)");
   }
-  const Node& root = docs[0];
   if (!root.IsMap()) {
     return InvalidArgument(c.file + ":" + std::to_string(std::max(LineOf(root), 1)) +
                            ": expected a mapping (version: 2, metrics: ..., ...) at the top");

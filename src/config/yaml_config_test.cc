@@ -241,7 +241,15 @@ TEST(YamlConfig, ErrorsNameFileLineAndKey) {
        "exporter.yaml:3: not valid YAML: end of sequence flow not found"},
       {"empty", "# nothing\n", "exporter.yaml: the file is empty (expected at least `version: 2`)"},
       {"two documents", "version: 2\n---\nversion: 2\n",
-       "exporter.yaml:3: a second YAML document (after ---); the file must hold one"},
+       "exporter.yaml:2: content after the first YAML document (a second document after ---, or "
+       "a stray ',' at the top level); the file must hold one"},
+      // yaml-cpp 0.7's LoadAll never returns on these (the fuzzer's find): an error here.
+      {"flow node then comma", "\"version\",b\n",
+       "exporter.yaml:1: content after the first YAML document (a second document after ---, or "
+       "a stray ',' at the top level); the file must hold one"},
+      {"tag then comma", "!t,b\n",
+       "exporter.yaml:1: content after the first YAML document (a second document after ---, or "
+       "a stray ',' at the top level); the file must hold one"},
       {"not a mapping", "- version: 2\n",
        "exporter.yaml:1: expected a mapping (version: 2, metrics: ..., ...) at the top"},
       {"no version", "metrics:\n  file: /x.csv\n",
