@@ -1,6 +1,7 @@
 // The flags dcgm-exporter 4.8.3 and 4.8.4 added or widened (config/options_scrape.cc, -d's g+i,
 // -r's DCGM URIs): names, env vars, defaults, precedence and the errors for bad values
-// (docs/upstream/flags-4.8.4.md). The flags of 4.8.2 and before are in options_test.cc.
+// (docs/upstream/flags-4.8.4.md), the container labels of 4.8.3 and the generation switch
+// (--dcgm-exporter-compat). The flags of 4.8.2 and before are in options_test.cc.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,23 +16,12 @@ namespace nvmlx::config {
 namespace {
 
 using test::Env;
+using test::Error;
 using test::Parse;
+using test::WarnedOptions;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string Error(std::initializer_list<const char*> args, const Env& env = {}) {
-  Result<Options> r = Parse(args, env);
-  if (r.ok()) return "<parsed>";
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ExitCodeFor(r.status()), ExitCode::kUsage);
-  return r.status().message();
-}
-
-std::vector<std::string> Warned(const Options& o) {
-  std::vector<std::string> names;
-  for (const Options::StartupWarning& w : o.startup_warnings) names.push_back(w.option);
-  return names;
-}
+using ::testing::StartsWith;
 
 TEST(ScrapeOptions, Defaults) {
   Result<Options> r = Parse({});
@@ -88,7 +78,7 @@ TEST(ScrapeOptions, WatchRetentionIsCheckedThenWarned) {
   Result<Options> r =
       Parse({"--watch-max-keep-age=5m"}, {{"DCGM_EXPORTER_WATCH_MAX_KEEP_SAMPLES", "100"}});
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_THAT(Warned(*r), ElementsAre("watch-max-keep-age", "watch-max-keep-samples"));
+  EXPECT_THAT(WarnedOptions(*r), ElementsAre("watch-max-keep-age", "watch-max-keep-samples"));
   EXPECT_EQ(r->startup_warnings[0].message,
             "--watch-max-keep-age (--watch-max-keep-age=5m) ignored: nvml-exporter reads NVML "
             "each collection and keeps no DCGM field-watch cache to bound");
@@ -153,7 +143,7 @@ TEST(ScrapeOptions, CombinedDeviceSelector) {
   // -p and -s take the same grammar (and stay without effect).
   Result<Options> other = Parse({"-s", "g+i"});
   ASSERT_TRUE(other.ok()) << other.status().message();
-  EXPECT_THAT(Warned(*other), ElementsAre("switch-devices"));
+  EXPECT_THAT(WarnedOptions(*other), ElementsAre("switch-devices"));
 }
 
 // -r's DCGM URI forms (dcgm-exporter 4.8.3+): accepted, and warned like HOST:PORT; a malformed
@@ -163,7 +153,7 @@ TEST(ScrapeOptions, HostengineUris) {
                         "unix:///var/run/nvidia-dcgm.sock", "vsock://3:5555", "[::1]:5555"}) {
     Result<Options> r = Parse({"-r", v});
     ASSERT_TRUE(r.ok()) << v << ": " << r.status().message();
-    EXPECT_THAT(Warned(*r), ElementsAre("remote-hostengine-info")) << v;
+    EXPECT_THAT(WarnedOptions(*r), ElementsAre("remote-hostengine-info")) << v;
     EXPECT_THAT(r->startup_warnings[0].message, HasSubstr("there is no DCGM hostengine")) << v;
   }
   EXPECT_EQ(Error({"-r", "unix://relative.sock"}),
@@ -181,6 +171,104 @@ TEST(ScrapeOptions, HostengineUris) {
   EXPECT_EQ(Error({"-r", "http://h:5555"}),
             "--remote-hostengine-info: \"http://h:5555\" has a scheme DCGM does not know "
             "(expected tcp://, unix:// or vsock://, or HOST:PORT)");
+}
+
+// dcgm-exporter 4.8.3's --container-labels / --container-runtime-socket (pkg/cmd/app.go at
+// 7ad5832, docs/upstream/container-labels.md): a boolean and a path without default; the labels
+// need the socket unless -k, under which they are ignored with a warning.
+TEST(Options, ContainerLabels) {
+  Result<Options> r = Parse({"--container-labels", "--container-runtime-socket", "/run/d.sock"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->container_labels);
+  EXPECT_EQ(r->container_runtime_socket, "/run/d.sock");
+  EXPECT_TRUE(r->startup_warnings.empty());
+
+  r = Parse({}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "true"},
+                 {"DCGM_CONTAINER_RUNTIME_SOCKET", "/run/podman/podman.sock"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->container_labels);
+  EXPECT_EQ(r->container_runtime_socket, "/run/podman/podman.sock");
+
+  // The socket alone does nothing; the defaults are off and empty.
+  r = Parse({"--container-runtime-socket=/run/d.sock"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->container_labels);
+  EXPECT_FALSE(Parse({})->container_labels);
+  EXPECT_EQ(Parse({})->container_runtime_socket, "");
+
+  // -k: ignored, with one warning; no socket needed.
+  r = Parse({"-k", "--container-labels"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->startup_warnings.size(), 1u);
+  EXPECT_EQ(r->startup_warnings[0].option, "container-labels");
+  EXPECT_EQ(r->startup_warnings[0].message,
+            "--container-labels ignored: with -k the container label comes from the kubelet");
+  r = Parse({"-k"}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "1"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->startup_warnings.size(), 1u);
+  EXPECT_THAT(r->startup_warnings[0].message,
+              HasSubstr("(DCGM_EXPORTER_CONTAINER_LABELS=1) ignored: "));
+
+  const std::string help = Parse({"-h"})->help_text;
+  EXPECT_THAT(help, HasSubstr("[$DCGM_EXPORTER_CONTAINER_LABELS]"));
+  EXPECT_THAT(help, HasSubstr("[$DCGM_CONTAINER_RUNTIME_SOCKET]"));
+}
+
+TEST(Options, ContainerLabelsBadValues) {
+  const std::string needs =
+      " requires --container-runtime-socket or DCGM_CONTAINER_RUNTIME_SOCKET (the "
+      "Docker-compatible engine's socket, e.g. /var/run/docker.sock)";
+  EXPECT_EQ(Error({"--container-labels"}), "--container-labels" + needs);
+  EXPECT_EQ(Error({"--container-labels", "--container-runtime-socket", "  "}),
+            "--container-labels" + needs);
+  EXPECT_EQ(Error({}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "true"}}),
+            "DCGM_EXPORTER_CONTAINER_LABELS" + needs);
+  EXPECT_THAT(Error({"--container-labels=maybe", "--container-runtime-socket=/s"}),
+              StartsWith("--container-labels: \"maybe\" is not a boolean"));
+  EXPECT_THAT(Error({}, {{"DCGM_EXPORTER_CONTAINER_LABELS", "yes"}}),
+              StartsWith("DCGM_EXPORTER_CONTAINER_LABELS: \"yes\" is not a boolean"));
+}
+
+// --dcgm-exporter-compat picks the host label's spelling and, without -f, the collectors file of
+// that release; --hostname-label, when given, wins over it.
+TEST(Options, DcgmExporterCompat) {
+  Result<Options> newest = Parse({});
+  ASSERT_TRUE(newest.ok()) << newest.status().message();
+  EXPECT_EQ(newest->dcgm_exporter_compat, "4.8.4");
+  EXPECT_EQ(newest->hostname_label, "hostname");
+  EXPECT_EQ(newest->collectors, "/etc/dcgm-exporter/default-counters.csv");
+
+  Result<Options> old = Parse({"--dcgm-exporter-compat", "4.8.2"});
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->dcgm_exporter_compat, "4.8.2");
+  EXPECT_EQ(old->hostname_label, "Hostname");
+  EXPECT_EQ(old->collectors, "/etc/dcgm-exporter/4.8.2/default-counters.csv");
+
+  Result<Options> mid = Parse({}, {{"NVML_EXPORTER_DCGM_EXPORTER_COMPAT", "4.8.3"}});
+  ASSERT_TRUE(mid.ok()) << mid.status().message();
+  EXPECT_EQ(mid->hostname_label, "hostname");
+  EXPECT_EQ(mid->collectors, "/etc/dcgm-exporter/default-counters.csv");
+
+  // -f (or DCGM_EXPORTER_COLLECTORS) keeps its file whatever the release.
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.8.2", "-f", "/x.csv"})->collectors, "/x.csv");
+  EXPECT_EQ(
+      Parse({"--dcgm-exporter-compat=4.8.2"}, {{"DCGM_EXPORTER_COLLECTORS", "/y.csv"}})->collectors,
+      "/y.csv");
+  // --hostname-label wins over the release's spelling, both ways.
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.8.2", "--hostname-label", "hostname"})->hostname_label,
+            "hostname");
+  EXPECT_EQ(Parse({"--hostname-label", "Hostname"})->hostname_label, "Hostname");
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.8.2"}, {{"NVML_EXPORTER_HOSTNAME_LABEL", "hostname"}})
+                ->hostname_label,
+            "hostname");
+
+  EXPECT_EQ(Error({"--dcgm-exporter-compat", "4.8"}),
+            "--dcgm-exporter-compat: \"4.8\" is not a dcgm-exporter release this daemon mirrors "
+            "(expected one of 4.8.2, 4.8.3, 4.8.4)");
+  EXPECT_THAT(Error({}, {{"NVML_EXPORTER_DCGM_EXPORTER_COMPAT", "latest"}}),
+              StartsWith("NVML_EXPORTER_DCGM_EXPORTER_COMPAT: \"latest\" is not a dcgm-exporter"));
+  EXPECT_THAT(Error({"--hostname-label", "HOSTNAME"}),
+              HasSubstr("is not a host label spelling (expected Hostname or hostname)"));
 }
 
 }  // namespace
