@@ -706,30 +706,6 @@ constexpr FieldAlias kAliases[] = {
     {"dcgm_fi_prof_pcie_rx_bytes", 1010},
 };
 
-// ASCII only (field names are ASCII); std::tolower's locale lookup was most of a suggestion's cost.
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// Case-insensitive Levenshtein distance, two rows; `bound` when it is at least `bound`.
-size_t EditDistance(std::string_view a, std::string_view b, size_t bound) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    size_t row_min = cur[0];
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t subst = prev[j - 1] + (Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-      row_min = std::min(row_min, cur[j]);
-    }
-    // A row's minimum never decreases further down: once it reaches the bound, so will the
-    // distance. Unknown names are compared with every DCGM name, so this keeps a typo's
-    // suggestion cheap (and the collectors CSV fuzzer fast).
-    if (row_min >= bound) return bound;
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 }  // namespace
 
 std::span<const FieldDef> AllFields() { return kFields; }
@@ -742,49 +718,6 @@ const FieldDef* FindById(int id) {
   const FieldDef* it =
       std::lower_bound(first, last, id, [](const FieldDef& f, int v) { return f.id < v; });
   return (it != last && it->id == id) ? it : nullptr;
-}
-
-const FieldDef* FindByName(std::string_view name) {
-  if (name.empty()) return nullptr;
-  for (const FieldDef& f : kFields) {
-    if (f.name == name || f.new_name == name) return &f;
-  }
-  for (const FieldAlias& a : kAliases) {
-    if (a.name == name) return FindById(a.id);
-  }
-  // Any other spelling DCGM accepts: the field we read under that id, else the skipped entry.
-  if (const DcgmFieldName* d = FindDcgmName(name); d != nullptr) {
-    if (const FieldDef* f = FindById(d->id); f != nullptr) return f;
-    return KnownDcgmField(d->id);
-  }
-  return nullptr;
-}
-
-std::string SuggestName(std::string_view name) {
-  if (name.empty()) return "";
-  // "Reasonably close": a typo or two, more for long names (a quarter of the length).
-  const size_t limit = std::max<size_t>(2, name.size() / 4);
-  std::string_view best;
-  size_t best_d = limit + 1;
-  auto consider = [&](std::string_view candidate) {
-    if (candidate.empty()) return;
-    // Lengths that differ by more than the limit cannot be within it.
-    const size_t diff = candidate.size() > name.size() ? candidate.size() - name.size()
-                                                       : name.size() - candidate.size();
-    if (diff >= best_d) return;
-    const size_t d = EditDistance(name, candidate, best_d);
-    if (d < best_d) {
-      best_d = d;
-      best = candidate;
-    }
-  };
-  for (const FieldDef& f : kFields) {
-    consider(f.name);
-    consider(f.new_name);
-  }
-  for (const FieldAlias& a : kAliases) consider(a.name);
-  for (const DcgmFieldName& d : AllDcgmNames()) consider(d.name);
-  return std::string(best);
 }
 
 Result<model::Value> FromGpm(const FieldDef& f, double gpm_value) {
