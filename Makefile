@@ -50,8 +50,8 @@ $(addprefix deps-,$(DEPS_GROUPS)):
 # plugin (gRPC) is built when gRPC is installed (NVMLX_BUILD_KUBELET_PLUGIN=AUTO): make demo and
 # make image need it (ON).
 CONFIGURE = bash scripts/configure.sh $(BUILD)
-# A folder made for the daemon alone also leaves out debug information (NVMLX_DEBUG_INFO: a third
-# of the compile time); cmake -DNVMLX_DEBUG_INFO=ON build brings it back.
+# A folder made for the daemon alone also leaves out debug information (NVMLX_DEBUG_INFO=OFF;
+# other folders get line tables only, LINES); cmake -DNVMLX_DEBUG_INFO=ON build gives full -g.
 RUN_SETTINGS = -DNVMLX_BUILD_TESTS=OFF -DNVMLX_BUILD_BENCH=OFF -DNVMLX_DEBUG_INFO=OFF
 CONFIGURE_RUN = $(CONFIGURE) --fresh $(RUN_SETTINGS) -- $(CMAKE_FLAGS)
 CONFIGURE_ALL = $(CONFIGURE) --need -DNVMLX_BUILD_TESTS=ON -DNVMLX_BUILD_BENCH=ON -- $(CMAKE_FLAGS)

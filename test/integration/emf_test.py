@@ -198,9 +198,15 @@ procs.append(subprocess.Popen(
      "--emf-cluster-name", "it-cluster", "--emf-queue-size", "40"],
     stdout=log, stderr=subprocess.STDOUT))
 wait_for("16 documents on TCP and UDP", lambda: tcp.count() >= 16 and udp.count() >= 16)
-# The counters on the page are those of the last collection (the page is rendered then).
-wait_for("sent_total of the TCP sink in /metrics",
-         lambda: (counter(scrape(http_port), "nvml_exporter_emf_sent_total", tcp_sink) or 0) > 0)
+# The counters on the page are those of the last collection (the page is rendered then). The
+# daemon listens only after its collector started, so documents can arrive before the port
+# accepts (under TSan, often): a refused connection here means "not yet".
+def tcp_sent():
+    try:
+        return (counter(scrape(http_port), "nvml_exporter_emf_sent_total", tcp_sink) or 0) > 0
+    except OSError:
+        return False
+wait_for("sent_total of the TCP sink in /metrics", tcp_sent)
 print(f"ok: TCP and UDP receive documents ({tcp.count()}, {udp.count()})")
 
 # 4. Kill the TCP receiver: /metrics keeps answering, drops are counted.
