@@ -69,6 +69,21 @@ TEST(EmfOptionsTest, EnvironmentAndPrecedence) {
   EXPECT_FALSE(o->emf.counters_delta);
 }
 
+TEST(EmfOptionsTest, SchemaAndNodeIdentity) {
+  Result<Options> o = Parse({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->emf.schema, Options::Emf::Schema::kPrometheus);
+  o = Parse({"--emf-schema", "container-insights", "--emf-instance-type", "g5.2xlarge"},
+            {{"NVML_EXPORTER_EMF_INSTANCE_ID", "i-0abc"}});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->emf.schema, Options::Emf::Schema::kContainerInsights);
+  EXPECT_EQ(o->emf.instance_id, "i-0abc");
+  EXPECT_EQ(o->emf.instance_type, "g5.2xlarge");
+  o = Parse({}, {{"NVML_EXPORTER_EMF_SCHEMA", "prometheus"}});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->emf.schema, Options::Emf::Schema::kPrometheus);
+}
+
 TEST(EmfOptionsTest, BadValuesNameTheFlag) {
   struct Bad {
     std::initializer_list<const char*> args;
@@ -81,6 +96,9 @@ TEST(EmfOptionsTest, BadValuesNameTheFlag) {
            Bad{{"--emf-queue-size", "0"}, "--emf-queue-size: \"0\" is not a whole number from 1"},
            Bad{{"--emf-file-max-bytes", "12x"}, "--emf-file-max-bytes"},
            Bad{{"--emf-service="}, "--emf-service: must not be empty"},
+           Bad{{"--emf-schema", "insights"},
+               "--emf-schema: \"insights\" is not an EMF schema (expected prometheus or "
+               "container-insights)"},
        }) {
     Result<Options> o = Parse(b.args);
     ASSERT_FALSE(o.ok()) << b.expect;

@@ -129,6 +129,15 @@ struct Options {
     uint64_t file_max_bytes = 104857600;  // --emf-file-max-bytes: rotation size of file: sinks
     int file_keep = 5;                    // --emf-file-keep: rotated files kept
     int queue_size = 10000;               // --emf-queue-size: documents queued per sink
+    // --emf-schema: what the documents look like. kPrometheus: the CloudWatch agent's
+    // Prometheus-scrape path (DCGM names, the rules' declarations); kContainerInsights: the
+    // agent's Container Insights GPU metrics (container_/pod_/node_gpu_*, docs/emf.md §7).
+    enum class Schema { kPrometheus, kContainerInsights };
+    Schema schema = Schema::kPrometheus;
+    // --emf-instance-id / --emf-instance-type: the node's EC2 identity for the Container
+    // Insights schema when the Node object does not give it (no API server, no providerID).
+    std::string instance_id;
+    std::string instance_type;
   };
   Emf emf;
 

@@ -38,6 +38,16 @@ constexpr FlagSpec kEmf[] = {
    "Rotated EMF files kept (PATH.1 ... PATH.N)."},
   {"emf-queue-size", "", "NVML_EXPORTER_EMF_QUEUE_SIZE", Kind::kInt, "10000", true, "N",
    "EMF documents queued per output; beyond, new ones are dropped and counted."},
+  {"emf-schema", "", "NVML_EXPORTER_EMF_SCHEMA", Kind::kString, "prometheus", true, "SCHEMA",
+   "EMF documents as the CloudWatch agent's prometheus scrape path makes them (DCGM names),\n"
+   "        or as Container Insights publishes GPU metrics (container-insights: node_gpu_*,\n"
+   "        pod_gpu_*, container_gpu_* in the ContainerInsights namespace)."},
+  {"emf-instance-id", "", "NVML_EXPORTER_EMF_INSTANCE_ID", Kind::kString, "", true, "ID",
+   "The InstanceId dimension (container-insights schema) when the Node object has no\n"
+   "        aws:/// providerID or no API server is reachable."},
+  {"emf-instance-type", "", "NVML_EXPORTER_EMF_INSTANCE_TYPE", Kind::kString, "", true, "TYPE",
+   "The InstanceType dimension (container-insights schema) when the Node object has no\n"
+   "        node.kubernetes.io/instance-type label or no API server is reachable."},
 };
 // clang-format on
 
@@ -61,6 +71,18 @@ Status ConvertEmf(const RawFlags& raw, Options* o) {
   ToText(get("emf-namespace"), &e->metric_namespace);
   ToText(get("emf-log-group"), &e->log_group);
   ToText(get("emf-log-stream"), &e->log_stream);
+  ToText(get("emf-instance-id"), &e->instance_id);
+  ToText(get("emf-instance-type"), &e->instance_type);
+  if (const Raw& r = get("emf-schema"); r.set) {
+    if (r.last() == "prometheus") {
+      e->schema = Options::Emf::Schema::kPrometheus;
+    } else if (r.last() == "container-insights") {
+      e->schema = Options::Emf::Schema::kContainerInsights;
+    } else {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not an EMF schema (expected prometheus or container-insights)");
+    }
+  }
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("emf-service"), &e->service));
   NVMLX_RETURN_IF_ERROR(ToNonEmpty(get("emf-job"), &e->job));
   if (const Raw& r = get("emf-counters"); r.set) {

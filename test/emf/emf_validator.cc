@@ -72,6 +72,55 @@ bool ValidDimensionValue(const std::string& v) {
 
 }  // namespace
 
+namespace {
+
+// A distribution (the CloudWatch agent's metric_as_distribution form, docs/emf.md §7.6): exactly
+// Values (1..100 distinct finite numbers), Counts (as many positive integers), Max, Min, Count
+// (a positive integer: the samples) and Sum; Min <= every value <= Max; the Counts add up to Count.
+template <typename Err>
+void CheckDistribution(const json& v, const std::string& name, Err& err) {
+  static const std::set<std::string> kKeys = {"Values", "Counts", "Max", "Min", "Count", "Sum"};
+  std::set<std::string> keys;
+  for (const auto& [k, unused] : v.items()) keys.insert(k);
+  if (keys != kKeys) {
+    err("distribution of " + name + " needs exactly Values, Counts, Max, Min, Count, Sum");
+    return;
+  }
+  const json& values = v["Values"];
+  const json& counts = v["Counts"];
+  if (!values.is_array() || !counts.is_array() || values.empty() || values.size() > 100 ||
+      values.size() != counts.size()) {
+    err("distribution of " + name + ": Values and Counts must be arrays of 1..100, equally long");
+    return;
+  }
+  if (!InRange(v["Max"]) || !InRange(v["Min"]) || !InRange(v["Sum"]) ||
+      !v["Count"].is_number_unsigned() || v["Count"].get<uint64_t>() == 0) {
+    err("distribution of " + name + ": Max, Min, Sum must be numbers and Count positive");
+    return;
+  }
+  const double lo = v["Min"].get<double>(), hi = v["Max"].get<double>();
+  uint64_t total = 0;
+  std::set<double> seen;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!InRange(values[i]) || values[i].get<double>() < lo || values[i].get<double>() > hi) {
+      err("distribution of " + name + ": a value outside [Min, Max] or not a number");
+    } else if (!seen.insert(values[i].get<double>()).second) {
+      err("distribution of " + name + ": a value twice in Values");
+    }
+    if (!counts[i].is_number_unsigned() || counts[i].get<uint64_t>() == 0) {
+      err("distribution of " + name + ": Counts must be positive integers");
+    } else {
+      total += counts[i].get<uint64_t>();
+    }
+  }
+  if (total != v["Count"].get<uint64_t>()) {
+    err("distribution of " + name + ": Counts add up to " + std::to_string(total) + ", Count is " +
+        v["Count"].dump());
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> ValidateEmf(std::string_view document, const EmfCheckOptions& options) {
   std::vector<std::string> errors;
   auto err = [&errors](std::string e) { errors.push_back(std::move(e)); };
@@ -211,6 +260,8 @@ std::vector<std::string> ValidateEmf(std::string_view document, const EmfCheckOp
         for (const json& e : v) {
           if (!InRange(e)) err("metric array value not a finite number in range: " + name);
         }
+      } else if (v.is_object()) {
+        CheckDistribution(v, name, err);
       } else if (!InRange(v)) {
         err("metric value not a finite number in range: " + name + " = " + v.dump());
       }

@@ -70,6 +70,31 @@ TEST(EmfValidatorTest, RejectsEachBrokenRule) {
   }
 }
 
+TEST(EmfValidatorTest, Distributions) {
+  const std::string d =
+      R"({"Values":[40,97],"Counts":[2,1],"Max":97,"Min":40,"Count":3,"Sum":177})";
+  const std::string g = Replace(kGood, "[40,42,97]", d);
+  EXPECT_EQ(ValidateEmf(g, {}), std::vector<std::string>{});
+  struct Case {
+    std::string from, to, expect;
+  };
+  const Case cases[] = {
+      {R"(,"Sum":177)", "", "needs exactly"},
+      {R"("Counts":[2,1])", R"("Counts":[2])", "equally long"},
+      {R"("Counts":[2,1])", R"("Counts":[2,0])", "positive"},
+      {R"("Count":3)", R"("Count":4)", "add up to 3"},
+      {R"("Max":97)", R"("Max":90)", "outside [Min, Max]"},
+      {R"("Values":[40,97])", R"("Values":[40,40])", "twice"},
+      {R"("Min":40)", R"("Min":"40")", "must be numbers"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> errors = ValidateEmf(Replace(g, c.from, c.to), {});
+    bool found = false;
+    for (const auto& e : errors) found = found || e.find(c.expect) != std::string::npos;
+    EXPECT_TRUE(found) << "expected \"" << c.expect << "\" for " << c.to;
+  }
+}
+
 TEST(EmfValidatorTest, LimitsOnCountsSizeAndTime) {
   std::string metrics, members;
   for (int i = 0; i < 101; ++i) {
