@@ -521,7 +521,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
   // One series model per collection feeds both outputs. It points into snap and its plan, which
   // this call holds: a reload meanwhile only makes the next snapshot's plan.
   render::BuildSeries(snap, ropts_, &series_);
-  if (emf_) emf_->OnSeries(series_, snap.time);  // render here, send on the sinks' threads
+  if (emf_) emf_->OnSeries(series_, snap);  // render here, send on the sinks' threads
   // Then our own families, Prometheus only, with the sinks' counters after this round's queueing.
   AddReloadFamilies(&series_);
   if (emf_) emf_->AddFamilies(&series_);

@@ -10,6 +10,10 @@
 // (--emf-job, "kubernetes-pod-dcgm-exporter": the article's scrape job name), and Namespace
 // (the workload's namespace, from the pod attribution).
 //
+// With --emf-schema container-insights the documents are Container Insights' GPU events instead
+// (render/emf_container_insights.h): ClusterName is then required, the rules, --emf-namespace and
+// the Service/job labels do not apply, and the log group is .../performance.
+//
 // Thread-safety: OnSeries() from one thread at a time (the collector's); AddFamilies() from any
 // thread (it writes only the caller's model); Stop() once.
 #ifndef NVML_EXPORTER_APP_EMF_PIPELINE_H_
@@ -17,12 +21,14 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/own_families.h"
 #include "config/options.h"
 #include "render/emf.h"
+#include "render/emf_container_insights.h"
 #include "render/series_model.h"
 #include "sinks/sink_set.h"
 #include "util/status.h"
@@ -38,17 +44,22 @@ class EmfPipeline {
 
   EmfPipeline(render::EmfRenderer renderer, std::unique_ptr<sinks::SinkSet> sinks)
       : renderer_(std::move(renderer)), sinks_(std::move(sinks)) {}
+  EmfPipeline(render::ContainerInsightsRenderer renderer, std::unique_ptr<sinks::SinkSet> sinks)
+      : ci_(std::move(renderer)), sinks_(std::move(sinks)) {}
 
-  // The collection's series model (render/series.h, built with the Prometheus page's options);
-  // `time` is the Snapshot's.
-  void OnSeries(const render::SeriesModel& model, std::chrono::system_clock::time_point time);
+  // The collection's series model (render/series.h, built with the Prometheus page's options)
+  // and the snapshot it was built from (the Container Insights schema reads the snapshot).
+  void OnSeries(const render::SeriesModel& model, const model::Snapshot& snap);
   // The sinks' counters as our own families of the page (app/own_families.h).
   void AddFamilies(render::SeriesModel* model) const { AddSinkFamilies(*sinks_, model); }
   void Stop() { sinks_->Stop(); }
 
  private:
-  render::EmfRenderer renderer_;
+  // Exactly one is set: the prometheus schema's renderer or Container Insights'.
+  std::optional<render::EmfRenderer> renderer_;
+  std::optional<render::ContainerInsightsRenderer> ci_;
   std::unique_ptr<sinks::SinkSet> sinks_;
+  bool fields_checked_ = false;
   std::vector<std::string> documents_;
   uint64_t oversize_logged_ = 0;
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fields/catalog.h"
+#include "fields/container_insights.h"
 #include "fields/dcgm_known.h"
 
 namespace nvmlx::config {
@@ -155,6 +156,20 @@ INSTANTIATE_TEST_SUITE_P(Etc, ShippedFileTest,
                                            ShippedFile{"dcp-metrics-included.csv", true},
                                            ShippedFile{"4.8.2/default-counters.csv", false},
                                            ShippedFile{"4.8.2/dcp-metrics-included.csv", false}));
+
+// etc/container-insights.csv: every field Container Insights' GPU metrics copy, and it loads.
+TEST(ShippedFiles, ContainerInsightsFileHasEveryFieldTheSchemaNeeds) {
+  const std::string path = std::string(NVMLX_SOURCE_DIR) + "/etc/container-insights.csv";
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(ReadFile(path), path, &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
+  for (std::string_view name : fields::ContainerInsightsFieldNames()) {
+    bool found = false;
+    for (const CollectorEntry& r : *rows) found = found || r.field->name == name;
+    EXPECT_TRUE(found) << name;
+  }
+}
 
 // etc/1.x-compatibility-metrics.csv: upstream's rows (4.5.3-4.8.2), the 1.x lower-case aliases.
 TEST(ShippedFiles, OneXCompatibilityFileLoadsWithItsTwoExpectedDuplicates) {

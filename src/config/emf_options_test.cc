@@ -79,6 +79,10 @@ TEST(EmfOptionsTest, SchemaAndNodeIdentity) {
   EXPECT_EQ(o->emf.schema, Options::Emf::Schema::kContainerInsights);
   EXPECT_EQ(o->emf.instance_id, "i-0abc");
   EXPECT_EQ(o->emf.instance_type, "g5.2xlarge");
+  EXPECT_FALSE(o->emf.histograms);
+  o = Parse({"--emf-schema=container-insights", "--emf-histograms"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(o->emf.histograms);
   o = Parse({}, {{"NVML_EXPORTER_EMF_SCHEMA", "prometheus"}});
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o->emf.schema, Options::Emf::Schema::kPrometheus);
@@ -96,6 +100,8 @@ TEST(EmfOptionsTest, BadValuesNameTheFlag) {
            Bad{{"--emf-queue-size", "0"}, "--emf-queue-size: \"0\" is not a whole number from 1"},
            Bad{{"--emf-file-max-bytes", "12x"}, "--emf-file-max-bytes"},
            Bad{{"--emf-service="}, "--emf-service: must not be empty"},
+           Bad{{"--emf-histograms"},
+               "--emf-histograms: applies to --emf-schema container-insights"},
            Bad{{"--emf-schema", "insights"},
                "--emf-schema: \"insights\" is not an EMF schema (expected prometheus or "
                "container-insights)"},

@@ -138,6 +138,9 @@ struct Options {
     // Insights schema when the Node object does not give it (no API server, no providerID).
     std::string instance_id;
     std::string instance_type;
+    // --emf-histograms: the container-insights schema's GPU metrics as one distribution per
+    // minute (the agent's high-frequency mode) instead of one value per collection.
+    bool histograms = false;
   };
   Emf emf;
 

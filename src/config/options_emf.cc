@@ -42,6 +42,10 @@ constexpr FlagSpec kEmf[] = {
    "EMF documents as the CloudWatch agent's prometheus scrape path makes them (DCGM names),\n"
    "        or as Container Insights publishes GPU metrics (container-insights: node_gpu_*,\n"
    "        pod_gpu_*, container_gpu_* in the ContainerInsights namespace)."},
+  {"emf-histograms", "", "NVML_EXPORTER_EMF_HISTOGRAMS", Kind::kBool, "false", true, "",
+   "container-insights schema: send each GPU metric once a minute as a distribution\n"
+   "        (Values/Counts/Max/Min/Count/Sum) of that minute's collections, as the agent's\n"
+   "        high-frequency GPU metrics (collect every second with -c 1000)."},
   {"emf-instance-id", "", "NVML_EXPORTER_EMF_INSTANCE_ID", Kind::kString, "", true, "ID",
    "The InstanceId dimension (container-insights schema) when the Node object has no\n"
    "        aws:/// providerID or no API server is reachable."},
@@ -73,6 +77,7 @@ Status ConvertEmf(const RawFlags& raw, Options* o) {
   ToText(get("emf-log-stream"), &e->log_stream);
   ToText(get("emf-instance-id"), &e->instance_id);
   ToText(get("emf-instance-type"), &e->instance_type);
+  NVMLX_RETURN_IF_ERROR(ToBool(get("emf-histograms"), &e->histograms));
   if (const Raw& r = get("emf-schema"); r.set) {
     if (r.last() == "prometheus") {
       e->schema = Options::Emf::Schema::kPrometheus;
@@ -117,6 +122,10 @@ Status ConvertEmf(const RawFlags& raw, Options* o) {
   e->file_max_bytes = static_cast<uint64_t>(max_bytes);
   e->file_keep = static_cast<int>(keep);
   e->queue_size = static_cast<int>(queue);
+  if (e->histograms && e->schema != Options::Emf::Schema::kContainerInsights) {
+    return InvalidArgument(get("emf-histograms").origin +
+                           ": applies to --emf-schema container-insights only");
+  }
   return Status::Ok();
 }
 
