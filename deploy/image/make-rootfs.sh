@@ -66,7 +66,8 @@ strip --strip-debug "$out/usr/lib/simgpu/libnvidia-ml.so.1"
 
 install -d -m 0755 "$out/etc/dcgm-exporter" "$out/etc/dcgm-exporter/4.8.2"
 install -m 0644 "$src"/etc/default-counters.csv "$src"/etc/dcp-metrics-included.csv \
-  "$src"/etc/1.x-compatibility-metrics.csv "$out/etc/dcgm-exporter/"
+  "$src"/etc/1.x-compatibility-metrics.csv "$src"/etc/container-insights.csv \
+  "$out/etc/dcgm-exporter/"
 # dcgm-exporter 4.8.2's rows: --dcgm-exporter-compat 4.8.2 loads 4.8.2/default-counters.csv when
 # -f is not given (config/options_series.cc).
 install -m 0644 "$src"/etc/4.8.2/default-counters.csv "$src"/etc/4.8.2/dcp-metrics-included.csv \

@@ -61,7 +61,8 @@ if not (os.path.exists(installed) and os.path.exists(stamp)
 # --- Render ------------------------------------------------------------------------------
 kustomizations = ["deploy/kubernetes/base"] + sorted(
     f"deploy/kubernetes/overlays/{d}" for d in os.listdir(os.path.join(src, "deploy/kubernetes/overlays")))
-kustomizations += ["deploy/cloudwatch/emf", "deploy/cloudwatch/prometheus"]
+kustomizations += ["deploy/cloudwatch/emf", "deploy/cloudwatch/prometheus",
+                   "deploy/cloudwatch/container-insights"]
 rendered = {}
 for k in kustomizations:
     r = subprocess.run(["kubectl", "kustomize", os.path.join(src, k)], capture_output=True, text=True)
@@ -72,6 +73,7 @@ for k in kustomizations:
     print(f"ok: {k} renders ({len(rendered[k])} objects)")
 overlay_names = {k.rsplit("/", 1)[1] for k in kustomizations if "/overlays/" in k}
 for want in ["prometheus", "kube-prometheus-stack", "podmonitor", "cloudwatch-emf",
+             "cloudwatch-container-insights",
              "cloudwatch-prometheus", "mig-time-slicing"]:
     if want not in overlay_names:
         fail(f"overlay {want} missing")
@@ -233,6 +235,14 @@ for k, objs in rendered.items():
         fail(f"{k}: no PodMonitor")
     if "kube-prometheus-stack" in k and not by.get("ServiceMonitor"):
         fail(f"{k}: no ServiceMonitor")
+    if k.endswith("container-insights"):
+        exporter_c = by["DaemonSet"][0]["spec"]["template"]["spec"]["containers"][0]
+        for want in ["--emf-output=tcp://127.0.0.1:25888", "--emf-schema=container-insights"]:
+            if want not in exporter_c.get("args", []):
+                fail(f"{k}: the exporter lacks {want}")
+        env_of = {e["name"]: e.get("value") for e in exporter_c.get("env", [])}
+        if env_of.get("DCGM_EXPORTER_COLLECTORS") != "/etc/dcgm-exporter/container-insights.csv":
+            fail(f"{k}: the exporter does not collect etc/container-insights.csv's fields")
     if k.endswith("cloudwatch/emf") or k.endswith("cloudwatch-emf"):
         ds = by["DaemonSet"][0]["spec"]["template"]["spec"]
         names = [c["name"] for c in ds["containers"]]
