@@ -178,7 +178,7 @@ TEST(PodGpuResourcesTest, ThroughMetadataToContainerInsightsCounts) {
   EXPECT_EQ(node->request, 3);
   EXPECT_EQ(node->usage_total, 2);
   EXPECT_DOUBLE_EQ(node->reserved_capacity, 37.5);
-  EXPECT_EQ(node->available_capacity, 5);
+  EXPECT_EQ(node->available_capacity, 6);
   auto queued = model::PodGpuAllocationOf(md->by_uid.at("aaaaaaaa-0000-0000-0000-000000000003"), 8);
   ASSERT_TRUE(queued.has_value());
   EXPECT_EQ(queued->limit, 2);

@@ -14,7 +14,8 @@
 //  - the node's limit is status.capacity["nvidia.com/gpu"] of the Node object; the node fields
 //    are emitted only when it is known and not 0;
 //  - reserved_capacity is a percentage: pod limit / node capacity * 100 for a pod, sum of pod
-//    requests / node capacity * 100 for the node.
+//    requests / node capacity * 100 for the node;
+//  - unreserved_capacity and available_capacity: see NodeGpuAllocation (not verified upstream).
 // Why here (model/) and pure: the renderer (render/) needs the numbers and must not depend on
 // attribute/; the data comes from two refreshers that publish at different times, so it is
 // computed when a page is rendered, from whatever parts are current.
@@ -50,12 +51,15 @@ struct PodGpuAllocation {
 };
 
 struct NodeGpuAllocation {
-  int64_t limit = 0;               // node_gpu_limit: the Node's status.capacity
-  int64_t request = 0;             // node_gpu_request: sum of the counted pods' requests
-  int64_t usage_total = 0;         // node_gpu_usage_total: sum of the Running counted pods' limits
-  double reserved_capacity = 0;    // node_gpu_reserved_capacity: request / limit * 100
-  double unreserved_capacity = 0;  // node_gpu_unreserved_capacity: 100 - reserved_capacity
-  int64_t available_capacity = 0;  // node_gpu_available_capacity: limit - request, at least 0
+  int64_t limit = 0;             // node_gpu_limit: the Node's status.capacity
+  int64_t request = 0;           // node_gpu_request: sum of the counted pods' requests
+  int64_t usage_total = 0;       // node_gpu_usage_total: sum of the Running counted pods' limits
+  double reserved_capacity = 0;  // node_gpu_reserved_capacity: request / limit * 100
+  // node_gpu_unreserved_capacity and node_gpu_available_capacity: the agent declares both
+  // (amazon-cloudwatch-agent PR #1814) but the code computing them (contrib PR #338) could not be
+  // read, so these are our definitions, by analogy (docs/emf.md says so):
+  double unreserved_capacity = 0;  // 100 - reserved_capacity (percent, like reserved_capacity)
+  int64_t available_capacity = 0;  // limit - usage_total, at least 0 (GPUs no Running pod holds)
 };
 
 // Whether Container Insights counts `pod` at all (phase and the every-container-has-a-limit
@@ -102,7 +106,7 @@ inline std::optional<NodeGpuAllocation> NodeGpuAllocationOf(const PodMetadata& p
   }
   n.reserved_capacity = static_cast<double>(n.request) / static_cast<double>(n.limit) * 100;
   n.unreserved_capacity = 100 - n.reserved_capacity;
-  n.available_capacity = n.limit > n.request ? n.limit - n.request : 0;
+  n.available_capacity = n.limit > n.usage_total ? n.limit - n.usage_total : 0;
   return n;
 }
 

@@ -126,14 +126,16 @@ TEST(NodeGpuAllocationTest, SumsTheCountedPods) {
   EXPECT_EQ(n->usage_total, 2);
   EXPECT_DOUBLE_EQ(n->reserved_capacity, 37.5);
   EXPECT_DOUBLE_EQ(n->unreserved_capacity, 62.5);
-  EXPECT_EQ(n->available_capacity, 5);
+  EXPECT_EQ(n->available_capacity, 6);  // the Pending pod's GPU is reserved, not held
 }
 
 TEST(NodeGpuAllocationTest, OverbookedNodeHasNothingAvailable) {
+  // A capacity that shrank under running pods (a device plugin that lost GPUs).
   auto n = NodeGpuAllocationOf(Of({Pod("a", "Running", 1, 1, 3, 1, 3)}), 2);
   ASSERT_TRUE(n.has_value());
   EXPECT_EQ(n->available_capacity, 0);
   EXPECT_DOUBLE_EQ(n->reserved_capacity, 150.0);
+  EXPECT_DOUBLE_EQ(n->unreserved_capacity, -50.0);  // not clamped: the reserved side is not
 }
 
 TEST(NodeGpuAllocationTest, StaticPodAliasCountsOnce) {
