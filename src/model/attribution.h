@@ -82,10 +82,14 @@ struct PodMeta {
   std::vector<std::pair<std::string, std::string>> labels;
   // Container id (64 hex, runtime prefix stripped) -> container name.
   std::unordered_map<std::string, std::string> container_names;
+
+  // The GPU allocation part. Each member has a default initializer so that a PodMeta
+  // brace-initialised with the members above only (as tests do) stays free of
+  // -Wmissing-field-initializers.
   // status.phase ("Pending", "Running", "Succeeded", "Failed", "Unknown"; empty when absent):
   // Container Insights leaves Succeeded and Failed pods out of GPU allocation and counts a pod's
   // GPUs as in use only while it is Running.
-  std::string phase;
+  std::string phase{};
   // How many spec.containers the pod has (see GpuResourceAmount for why).
   int containers = 0;
   // GPU resource name ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ...) -> its amounts over
@@ -93,7 +97,7 @@ struct PodMeta {
   // summed (the Container Insights agent sums spec.containers only; docs/emf.md "Container
   // Insights: allocation counts and node identity (sources)"), and MIG profiles stay apart
   // because one MIG slice is not one GPU.
-  std::map<std::string, GpuResourceAmount> gpu_resources;
+  std::map<std::string, GpuResourceAmount> gpu_resources{};
 };
 struct PodMetadata {
   std::unordered_map<std::string, PodMeta> by_uid;
