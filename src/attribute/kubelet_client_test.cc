@@ -368,6 +368,12 @@ TEST_F(KubeletClientTest, RefresherPublishesAllocatableGpuDevices) {
   EXPECT_EQ(refresher.LatestAllocatable(), a);
   EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), 1);
   EXPECT_EQ(CountOf(*errors, "kubelet"), 0);
+  // A kubelet that is gone counts once, as "kubelet", not twice.
+  kubelet_.Stop();
+  EXPECT_FALSE(refresher.RefreshOnce());
+  EXPECT_EQ(CountOf(*errors, "kubelet"), 1);
+  EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), 1);
+  EXPECT_EQ(refresher.LatestAllocatable(), a);
 }
 
 TEST_F(KubeletClientTest, RefresherDegradesOnceWithoutGetAllocatable) {

@@ -65,12 +65,13 @@ std::shared_ptr<const model::AllocatableDevices> PodResourcesRefresher::LatestAl
 }
 
 bool PodResourcesRefresher::RefreshOnce() {
-  if (allocatable_) RefreshAllocatable();
   Result<KubeletPodList> answer = client_->List();
   if (!answer.ok()) {
     streak_.Fail("list pod resources from the kubelet", answer.status().ToString());
     return false;
   }
+  // Only after a List that worked: a kubelet that is down counts as "kubelet" alone.
+  if (allocatable_) RefreshAllocatable();
   MatchStats stats;
   std::shared_ptr<const DraSlices> dra = dra_latest_ ? dra_latest_() : nullptr;
   std::shared_ptr<const model::DeviceAttribution> matched =

@@ -11,8 +11,9 @@
 //
 // - With EnableAllocatable() (--emf-schema container-insights), each refresh also asks
 //   GetAllocatableResources and publishes the GPU resource names' device ids
-//   (model::AllocatableDevices). Its failures count as source "kubelet_allocatable", apart from
-//   "kubelet", and never fail the List part. A kubelet that does not serve the call (older than
+//   (model::AllocatableDevices), after a List that succeeded (a kubelet that is down counts once,
+//   as "kubelet"). Its own failures count as source "kubelet_allocatable" and never fail the
+//   List part. A kubelet that does not serve the call (older than
 //   1.23, or its KubeletPodResourcesGetAllocatable gate off: gRPC UNIMPLEMENTED) is counted
 //   once, logged once, and not asked again: it will not grow the call without a restart, and the
 //   Node object's capacity (NodeRefresher) still gives node_gpu_limit.
