@@ -16,7 +16,7 @@ AttributionSources::AttributionSources(const config::Options& o)
       period_(std::max<std::chrono::milliseconds>(std::chrono::milliseconds(o.collect_interval_ms),
                                                   std::chrono::seconds(1))),
       enabled_(o.kubernetes || !o.hpc_job_mapping_dir.empty() || o.kubernetes_process_metrics ||
-               o.container_labels),
+               o.container_labels || o.emf_container_insights),
       per_process_(PerProcessWanted(o)),
       errors_(std::make_shared<model::SourceErrors>()) {}
 
@@ -50,11 +50,13 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
       s->dra_slices_ = std::make_unique<attribute::ResourceSliceRefresher>(std::move(r));
     }
   }
-  // The device series need the API server's pod metadata for pod_uid and for pod labels.
+  // The device series need the API server's pod metadata for pod_uid and for pod labels;
+  // Container Insights' schema needs the pods' GPU requests and limits, and the Node.
   const bool device_metadata =
       o.kubernetes && (o.kubernetes_enable_pod_uid || o.kubernetes_enable_pod_labels);
-  if (!s->per_process_ && !device_metadata) return s;
-  s->pod_sources_ = true;
+  if (!s->per_process_ && !device_metadata && !o.emf_container_insights) return s;
+  // The per-pod rendering follows the dcgm-exporter flags only, not the EMF schema.
+  s->pod_sources_ = s->per_process_ || device_metadata;
   if (s->per_process_) {
     s->errors_->Register("cgroup");
     s->processes_ = std::make_unique<attribute::ProcessAttributor>(
@@ -69,10 +71,14 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
         s->per_process_
             ? "no Kubernetes API server: processes cannot be joined to the kubelet's pod names; "
               "per-pod shares carry pod_uid only, kubelet pods on a shared GPU read 0"
-            : "no Kubernetes API server: no pod_uid or pod labels on device series",
+        : device_metadata
+            ? "no Kubernetes API server: no pod_uid or pod labels on device series"
+            : "no Kubernetes API server: Container Insights EMF has no pod GPU requests or "
+              "limits and no node identity or GPU capacity",
         {{"err", api.status().message()}});
     return s;
   }
+  if (o.emf_container_insights) s->CreateNodeRefresher(*api);
   s->errors_->Register("apiserver");
   attribute::PodWatcherOptions w;
   w.api = *api;
@@ -82,6 +88,20 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
   w.errors = s->errors_.get();
   s->pods_ = std::make_unique<attribute::PodWatcher>(std::move(w));
   return s;
+}
+
+void AttributionSources::CreateNodeRefresher(const attribute::KubeApiConfig& api) {
+  if (options_.node_name.empty()) {
+    // Without the node's name there is no Node to GET (and listing every node to guess would
+    // need a wider ClusterRole).
+    log::Warn("NODE_NAME is not set: Container Insights EMF has no node identity or GPU capacity");
+    return;
+  }
+  attribute::NodeRefresherOptions n;
+  n.api = api;
+  n.node_name = options_.node_name;
+  n.errors = errors_.get();
+  node_ = std::make_unique<attribute::NodeRefresher>(std::move(n));
 }
 
 bool AttributionSources::PerProcessWanted(const config::Options& o) {
@@ -118,6 +138,8 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
       kubelet->UseDraSlices([slices] { return slices->Latest(); },
                             [slices] { slices->RefreshSoon(); });
     }
+    // Container Insights' schema: the device ids the kubelet can allocate, beside List.
+    if (o.emf_container_insights) kubelet->EnableAllocatable();
     kubelet->RefreshOnce();  // bounded by the deadline; the first page gets pod labels
   }
   if (!o.hpc_job_mapping_dir.empty()) {
@@ -156,6 +178,7 @@ void AttributionSources::Start() {
   if (processes_ != nullptr) processes_->Start();
   if (pods_ != nullptr) pods_->Start();
   if (dra_slices_ != nullptr) dra_slices_->Start();
+  if (node_ != nullptr) node_->Start();  // its first GET at once, on its own thread
 }
 
 void AttributionSources::Stop() {
@@ -166,14 +189,19 @@ void AttributionSources::Stop() {
   if (processes_ != nullptr) processes_->Stop();
   if (pods_ != nullptr) pods_->Stop();
   if (dra_slices_ != nullptr) dra_slices_->Stop();
+  if (node_ != nullptr) node_->Stop();
 }
 
 model::Attribution AttributionSources::Latest() const {
   model::Attribution a;
   if (processes_ != nullptr) a.processes = processes_->Latest();
   if (pods_ != nullptr) a.metadata = pods_->Latest();
+  if (node_ != nullptr) a.node = node_->Latest();
   util::MutexLock lock(&mu_);
-  if (kubelet_ != nullptr) a.devices = kubelet_->Latest();
+  if (kubelet_ != nullptr) {
+    a.devices = kubelet_->Latest();
+    a.allocatable = kubelet_->LatestAllocatable();
+  }
   if (hpc_jobs_ != nullptr) a.hpc = hpc_jobs_->Latest();
   if (containers_ != nullptr) a.containers = containers_->Latest();
   return a;
@@ -213,9 +241,11 @@ std::shared_ptr<const model::Snapshot> AttributionSources::ResolveForOnce(
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  if (node_ != nullptr) node_->RefreshOnce();  // bounded by its request timeout
   auto copy = std::make_shared<model::Snapshot>(*snapshot);
   if (processes_ != nullptr) copy->attribution.processes = processes_->Latest();
   if (pods_ != nullptr) copy->attribution.metadata = pods_->Latest();
+  if (node_ != nullptr) copy->attribution.node = node_->Latest();
   return copy;
 }
 

@@ -10,7 +10,11 @@
 //    driver's devices, so that the kubelet refresher resolves DRA claims to devices;
 //  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device;
 //  - the ContainerLabelRefresher (--container-labels without -k): which running containers of a
-//    Docker-compatible engine use which device.
+//    Docker-compatible engine use which device;
+//  - for --emf-schema container-insights (Options::emf_container_insights): the PodWatcher even
+//    without the flags above (the pods' GPU requests, limits and phases), the NodeRefresher
+//    (this node's instance id, instance type and GPU capacity; needs NODE_NAME) and, with -k,
+//    the kubelet's GetAllocatableResources.
 // Latest() bundles the latest part of each into one Attribution for the collector, which
 // attaches it to every snapshot.
 //
@@ -38,6 +42,7 @@
 
 #include "attribute/container_runtime.h"
 #include "attribute/hpc_jobs.h"
+#include "attribute/node_refresher.h"
 #include "attribute/pod_resources_refresher.h"
 #include "attribute/pod_watcher.h"
 #include "attribute/process_attributor.h"
@@ -87,9 +92,9 @@ class AttributionSources {
   // After each collection: the PIDs to resolve next.
   void Observe(const model::Snapshot& snapshot);
 
-  // --once: resolves the snapshot's PIDs now and waits (up to `wait`) for the first pod list;
-  // returns the snapshot with that attribution attached (the same snapshot when neither the
-  // process nor the pod-metadata source runs).
+  // --once: resolves the snapshot's PIDs now, waits (up to `wait`) for the first pod list and
+  // GETs the Node once (Container Insights); returns the snapshot with that attribution attached
+  // (the same snapshot when neither the process nor the pod-metadata source runs).
   std::shared_ptr<const model::Snapshot> ResolveForOnce(
       std::shared_ptr<const model::Snapshot> snapshot, std::chrono::milliseconds wait);
 
@@ -104,6 +109,8 @@ class AttributionSources {
   explicit AttributionSources(const config::Options& options);
   // Whether `options` need per-process data and its cgroup attribution.
   static bool PerProcessWanted(const config::Options& options);
+  // Sets node_ for Container Insights (a warning instead without NODE_NAME).
+  void CreateNodeRefresher(const attribute::KubeApiConfig& api);
 
   // The refreshers AttachDevices() set (null before, or when off), read under the lock.
   struct Attached {
@@ -123,6 +130,7 @@ class AttributionSources {
   std::unique_ptr<attribute::ProcessAttributor> processes_;        // null: metadata only, or off
   std::unique_ptr<attribute::PodWatcher> pods_;                    // null without an API server
   std::unique_ptr<attribute::ResourceSliceRefresher> dra_slices_;  // null: DRA off, or no API
+  std::unique_ptr<attribute::NodeRefresher> node_;  // null: not Container Insights, no API/name
   // -k: the plugin's kubelet client, until AttachDevices() moves it into the refresher (both on
   // the start-up thread, before Start()).
   std::unique_ptr<attribute::PodResourcesLister> kubelet_client_;

@@ -63,7 +63,13 @@ Result<KubeletPodList> KubeletClient::List() {
   return FromProto(*answer);
 }
 
-Result<v1::ListPodResourcesResponse> KubeletClient::ListProto() {
+Result<KubeletAllocatable> KubeletClient::GetAllocatable() {
+  Result<v1::AllocatableResourcesResponse> answer = GetAllocatableProto();
+  if (!answer.ok()) return answer.status();
+  return FromProto(*answer);
+}
+
+Status KubeletClient::Connect() {
   const std::string& path = options_.socket_path;
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
@@ -86,14 +92,12 @@ Result<v1::ListPodResourcesResponse> KubeletClient::ListProto() {
     socket_inode_ = st.st_ino;
     socket_device_ = st.st_dev;
   }
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
-  v1::ListPodResourcesRequest request;
-  v1::ListPodResourcesResponse response;
-  grpc::Status status = stub_->List(&context, request, &response);
-  if (status.ok()) return response;
-  std::string msg =
-      "kubelet List on " + path + ": " + std::string(GrpcCodeName(status.error_code()));
+  return Status::Ok();
+}
+
+Status KubeletClient::CallError(std::string_view call, const grpc::Status& status) const {
+  std::string msg = "kubelet " + std::string(call) + " on " + options_.socket_path + ": " +
+                    std::string(GrpcCodeName(status.error_code()));
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     msg += " (no answer within " + std::to_string(options_.deadline.count()) + " ms)";
   } else if (!status.error_message().empty()) {
@@ -103,9 +107,33 @@ Result<v1::ListPodResourcesResponse> KubeletClient::ListProto() {
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return Unavailable(std::move(msg));
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return NotSupported(std::move(msg));
     default:
       return Internal(std::move(msg));
   }
+}
+
+Result<v1::ListPodResourcesResponse> KubeletClient::ListProto() {
+  if (Status st = Connect(); !st.ok()) return st;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  v1::ListPodResourcesRequest request;
+  v1::ListPodResourcesResponse response;
+  grpc::Status status = stub_->List(&context, request, &response);
+  if (status.ok()) return response;
+  return CallError("List", status);
+}
+
+Result<v1::AllocatableResourcesResponse> KubeletClient::GetAllocatableProto() {
+  if (Status st = Connect(); !st.ok()) return st;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
+  v1::AllocatableResourcesRequest request;
+  v1::AllocatableResourcesResponse response;
+  grpc::Status status = stub_->GetAllocatableResources(&context, request, &response);
+  if (status.ok()) return response;
+  return CallError("GetAllocatableResources", status);
 }
 
 }  // namespace nvmlx::attribute

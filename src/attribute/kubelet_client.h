@@ -1,4 +1,5 @@
-// KubeletClient: calls PodResourcesLister.List (pod-resources v1) on the kubelet's unix socket.
+// KubeletClient: calls PodResourcesLister.List and GetAllocatableResources (pod-resources v1) on
+// the kubelet's unix socket.
 // Part of the kubelet plugin (libnvmlx_kubelet.so, see kubelet_plugin.h): this header and its
 // .cc are the only code of the daemon that includes gRPC or protobuf; the daemon links neither
 // and reaches this class through PodResourcesLister (pod_resources.h).
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "attribute/pod_resources.grpc.pb.h"
 #include "attribute/pod_resources.h"
@@ -42,10 +44,20 @@ class KubeletClient : public PodResourcesLister {
   Result<KubeletPodList> List() override;
   // The answer as the kubelet sent it; errors as List().
   Result<v1::ListPodResourcesResponse> ListProto();
+  // PodResourcesLister::GetAllocatable: GetAllocatableProto() converted by FromProto().
+  Result<KubeletAllocatable> GetAllocatable() override;
+  // The answer as the kubelet sent it; NOT_SUPPORTED for gRPC UNIMPLEMENTED, else as List().
+  Result<v1::AllocatableResourcesResponse> GetAllocatableProto();
 
   const KubeletClientOptions& options() const { return options_; }
 
  private:
+  // A stub on the socket, rebuilt when the socket file changed (see above).
+  Status Connect();
+  // A failed call's Status: the gRPC code named, UNAVAILABLE / DEADLINE_EXCEEDED -> UNAVAILABLE,
+  // UNIMPLEMENTED -> NOT_SUPPORTED, anything else -> INTERNAL.
+  Status CallError(std::string_view call, const grpc::Status& status) const;
+
   KubeletClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::PodResourcesLister::Stub> stub_;

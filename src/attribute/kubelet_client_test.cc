@@ -11,7 +11,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "attribute/pod_resources_refresher.h"
 #include "fake_kubelet.h"
@@ -295,6 +298,115 @@ TEST_F(KubeletClientTest, RefresherResolvesDraClaimsWithTheLatestSlices) {
   ASSERT_TRUE(refresher.Latest()->pods_by_device.at(kGpu0).front().dra.has_value());
   EXPECT_EQ(refresher.Latest()->pods_by_device.at(kGpu0).front().dra->claim_name, "claim0");
   EXPECT_EQ(soon, 2);  // gpu-1 is new and unknown
+}
+
+// The counter of `source`, or -1 when it is not registered.
+int64_t CountOf(const model::SourceErrors& errors, std::string_view source) {
+  for (const auto& [name, n] : errors.Counts()) {
+    if (name == source) return static_cast<int64_t>(n);
+  }
+  return -1;
+}
+
+fixtures::FakeAllocatable Allocatable(std::initializer_list<std::string> gpus) {
+  fixtures::FakeAllocatable a;
+  auto* gpu = a.response.add_devices();
+  gpu->set_resource_name("nvidia.com/gpu");
+  for (const std::string& id : gpus) gpu->add_device_ids(id);
+  auto* mig = a.response.add_devices();
+  mig->set_resource_name("nvidia.com/mig-1g.10gb");
+  mig->add_device_ids("MIG-1");
+  auto* nic = a.response.add_devices();
+  nic->set_resource_name("example.com/nic");
+  nic->add_device_ids("nic-0");
+  return a;
+}
+
+TEST_F(KubeletClientTest, GetsAllocatableDevices) {
+  kubelet_.SetAllocatable(Allocatable({kGpu0, "GPU-1"}));
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  KubeletClient client(Options());
+  Result<KubeletAllocatable> r = client.GetAllocatable();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->devices.size(), 3u);
+  EXPECT_EQ(r->devices[0].resource_name, "nvidia.com/gpu");
+  EXPECT_THAT(r->devices[0].device_ids, ElementsAre(kGpu0, "GPU-1"));
+}
+
+TEST_F(KubeletClientTest, AllocatableUnimplementedIsNotSupported) {
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());  // no allocatable part: an old kubelet
+  KubeletClient client(Options());
+  Result<KubeletAllocatable> r = client.GetAllocatable();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotSupported);
+  EXPECT_THAT(r.status().message(), HasSubstr("GetAllocatableResources"));
+  EXPECT_THAT(r.status().message(), HasSubstr("UNIMPLEMENTED"));
+}
+
+TEST_F(KubeletClientTest, RefresherPublishesAllocatableGpuDevices) {
+  kubelet_.SetScript({OnePod("p1")});
+  kubelet_.SetAllocatable(Allocatable({kGpu0}));
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());
+  auto errors = std::make_shared<model::SourceErrors>();
+  PodResourcesRefresher refresher(Client(), Matcher(), std::chrono::hours(1), errors);
+  EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), -1);  // not asked: not registered
+  refresher.EnableAllocatable();
+  EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), 0);
+  ASSERT_TRUE(refresher.RefreshOnce());
+  auto a = refresher.LatestAllocatable();
+  ASSERT_NE(a, nullptr);
+  // GPU resource names only: the NIC is left out, the MIG profile kept apart.
+  EXPECT_EQ(a->device_ids_by_resource,
+            (std::map<std::string, std::vector<std::string>>{
+                {"nvidia.com/gpu", {kGpu0}}, {"nvidia.com/mig-1g.10gb", {"MIG-1"}}}));
+  // A failing call keeps the last good answer and counts apart from List.
+  fixtures::FakeAllocatable failing;
+  failing.error_code = 13;
+  failing.error_message = "boom";
+  kubelet_.SetAllocatable(failing);
+  ASSERT_TRUE(refresher.RefreshOnce());  // List still succeeds
+  EXPECT_EQ(refresher.LatestAllocatable(), a);
+  EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), 1);
+  EXPECT_EQ(CountOf(*errors, "kubelet"), 0);
+  // A kubelet that is gone counts once, as "kubelet", not twice.
+  kubelet_.Stop();
+  EXPECT_FALSE(refresher.RefreshOnce());
+  EXPECT_EQ(CountOf(*errors, "kubelet"), 1);
+  EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), 1);
+  EXPECT_EQ(refresher.LatestAllocatable(), a);
+}
+
+TEST_F(KubeletClientTest, RefresherDegradesOnceWithoutGetAllocatable) {
+  kubelet_.SetScript({OnePod("p1")});
+  ASSERT_TRUE(kubelet_.Start(socket_).ok());  // answers GetAllocatableResources UNIMPLEMENTED
+  auto errors = std::make_shared<model::SourceErrors>();
+  PodResourcesRefresher refresher(Client(), Matcher(), std::chrono::hours(1), errors);
+  refresher.EnableAllocatable();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(refresher.RefreshOnce()) << i;  // List-based attribution is unaffected
+    EXPECT_EQ(PodOn(refresher.Latest()), "p1");
+  }
+  EXPECT_EQ(refresher.LatestAllocatable(), nullptr);
+  EXPECT_EQ(kubelet_.allocatable_calls(), 1);  // asked once, then never again
+  EXPECT_EQ(CountOf(*errors, "kubelet_allocatable"), 1);
+  EXPECT_EQ(CountOf(*errors, "kubelet"), 0);
+}
+
+TEST(FakeKubeletScriptTest, AllocatablePart) {
+  auto none = fixtures::ParseAllocatable(R"({"answers": [{}]})", "s.json");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  auto some = fixtures::ParseAllocatable(
+      R"({"allocatable": {"devices": [{"resource_name": "nvidia.com/gpu", "device_ids": ["G"]}],)"
+      R"( "error": {"code": 12}}})",
+      "s.json");
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  ASSERT_TRUE(some->has_value());
+  EXPECT_EQ((*some)->response.devices(0).device_ids(0), "G");
+  EXPECT_EQ((*some)->error_code, 12);
+  auto bad = fixtures::ParseAllocatable(R"({"allocatable": {"devices": 3}})", "s.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("s.json: allocatable"));
 }
 
 TEST(KubeletDeadlineTest, FollowsThePeriodWithinBounds) {

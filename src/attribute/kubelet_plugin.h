@@ -34,14 +34,15 @@ inline constexpr char kKubeletPluginSymbol[] = "nvmlx_kubelet_plugin_v1";
 
 #define NVMLX_KUBELET_PLUGIN_STR2(x) #x
 #define NVMLX_KUBELET_PLUGIN_STR(x) NVMLX_KUBELET_PLUGIN_STR2(x)
-// What must match between daemon and plugin: the interface version, the compiler, and the
-// sizes of the types that cross.
+// What must match between daemon and plugin: the interface version (2: PodResourcesLister
+// gained GetAllocatable), the compiler, and the sizes of the types that cross.
 inline constexpr char kKubeletPluginBuild[] =
-    "nvmlx-kubelet-plugin/1 " __VERSION__
+    "nvmlx-kubelet-plugin/2 " __VERSION__
     " cxx11abi=" NVMLX_KUBELET_PLUGIN_STR(_GLIBCXX_USE_CXX11_ABI);
 inline constexpr size_t kKubeletPluginLayout =
     sizeof(KubeletPodList) * 1000000 + sizeof(KubeletPod) * 10000 + sizeof(KubeletContainer) * 100 +
-    sizeof(KubeletClientOptions) + sizeof(Result<KubeletPodList>);
+    sizeof(KubeletClientOptions) + sizeof(Result<KubeletPodList>) +
+    sizeof(Result<KubeletAllocatable>);
 
 struct KubeletPluginV1 {
   const char* build;  // the plugin's kKubeletPluginBuild

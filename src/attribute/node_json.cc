@@ -1,7 +1,9 @@
 #include "attribute/node_json.h"
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "attribute/json_members.h"
 #include "attribute/quantity.h"
@@ -21,7 +23,7 @@ constexpr char kInstanceTypeLabel[] = "node.kubernetes.io/instance-type";
 constexpr char kBetaInstanceTypeLabel[] = "beta.kubernetes.io/instance-type";
 
 // The GPU resource names of a status.capacity / status.allocatable object, rounded up; names
-// whose value is not a non-negative quantity are left out (the API server would not write them).
+// whose value is not a non-negative quantity string are left out (the API server writes none).
 std::map<std::string, int64_t> GpuResources(const json* resources) {
   std::map<std::string, int64_t> out;
   if (resources == nullptr || !resources->is_object()) return out;
@@ -37,7 +39,7 @@ std::map<std::string, int64_t> GpuResources(const json* resources) {
 
 std::string InstanceIdFromProviderId(std::string_view provider_id) {
   if (provider_id.substr(0, kAwsPrefix.size()) != kAwsPrefix) return "";
-  std::string_view rest = provider_id.substr(kAwsPrefix.size());
+  const std::string_view rest = provider_id.substr(kAwsPrefix.size());
   const size_t slash = rest.find('/');
   if (slash == 0 || slash == std::string_view::npos) return "";  // no zone
   const std::string_view id = rest.substr(slash + 1);
@@ -67,13 +69,14 @@ Result<model::NodeInfo> ParseNode(std::string_view body, const std::string& wher
         node.instance_type = StringMember(*labels, kBetaInstanceTypeLabel);
       }
     }
+    std::string provider_id;
     if (const json* spec = Member(doc, "spec"); spec != nullptr) {
-      const std::string provider_id = StringMember(*spec, "providerID");
-      node.instance_id = InstanceIdFromProviderId(provider_id);
-      if (node.instance_id.empty()) {
-        log::Debug("node's providerID names no EC2 instance: no InstanceId",
-                   {{"node", node.node_name}, {"provider_id", provider_id}});
-      }
+      provider_id = StringMember(*spec, "providerID");
+    }
+    node.instance_id = InstanceIdFromProviderId(provider_id);
+    if (node.instance_id.empty()) {
+      log::Debug("the node's providerID names no EC2 instance: no instance id",
+                 {{"node", node.node_name}, {"provider_id", provider_id}});
     }
     if (const json* status = Member(doc, "status"); status != nullptr) {
       node.gpu_capacity = GpuResources(Member(*status, "capacity"));

@@ -3,9 +3,14 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "attribute/json_members.h"
+#include "attribute/quantity.h"
+#include "model/gpu_allocation.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
@@ -25,6 +30,54 @@ void AddContainers(const json& status, const char* key, model::PodMeta* meta) {
     const std::string id = StripRuntimePrefix(StringMember(cs, "containerID"));
     const std::string name = StringMember(cs, "name");
     if (!id.empty() && !name.empty()) meta->container_names[id] = name;
+  }
+}
+
+int64_t AddSaturating(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+}
+
+// A resources.requests / resources.limits value as Container Insights reads it: a quantity
+// rounded up; a negative one or one that is not a quantity counts as not set (the agent skips
+// negative ones; the API server validates quantities, so anything else is a corrupt object).
+std::optional<int64_t> ResourceValue(const json& value) {
+  std::optional<int64_t> v;
+  if (value.is_string()) {
+    v = ParseQuantityCeil(value.get_ref<const std::string&>());
+  } else if (value.is_number_integer()) {
+    v = value.get<int64_t>();
+  }
+  if (v.has_value() && *v < 0) return std::nullopt;
+  return v;
+}
+
+// spec.containers' GPU requests and limits (init containers are not summed: see PodMeta).
+void AddGpuResources(const json& pod, model::PodMeta* meta) {
+  const json* spec = Member(pod, "spec");
+  const json* containers = spec != nullptr ? Member(*spec, "containers") : nullptr;
+  if (containers == nullptr || !containers->is_array()) return;
+  meta->containers = static_cast<int>(containers->size());
+  for (const json& c : *containers) {
+    const json* resources = Member(c, "resources");
+    if (resources == nullptr) continue;
+    for (const bool limits : {false, true}) {
+      const json* amounts = Member(*resources, limits ? "limits" : "requests");
+      if (amounts == nullptr || !amounts->is_object()) continue;
+      for (const auto& [name, value] : amounts->items()) {
+        if (!model::IsGpuResourceName(name)) continue;
+        const std::optional<int64_t> v = ResourceValue(value);
+        if (!v.has_value()) continue;
+        model::GpuResourceAmount& a = meta->gpu_resources[name];
+        if (limits) {
+          a.limits = AddSaturating(a.limits, *v);
+          ++a.containers_with_limit;
+        } else {
+          a.requests = AddSaturating(a.requests, *v);
+          ++a.containers_with_request;
+        }
+      }
+    }
   }
 }
 
@@ -57,7 +110,9 @@ Result<PodRecord> ParsePod(const json& pod, const LabelFilter& filter, const std
   if (const json* ann = Member(*md, "annotations"); ann != nullptr) {
     r.mirror_uid = StringMember(*ann, kMirrorAnnotation);
   }
+  AddGpuResources(pod, &r.meta);
   if (const json* status = Member(pod, "status"); status != nullptr) {
+    r.meta.phase = StringMember(*status, "phase");
     AddContainers(*status, "containerStatuses", &r.meta);
     AddContainers(*status, "initContainerStatuses", &r.meta);  // native sidecars
     AddContainers(*status, "ephemeralContainerStatuses", &r.meta);

@@ -1,7 +1,9 @@
 // The Kubernetes API server's pod JSON, as the PodWatcher needs it: a PodList (GET
 // /api/v1/pods) and one watch event per line (?watch=1), reduced to PodMeta (attribution.h):
 // uid, namespace, name, the allowlisted labels with dcgm-exporter's sanitised names, and the
-// container ids of every container status (runtime prefix "containerd://" etc. stripped).
+// container ids of every container status (runtime prefix "containerd://" etc. stripped), the
+// pod's status.phase, and its spec.containers' GPU requests and limits (quantities rounded up,
+// summed per GPU resource name: model::PodMeta says which and why).
 //
 // Label names: dcgm-exporter copies pod labels onto its series under the key with every
 // character outside [a-zA-Z0-9_] replaced by '_' (utils.SanitizeLabelName) and no prefix; the

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "attribute/pod_watcher.h"
+#include "model/gpu_allocation.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -126,6 +127,84 @@ TEST(PodListTest, RejectsBadInputWithAClearError) {
     EXPECT_NE(r.status().message().find(c.want), std::string::npos)
         << c.body << " -> " << r.status().message();
   }
+}
+
+TEST(PodGpuResourcesTest, SumsSpecContainersPerResourceName) {
+  auto filter = LabelFilter::Create(false, {});
+  auto list = ParsePodList(ReadFixture("pods_gpu_node1.json"), *filter);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->pods.size(), 6u);
+  const model::PodMeta& trainer = list->pods[0].meta;
+  EXPECT_EQ(trainer.phase, "Running");
+  EXPECT_EQ(trainer.containers, 1);
+  ASSERT_EQ(trainer.gpu_resources.size(), 1u);  // cpu and memory are not GPU resources
+  const model::GpuResourceAmount& t = trainer.gpu_resources.at("nvidia.com/gpu");
+  // The init container's 4 GPUs are not added (the agent sums spec.containers only).
+  EXPECT_EQ(t.requests, 2);
+  EXPECT_EQ(t.limits, 2);
+  EXPECT_EQ(t.containers_with_limit, 1);
+
+  const model::PodMeta& sidecar = list->pods[1].meta;
+  EXPECT_EQ(sidecar.containers, 2);
+  EXPECT_EQ(sidecar.gpu_resources.at("nvidia.com/gpu").containers_with_limit, 1);
+
+  const model::PodMeta& queued = list->pods[2].meta;
+  EXPECT_EQ(queued.phase, "Pending");
+  const model::GpuResourceAmount& q = queued.gpu_resources.at("nvidia.com/gpu");
+  EXPECT_EQ(q.limits, 2);
+  EXPECT_EQ(q.requests, 1);  // container b sets only a limit in this (undefaulted) fixture
+  EXPECT_EQ(q.containers_with_request, 1);
+  EXPECT_EQ(q.containers_with_limit, 2);
+
+  const model::PodMeta& mig = list->pods[4].meta;
+  ASSERT_EQ(mig.gpu_resources.size(), 1u);
+  EXPECT_EQ(mig.gpu_resources.at("nvidia.com/mig-1g.10gb").limits, 2);
+
+  EXPECT_TRUE(list->pods[5].meta.gpu_resources.empty());
+  EXPECT_EQ(list->pods[5].meta.containers, 1);
+}
+
+TEST(PodGpuResourcesTest, ThroughMetadataToContainerInsightsCounts) {
+  auto filter = LabelFilter::Create(false, {});
+  auto list = ParsePodList(ReadFixture("pods_gpu_node1.json"), *filter);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  std::map<std::string, PodRecord> pods;
+  for (auto& p : list->pods) pods[p.meta.uid] = p;
+  auto md = BuildPodMetadata(pods);
+  // Counted: trainer (Running, 2) and queued (Pending, request 1, limit 2). Not counted: the
+  // sidecar pod (a container without a GPU limit), the finished pod, the MIG and CPU pods.
+  auto node = model::NodeGpuAllocationOf(*md, 8);
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(node->request, 3);
+  EXPECT_EQ(node->usage_total, 2);
+  EXPECT_DOUBLE_EQ(node->reserved_capacity, 37.5);
+  EXPECT_EQ(node->available_capacity, 6);
+  auto queued = model::PodGpuAllocationOf(md->by_uid.at("aaaaaaaa-0000-0000-0000-000000000003"), 8);
+  ASSERT_TRUE(queued.has_value());
+  EXPECT_EQ(queued->limit, 2);
+  EXPECT_EQ(queued->usage_total, 0);
+  EXPECT_DOUBLE_EQ(*queued->reserved_capacity, 25.0);
+}
+
+TEST(PodGpuResourcesTest, OddValuesCountAsUnset) {
+  auto filter = LabelFilter::Create(false, {});
+  auto list = ParsePodList(
+      R"({"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"p",)"
+      R"("uid":"u"},"spec":{"containers":[)"
+      R"({"resources":{"limits":{"nvidia.com/gpu":"-1"},"requests":{"nvidia.com/gpu":"lots"}}},)"
+      R"({"resources":{"limits":{"nvidia.com/gpu":2},"requests":{"nvidia.com/gpu":"500m"}}},)"
+      R"({"resources":{"limits":{"nvidia.com/gpu":true}}},)"
+      R"({"resources":[1]},7]},"status":{"phase":42}}]})",
+      *filter);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  const model::PodMeta& p = list->pods[0].meta;
+  EXPECT_EQ(p.containers, 5);
+  EXPECT_EQ(p.phase, "");  // not a string: absent
+  const model::GpuResourceAmount& a = p.gpu_resources.at("nvidia.com/gpu");
+  EXPECT_EQ(a.limits, 2);  // a JSON number is read too; -1 and true are not set
+  EXPECT_EQ(a.containers_with_limit, 1);
+  EXPECT_EQ(a.requests, 1);  // 500m rounds up, as Quantity.Value()
+  EXPECT_EQ(a.containers_with_request, 1);
 }
 
 TEST(WatchEventTest, Types) {

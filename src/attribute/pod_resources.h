@@ -60,6 +60,12 @@ struct KubeletPodList {
   std::vector<KubeletPod> pods;
 };
 
+// v1.AllocatableResourcesResponse: the devices the device plugins offer this node (no CPU ids,
+// memory or topology).
+struct KubeletAllocatable {
+  std::vector<KubeletDevices> devices;
+};
+
 struct KubeletClientOptions {
   std::string socket_path = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::chrono::milliseconds deadline{10000};
@@ -73,6 +79,13 @@ class PodResourcesLister {
   // NOT_FOUND: no socket; UNAVAILABLE: refused, deadline exceeded or the kubelet went away;
   // INTERNAL: any other error (the message names the gRPC status code).
   virtual Result<KubeletPodList> List() = 0;
+  // GetAllocatableResources: errors as List(), and NOT_SUPPORTED when the kubelet does not
+  // serve the call (gRPC UNIMPLEMENTED: a kubelet before 1.23, or its
+  // KubeletPodResourcesGetAllocatable feature gate off). This default is that answer, for
+  // listers that have no such call.
+  virtual Result<KubeletAllocatable> GetAllocatable() {
+    return NotSupported("GetAllocatableResources is not implemented by this lister");
+  }
 };
 
 }  // namespace nvmlx::attribute

@@ -30,4 +30,14 @@ KubeletPodList FromProto(const v1::ListPodResourcesResponse& answer) {
   return out;
 }
 
+KubeletAllocatable FromProto(const v1::AllocatableResourcesResponse& answer) {
+  KubeletAllocatable out;
+  out.devices.reserve(answer.devices_size());
+  for (const v1::ContainerDevices& devices : answer.devices()) {
+    out.devices.push_back(
+        {devices.resource_name(), {devices.device_ids().begin(), devices.device_ids().end()}});
+  }
+  return out;
+}
+
 }  // namespace nvmlx::attribute

@@ -1,4 +1,5 @@
-// The kubelet's pod-resources v1 List answer (protobuf) -> the plain structs of pod_resources.h.
+// The kubelet's pod-resources v1 List and GetAllocatableResources answers (protobuf) -> the plain
+// structs of pod_resources.h.
 // Part of the kubelet plugin (kubelet_plugin.h), with the fuzz target and the tests that build
 // answers as protobuf messages; the daemon itself never includes protobuf.
 //
@@ -13,6 +14,8 @@ namespace nvmlx::attribute {
 
 // The parts of the answer attribution reads.
 KubeletPodList FromProto(const v1::ListPodResourcesResponse& answer);
+// GetAllocatableResources' answer: its device-plugin devices.
+KubeletAllocatable FromProto(const v1::AllocatableResourcesResponse& answer);
 
 }  // namespace nvmlx::attribute
 

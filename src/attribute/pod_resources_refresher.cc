@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "model/gpu_allocation.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
@@ -21,6 +22,7 @@ PodResourcesRefresher::PodResourcesRefresher(std::unique_ptr<PodResourcesLister>
       matcher_(std::move(matcher)),
       errors_(std::move(errors)),
       streak_(std::string(kSource), errors_.get()),
+      allocatable_streak_(std::string(kAllocatableSource), errors_.get()),
       worker_({.name = "kubelet refresher", .period = period, .clock = clock},
               [this] { RefreshOnce(); }) {
   if (errors_) errors_->Register(kSource);
@@ -28,12 +30,48 @@ PodResourcesRefresher::PodResourcesRefresher(std::unique_ptr<PodResourcesLister>
 
 PodResourcesRefresher::~PodResourcesRefresher() { Stop(); }
 
+void PodResourcesRefresher::EnableAllocatable() {
+  allocatable_ = true;
+  if (errors_) errors_->Register(kAllocatableSource);
+}
+
+void PodResourcesRefresher::RefreshAllocatable() {
+  Result<KubeletAllocatable> answer = client_->GetAllocatable();
+  if (!answer.ok()) {
+    if (answer.status().code() == StatusCode::kNotSupported) {
+      // Counted and logged once (a one-failure streak), then never asked again.
+      allocatable_ = false;
+      allocatable_streak_.Fail(
+          "GetAllocatableResources (not served by this kubelet: no "
+          "allocatable device ids; node_gpu_limit comes from the Node object)",
+          answer.status().ToString());
+      return;
+    }
+    allocatable_streak_.Fail("GetAllocatableResources", answer.status().ToString());
+    return;
+  }
+  auto devices = std::make_shared<model::AllocatableDevices>();
+  for (const KubeletDevices& d : answer->devices) {
+    if (!model::IsGpuResourceName(d.resource_name)) continue;
+    auto& ids = devices->device_ids_by_resource[d.resource_name];
+    ids.insert(ids.end(), d.device_ids.begin(), d.device_ids.end());
+  }
+  allocatable_streak_.Succeed();
+  latest_allocatable_.Publish(std::move(devices));
+}
+
+std::shared_ptr<const model::AllocatableDevices> PodResourcesRefresher::LatestAllocatable() const {
+  return latest_allocatable_.Get();
+}
+
 bool PodResourcesRefresher::RefreshOnce() {
   Result<KubeletPodList> answer = client_->List();
   if (!answer.ok()) {
     streak_.Fail("list pod resources from the kubelet", answer.status().ToString());
     return false;
   }
+  // Only after a List that worked: a kubelet that is down counts as "kubelet" alone.
+  if (allocatable_) RefreshAllocatable();
   MatchStats stats;
   std::shared_ptr<const DraSlices> dra = dra_latest_ ? dra_latest_() : nullptr;
   std::shared_ptr<const model::DeviceAttribution> matched =

@@ -9,6 +9,15 @@
 //   "kubelet" counter of model::SourceErrors goes up, and one warning is logged per failure streak;
 //   the first success after a streak logs one info line.
 //
+// - With EnableAllocatable() (--emf-schema container-insights), each refresh also asks
+//   GetAllocatableResources and publishes the GPU resource names' device ids
+//   (model::AllocatableDevices), after a List that succeeded (a kubelet that is down counts once,
+//   as "kubelet"). Its own failures count as source "kubelet_allocatable" and never fail the
+//   List part. A kubelet that does not serve the call (older than
+//   1.23, or its KubeletPodResourcesGetAllocatable gate off: gRPC UNIMPLEMENTED) is counted
+//   once, logged once, and not asked again: it will not grow the call without a restart, and the
+//   Node object's capacity (NodeRefresher) still gives node_gpu_limit.
+//
 // The thread is a util::PeriodicWorker (kAfterRun: the period counts from the end of a refresh) on
 // an injectable util::Clock, so tests drive it with a FakeClock.
 //
@@ -36,6 +45,7 @@ namespace nvmlx::attribute {
 class PodResourcesRefresher {
  public:
   static constexpr std::string_view kSource = "kubelet";
+  static constexpr std::string_view kAllocatableSource = "kubelet_allocatable";
 
   // `client` lists the pods (a KubeletClient from the kubelet plugin: kubelet_plugin.h).
   // `errors` may be null (no counting). `clock` (null: the real one) must outlive the refresher.
@@ -57,6 +67,13 @@ class PodResourcesRefresher {
 
   std::shared_ptr<const model::DeviceAttribution> Latest() const;
 
+  // Asks GetAllocatableResources at every refresh from now on (see above). Call before the first
+  // refresh.
+  void EnableAllocatable();
+  // Null until the first successful GetAllocatableResources (so always without
+  // EnableAllocatable(), and with a kubelet that lacks the call).
+  std::shared_ptr<const model::AllocatableDevices> LatestAllocatable() const;
+
   // DRA (--kubernetes-enable-dra): each refresh resolves the answer's claims with `latest()`'s
   // ResourceSlices (a null result: claims are not attributed this time), and calls
   // `refresh_soon()` (may be empty) when a claim names a device those slices do not know and
@@ -76,6 +93,12 @@ class PodResourcesRefresher {
   std::set<std::string> dra_unknown_;
   FailureStreak streak_;  // only the refreshing thread touches it
   util::Latest<model::DeviceAttribution> latest_;
+  // GetAllocatableResources: asked while `allocatable_` (cleared for good by an UNIMPLEMENTED
+  // answer); only the refreshing thread touches these after EnableAllocatable().
+  bool allocatable_ = false;
+  FailureStreak allocatable_streak_;
+  util::Latest<model::AllocatableDevices> latest_allocatable_;
+  void RefreshAllocatable();
   util::PeriodicWorker worker_;  // last: stopped (by its destructor) before the members above go
 };
 

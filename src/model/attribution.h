@@ -17,6 +17,8 @@
 #ifndef NVML_EXPORTER_MODEL_ATTRIBUTION_H_
 #define NVML_EXPORTER_MODEL_ATTRIBUTION_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,7 +60,19 @@ struct DeviceAttribution {
   std::unordered_map<std::string, std::vector<PodRef>> pods_by_device;
 };
 
-// From the Kubernetes API server (pods on this node): uid, labels and container ids.
+// One GPU resource name's requests and limits over a pod's spec.containers.
+// Why the counts as well as the sums: CloudWatch Container Insights counts a pod's GPU limit
+// only when every container of spec.containers sets one (and a negative quantity counts as
+// unset), so the sums alone cannot tell a fully limited pod from one with an unlimited sidecar.
+struct GpuResourceAmount {
+  int64_t requests = 0;             // sum of resources.requests[name], each rounded up
+  int64_t limits = 0;               // sum of resources.limits[name], each rounded up
+  int containers_with_request = 0;  // of spec.containers
+  int containers_with_limit = 0;
+};
+
+// From the Kubernetes API server (pods on this node): uid, labels and container ids, and what
+// the pod asks of the GPUs (for --emf-schema container-insights: model/gpu_allocation.h).
 struct PodMeta {
   std::string namespace_name;
   std::string pod;
@@ -68,6 +82,22 @@ struct PodMeta {
   std::vector<std::pair<std::string, std::string>> labels;
   // Container id (64 hex, runtime prefix stripped) -> container name.
   std::unordered_map<std::string, std::string> container_names;
+
+  // The GPU allocation part. Each member has a default initializer so that a PodMeta
+  // brace-initialised with the members above only (as tests do) stays free of
+  // -Wmissing-field-initializers.
+  // status.phase ("Pending", "Running", "Succeeded", "Failed", "Unknown"; empty when absent):
+  // Container Insights leaves Succeeded and Failed pods out of GPU allocation and counts a pod's
+  // GPUs as in use only while it is Running.
+  std::string phase{};
+  // How many spec.containers the pod has (see GpuResourceAmount for why).
+  int containers = 0;
+  // GPU resource name ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ...) -> its amounts over
+  // spec.containers, only for names some container requests or limits. Init containers are not
+  // summed (the Container Insights agent sums spec.containers only; docs/emf.md "Container
+  // Insights: allocation counts and node identity (sources)"), and MIG profiles stay apart
+  // because one MIG slice is not one GPU.
+  std::map<std::string, GpuResourceAmount> gpu_resources{};
 };
 struct PodMetadata {
   std::unordered_map<std::string, PodMeta> by_uid;
@@ -97,12 +127,38 @@ struct RuntimeContainers {
   std::unordered_map<std::string, std::vector<std::string>> names_by_device;
 };
 
+// This node as the Kubernetes API server describes it (GET /api/v1/nodes/$NODE_NAME), for the
+// identity and capacity dimensions of --emf-schema container-insights.
+struct NodeInfo {
+  std::string node_name;
+  // From spec.providerID "aws:///<zone>/<instance-id>"; empty on any other provider.
+  std::string instance_id;
+  // Label node.kubernetes.io/instance-type (else the deprecated beta.kubernetes.io/…); empty
+  // when neither is set.
+  std::string instance_type;
+  // status.capacity and status.allocatable, GPU resource names only (nvidia.com/gpu and
+  // nvidia.com/mig-*), each rounded up to an integer. Container Insights' node_gpu_limit is
+  // status.capacity["nvidia.com/gpu"].
+  std::map<std::string, int64_t> gpu_capacity;
+  std::map<std::string, int64_t> gpu_allocatable;
+};
+
+// From the kubelet pod-resources API GetAllocatableResources: the device ids the device plugins
+// offer this node, by resource name (GPU resource names only). What the kubelet itself can
+// allocate, with no API server in between; null when the kubelet lacks the call (older than
+// 1.23, or its KubeletPodResourcesGetAllocatable gate off).
+struct AllocatableDevices {
+  std::map<std::string, std::vector<std::string>> device_ids_by_resource;
+};
+
 struct Attribution {
   std::shared_ptr<const DeviceAttribution> devices;
   std::shared_ptr<const PodMetadata> metadata;
   std::shared_ptr<const ProcessAttribution> processes;
   std::shared_ptr<const HpcJobs> hpc;
   std::shared_ptr<const RuntimeContainers> containers;
+  std::shared_ptr<const NodeInfo> node;                   // --emf-schema container-insights only
+  std::shared_ptr<const AllocatableDevices> allocatable;  // likewise, with -k
 };
 
 // The uid of a kubelet-attributed pod, joined through the API server's metadata; null when that

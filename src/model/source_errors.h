@@ -1,5 +1,6 @@
 // SourceErrors: how many refreshes of each attribution source failed, by source name
-// ("kubelet", and "cgroup"/"apiserver" from the process attribution). Rendered as the counter
+// ("kubelet", "cgroup"/"apiserver" from the process attribution, "apiserver_node" and
+// "kubelet_allocatable" for Container Insights, ...). Rendered as the counter
 // family nvml_exporter_attribution_errors_total{source="…"}.
 //
 // Design: app::AttributionSources owns one instance (shared_ptr) and hands it to every source,

@@ -9,6 +9,7 @@ objects fit together as a cluster needs them to:
   - the Service selects the DaemonSet's pods and targets a named container port; a
     ServiceMonitor selects that Service and a port of it, a PodMonitor the pods and a container
     port; both keep the series' labels (honorLabels: true);
+  - the exporter's ClusterRole grants list/watch on pods and get on nodes;
   - probes hit /health on the metrics port; the container's security context is the least
     privilege the base promises (no privilege, no capability, read-only root, no escalation);
   - the exporter container's environment names only variables nvml-exporter reads (--help lists
@@ -231,6 +232,17 @@ for k, objs in rendered.items():
                 ports = [p["port"] for rule in np["spec"].get("ingress", []) for p in rule.get("ports", [])]
                 if 9400 not in ports:
                     fail(f"{k}: the NetworkPolicy closes :9400")
+    # The exporter's ClusterRole: the pod watch and the Node GET (--emf-schema
+    # container-insights) need these; a missing one shows up only as 403s in a cluster.
+    for role in by.get("ClusterRole", []):
+        if "nvml-exporter" not in role["metadata"]["name"]:
+            continue
+        grants = {(g, r, v) for rule in role.get("rules", []) for g in rule.get("apiGroups", [])
+                  for r in rule.get("resources", []) for v in rule.get("verbs", [])}
+        for need in [("", "pods", "list"), ("", "pods", "watch"), ("", "nodes", "get")]:
+            if need not in grants:
+                fail(f"{k}: ClusterRole {role['metadata']['name']} does not grant "
+                     f"{need[2]} on {need[1]}")
     if "podmonitor" in k and not by.get("PodMonitor"):
         fail(f"{k}: no PodMonitor")
     if "kube-prometheus-stack" in k and not by.get("ServiceMonitor"):

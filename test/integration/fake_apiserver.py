@@ -6,16 +6,18 @@ GET /api/v1/pods: a list (the fixture PodList, filtered by fieldSelector=spec.no
 watch (?watch=1: chunked JSON lines, a BOOKMARK first, then events dropped into the control
 directory). Behaviour is switched at run time through files in the control directory:
 
-  mode        ok | 401 | badjson | gone   (read at every request and every watch tick)
+  mode        ok | 401 | 403 | badjson | gone   (read at every request and every watch tick)
   event.json  one watch event line; sent to the open watch, then deleted
   lists       written by the server: how many list requests it answered with 200
   configmaps/<ns>_<name>.json   served at GET /api/v1/namespaces/<ns>/configmaps/<name>
+  nodes/<name>.json   a Node served at GET /api/v1/nodes/<name> (404 when absent)
+  node_gets   written by the server: how many node GETs it answered with 200
   resourceslices.json  a ResourceSliceList served at GET /apis/resource.k8s.io/<v>/resourceslices
                        (fieldSelector spec.driver / spec.nodeName applied) for each version <v>
                        listed in resourceslice_versions (default v1), else 404
   resourceslice_queries  written by the server: "<version> <fieldSelector>" per slice list
 
-In mode 401 every request gets 401; badjson sends a garbage watch line (lists stay good);
+In mode 401 every request gets 401, in mode 403 every request gets 403 (RBAC refusing); badjson sends a garbage watch line (lists stay good);
 gone answers the next watch with an ERROR 410 event. Changing the mode drops open watches,
 mid-chunk, as a broken connection would.
 """
@@ -33,6 +35,7 @@ fixture, cert, key, token, control, port_file = sys.argv[1:7]
 PODS = json.load(open(fixture))
 lists_lock = threading.Lock()
 lists = 0
+node_gets = 0
 
 
 def mode():
@@ -81,11 +84,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 "metadata": {"resourceVersion": "1"}, "items": items})
 
     def do_GET(self):
-        global lists
+        global lists, node_gets
         url = urllib.parse.urlparse(self.path)
         q = urllib.parse.parse_qs(url.query)
         if self.headers.get("Authorization") != "Bearer " + token or mode() == "401":
             return self.reply(401, {"kind": "Status", "code": 401, "reason": "Unauthorized"})
+        if mode() == "403":
+            return self.reply(403, {"kind": "Status", "code": 403, "reason": "Forbidden"})
+        node = re.match(r"^/api/v1/nodes/([^/]+)$", url.path)
+        if node:
+            path = os.path.join(control, "nodes", urllib.parse.unquote(node.group(1)) + ".json")
+            if not os.path.exists(path):
+                return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+            with lists_lock:
+                node_gets += 1
+                open(os.path.join(control, "node_gets"), "w").write(str(node_gets))
+            return self.reply(200, json.load(open(path)))
         cm = re.match(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$", url.path)
         if cm:
             path = os.path.join(control, "configmaps", f"{cm.group(1)}_{cm.group(2)}.json")
