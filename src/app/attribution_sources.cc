@@ -16,7 +16,7 @@ AttributionSources::AttributionSources(const config::Options& o)
       period_(std::max<std::chrono::milliseconds>(std::chrono::milliseconds(o.collect_interval_ms),
                                                   std::chrono::seconds(1))),
       enabled_(o.kubernetes || !o.hpc_job_mapping_dir.empty() || o.kubernetes_process_metrics ||
-               o.container_labels || o.emf_container_insights),
+               o.container_labels || o.EmfContainerInsights()),
       per_process_(PerProcessWanted(o)),
       errors_(std::make_shared<model::SourceErrors>()) {}
 
@@ -54,7 +54,7 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
   // Container Insights' schema needs the pods' GPU requests and limits, and the Node.
   const bool device_metadata =
       o.kubernetes && (o.kubernetes_enable_pod_uid || o.kubernetes_enable_pod_labels);
-  if (!s->per_process_ && !device_metadata && !o.emf_container_insights) return s;
+  if (!s->per_process_ && !device_metadata && !o.EmfContainerInsights()) return s;
   // The per-pod rendering follows the dcgm-exporter flags only, not the EMF schema.
   s->pod_sources_ = s->per_process_ || device_metadata;
   if (s->per_process_) {
@@ -78,7 +78,7 @@ Result<std::unique_ptr<AttributionSources>> AttributionSources::Create(
         {{"err", api.status().message()}});
     return s;
   }
-  if (o.emf_container_insights) s->CreateNodeRefresher(*api);
+  if (o.EmfContainerInsights()) s->CreateNodeRefresher(*api);
   s->errors_->Register("apiserver");
   attribute::PodWatcherOptions w;
   w.api = *api;
@@ -139,7 +139,7 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
                             [slices] { slices->RefreshSoon(); });
     }
     // Container Insights' schema: the device ids the kubelet can allocate, beside List.
-    if (o.emf_container_insights) kubelet->EnableAllocatable();
+    if (o.EmfContainerInsights()) kubelet->EnableAllocatable();
     kubelet->RefreshOnce();  // bounded by the deadline; the first page gets pod labels
   }
   if (!o.hpc_job_mapping_dir.empty()) {

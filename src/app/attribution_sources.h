@@ -11,7 +11,7 @@
 //  - the HpcJobRefresher (--hpc-job-mapping-dir): which HPC jobs use which device;
 //  - the ContainerLabelRefresher (--container-labels without -k): which running containers of a
 //    Docker-compatible engine use which device;
-//  - for --emf-schema container-insights (Options::emf_container_insights): the PodWatcher even
+//  - for --emf-schema container-insights (Options::EmfContainerInsights()): the PodWatcher even
 //    without the flags above (the pods' GPU requests, limits and phases), the NodeRefresher
 //    (this node's instance id, instance type and GPU capacity; needs NODE_NAME) and, with -k,
 //    the kubelet's GetAllocatableResources.

@@ -1,4 +1,4 @@
-// AttributionSources with Options::emf_container_insights (what --emf-schema container-insights
+// AttributionSources with Options::EmfContainerInsights() (what --emf-schema container-insights
 // sets): without an API server it goes on with nothing to attach; with one (the integration
 // tests' fake API server over HTTPS) the pod watcher runs without any pod label or uid flag and
 // the Node refresher publishes this node, so that Container Insights' GPU counts can be computed
@@ -49,7 +49,8 @@ model::Attribution AwaitLatest(const AttributionSources& s, Pred done) {
 
 TEST(AttributionSourcesTest, ContainerInsightsWithoutAnApiServerAttachesNothing) {
   config::Options o;
-  o.emf_container_insights = true;
+  o.emf.outputs = {"stdout"};
+  o.emf.schema = config::Options::Emf::Schema::kContainerInsights;
   o.node_name = "node1";
   auto s = AttributionSources::Create(o, NoEnv);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -75,7 +76,9 @@ TEST(AttributionSourcesTest, ContainerInsightsStartsThePodWatcherAndTheNodeRefre
   if (!server.ok()) GTEST_SKIP() << "python3 or openssl missing: no fake API server";
   server.ServeNode("node1", Fixture("node_node1.json"));
   config::Options o;
-  o.emf_container_insights = true;  // and no pod label, pod uid or process flag
+  // and no pod label, pod uid or process flag
+  o.emf.outputs = {"stdout"};
+  o.emf.schema = config::Options::Emf::Schema::kContainerInsights;
   o.node_name = "node1";
   o.kubernetes_api_server = server.Url();
   o.kubernetes_token_file = server.Config().token_file;
@@ -105,7 +108,8 @@ TEST(AttributionSourcesTest, ContainerInsightsWithoutNodeNameHasNoNode) {
   fixtures::FakeApiServer server("pods_gpu_node1.json");
   if (!server.ok()) GTEST_SKIP() << "python3 or openssl missing: no fake API server";
   config::Options o;
-  o.emf_container_insights = true;
+  o.emf.outputs = {"stdout"};
+  o.emf.schema = config::Options::Emf::Schema::kContainerInsights;
   o.kubernetes_api_server = server.Url();
   o.kubernetes_token_file = server.Config().token_file;
   o.kubernetes_ca_file = server.Config().ca_file;

@@ -81,6 +81,26 @@ void AddGpuResources(const json& pod, model::PodMeta* meta) {
   }
 }
 
+// metadata.ownerReferences: the entry with controller=true, else the first; entries that are
+// not objects with string kind and name are skipped.
+void AddOwner(const json& md, model::PodMeta* meta) {
+  const json* owners = Member(md, "ownerReferences");
+  if (owners == nullptr || !owners->is_array()) return;
+  for (const json& o : *owners) {
+    const std::string kind = StringMember(o, "kind");
+    const std::string name = StringMember(o, "name");
+    if (kind.empty() || name.empty()) continue;
+    const json* controller = Member(o, "controller");
+    const bool is_controller =
+        controller != nullptr && controller->is_boolean() && controller->get<bool>();
+    if (meta->owner_name.empty() || is_controller) {
+      meta->owner_kind = kind;
+      meta->owner_name = name;
+    }
+    if (is_controller) return;
+  }
+}
+
 // One pod object -> PodRecord; `where` names it in errors.
 Result<PodRecord> ParsePod(const json& pod, const LabelFilter& filter, const std::string& where) {
   const json* md = Member(pod, "metadata");
@@ -110,6 +130,7 @@ Result<PodRecord> ParsePod(const json& pod, const LabelFilter& filter, const std
   if (const json* ann = Member(*md, "annotations"); ann != nullptr) {
     r.mirror_uid = StringMember(*ann, kMirrorAnnotation);
   }
+  AddOwner(*md, &r.meta);
   AddGpuResources(pod, &r.meta);
   if (const json* status = Member(pod, "status"); status != nullptr) {
     r.meta.phase = StringMember(*status, "phase");

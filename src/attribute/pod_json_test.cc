@@ -207,6 +207,29 @@ TEST(PodGpuResourcesTest, OddValuesCountAsUnset) {
   EXPECT_EQ(a.containers_with_request, 1);
 }
 
+TEST(PodOwnerTest, ControllerFirstElseTheFirstOwner) {
+  auto filter = LabelFilter::Create(false, {});
+  auto list = ParsePodList(
+      R"({"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[)"
+      R"({"metadata":{"name":"a","uid":"ua","ownerReferences":[)"
+      R"({"kind":"ConfigMap","name":"cm"},)"
+      R"({"kind":"ReplicaSet","name":"web-7d4b9c","controller":true},)"
+      R"({"kind":"Job","name":"later","controller":true}]}},)"
+      R"({"metadata":{"name":"b","uid":"ub","ownerReferences":[{"kind":7,"name":"x"},)"
+      R"({"kind":"Job","name":"nightly-29000000"}]}},)"
+      R"({"metadata":{"name":"c","uid":"uc","ownerReferences":{"kind":"Job"}}},)"
+      R"({"metadata":{"name":"d","uid":"ud"}}]})",
+      *filter);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->pods.size(), 4u);
+  EXPECT_EQ(list->pods[0].meta.owner_kind, "ReplicaSet");  // the controller wins
+  EXPECT_EQ(list->pods[0].meta.owner_name, "web-7d4b9c");
+  EXPECT_EQ(list->pods[1].meta.owner_kind, "Job");  // no controller: the first usable one
+  EXPECT_EQ(list->pods[1].meta.owner_name, "nightly-29000000");
+  EXPECT_EQ(list->pods[2].meta.owner_name, "");  // not an array: no owner
+  EXPECT_EQ(list->pods[3].meta.owner_kind, "");
+}
+
 TEST(WatchEventTest, Types) {
   auto filter = LabelFilter::Create(false, {});
   auto added = ParseWatchEvent(

@@ -143,11 +143,14 @@ struct Options {
     bool histograms = false;
   };
   Emf emf;
-  // --emf-schema container-insights: EMF in CloudWatch Container Insights' GPU schema. Besides
-  // the renderer, it starts the attribution data that schema needs: the pod watcher (GPU
-  // requests and limits, phases) even without pod labels or uids, the Node refresher (instance
-  // id and type, GPU capacity) and, with -k, the kubelet's GetAllocatableResources.
-  bool emf_container_insights = false;
+  // --emf-output with --emf-schema container-insights: EMF in CloudWatch Container Insights' GPU
+  // schema. Besides the renderer, it starts the attribution data that schema needs: the pod
+  // watcher (GPU requests and limits, phases) even without pod labels or uids, the Node
+  // refresher (instance id and type, GPU capacity) and, with -k, the kubelet's
+  // GetAllocatableResources. Derived, not a flag of its own: nothing to keep in step.
+  bool EmfContainerInsights() const {
+    return !emf.outputs.empty() && emf.schema == Emf::Schema::kContainerInsights;
+  }
 
   // Process and pod attribution (docs/attribution.md "Pods and processes").
   // --kubernetes-process-metrics / NVML_EXPORTER_KUBERNETES_PROCESS_METRICS: read NVML's

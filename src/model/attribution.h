@@ -98,6 +98,11 @@ struct PodMeta {
   // Insights: allocation counts and node identity (sources)"), and MIG profiles stay apart
   // because one MIG slice is not one GPU.
   std::map<std::string, GpuResourceAmount> gpu_resources{};
+  // metadata.ownerReferences' controller (else the first owner): Container Insights names a
+  // pod's workload by it (PodName: a ReplicaSet's Deployment, a Job's CronJob). Empty for a
+  // bare pod.
+  std::string owner_kind{};
+  std::string owner_name{};
 };
 struct PodMetadata {
   std::unordered_map<std::string, PodMeta> by_uid;

@@ -36,16 +36,20 @@ std::string DoubleText(double v) {
 bool UsableDimension(const Labels& labels, std::string_view key) {
   if (key.empty() || key.size() > 250 || key.front() == ':') return false;
   const std::string* v = FindLabel(labels, key);
-  if (v == nullptr || v->empty() || v->size() > 1024) return false;
+  return v != nullptr && UsableDimensionValue(*v);
+}
+
+}  // namespace
+
+bool UsableDimensionValue(std::string_view v) {
+  if (v.empty() || v.size() > 1024) return false;
   bool non_blank = false;
-  for (unsigned char c : *v) {
+  for (unsigned char c : v) {
     if (c >= 0x80 || c < 0x20) return false;
     if (c != ' ') non_blank = true;
   }
   return non_blank;
 }
-
-}  // namespace
 
 std::string_view EmfUnitFor(std::string_view u) {
   if (u == "%") return "Percent";

@@ -69,6 +69,10 @@ struct EmfOptions {
 // in the DCGM unit, as on /metrics.
 std::string_view EmfUnitFor(std::string_view dcgm_unit);
 
+// Whether CloudWatch takes `v` as a dimension value: 1..1024 printable ASCII characters, not all
+// blank (docs/emf.md §2). A dimension set with any other value is left out, not sent broken.
+bool UsableDimensionValue(std::string_view v);
+
 class EmfRenderer {
  public:
   EmfRenderer(EmfRules rules, EmfOptions options);

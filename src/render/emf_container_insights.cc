@@ -5,9 +5,13 @@
 #include <charconv>
 #include <cmath>
 #include <iterator>
+#include <optional>
+#include <tuple>
 #include <unordered_set>
 
 #include "fields/container_insights.h"
+#include "model/gpu_allocation.h"
+#include "render/emf.h"
 #include "render/pod_families.h"
 #include "util/json_string.h"
 
@@ -36,9 +40,34 @@ const Dimensions kNodeGpuDims = {
     {"ClusterName", "InstanceId", "NodeName"},
     {"ClusterName", "GpuDevice", "InstanceId", "InstanceType", "NodeName"}};
 
+// The allocation counts' declarations (docs/emf.md §7.3). Service is never set by us.
+const Dimensions kPodAllocationDims = {{"ClusterName"},
+                                       {"ClusterName", "Namespace", "PodName"},
+                                       {"ClusterName", "FullPodName", "Namespace", "PodName"},
+                                       {"ClusterName", "Namespace", "Service"}};
+const Dimensions kNodeAllocationDims = {{"ClusterName"}, {"ClusterName", "InstanceId", "NodeName"}};
+constexpr std::string_view kCount = "Count";
+constexpr std::string_view kPercent = "Percent";
+
 constexpr std::string_view kGpuSources = R"(["dcgm","pod","calculated"])";
 // CloudWatch keeps at most 100 distinct values per EMF distribution.
 constexpr size_t kMaxDistributionValues = 100;
+
+// "container_" / "pod_" / "node_" + a GPU metric's suffix, built once: events name their metrics
+// by views into this table instead of a string each.
+enum Level { kContainerLevel = 0, kPodLevel = 1, kNodeLevel = 2 };
+std::string_view GpuMetricName(Level level, size_t index) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (std::string_view prefix : {"container_", "pod_", "node_"}) {
+      for (const fields::CiGpuMetric& m : fields::ContainerInsightsGpuMetrics()) {
+        n.push_back(std::string(prefix) += m.suffix);
+      }
+    }
+    return n;
+  }();
+  return names[static_cast<size_t>(level) * fields::ContainerInsightsGpuMetrics().size() + index];
+}
 
 // CloudWatch's MetricDatum range (docs/emf.md §2).
 bool Sendable(double v) {
@@ -57,17 +86,6 @@ void AppendInt(int64_t v, std::string* out) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, end);
-}
-
-// CloudWatch dimension values: 1..1024 printable ASCII characters, not all blank.
-bool UsableValue(std::string_view v) {
-  if (v.empty() || v.size() > 1024) return false;
-  bool non_blank = false;
-  for (unsigned char c : v) {
-    if (c >= 0x80 || c < 0x20) return false;
-    if (c != ' ') non_blank = true;
-  }
-  return non_blank;
 }
 
 const std::string* Find(const Labels& labels, std::string_view name) {
@@ -200,8 +218,14 @@ ContainerInsightsRenderer::ContainerInsightsRenderer(ContainerInsightsOptions op
 }
 
 std::pair<std::string, std::string> ContainerInsightsRenderer::Identity(
-    const model::Snapshot&) const {
-  return {options_.instance_id, options_.instance_type};
+    const model::Snapshot& snap) const {
+  // The Node object's values first (what EC2 says the node is), each flag where it gives none.
+  const model::NodeInfo* node = snap.attribution.node.get();
+  std::string id = node != nullptr ? node->instance_id : "";
+  std::string type = node != nullptr ? node->instance_type : "";
+  if (id.empty()) id = options_.instance_id;
+  if (type.empty()) type = options_.instance_type;
+  return {std::move(id), std::move(type)};
 }
 
 void ContainerInsightsRenderer::AddGpuEvents(const model::Snapshot& snap,
@@ -235,10 +259,11 @@ void ContainerInsightsRenderer::AddGpuEvents(const model::Snapshot& snap,
                  .kubernetes = KubernetesObject(options_.node_name, nullptr, "", ""),
                  .metrics = {},
                  .dimensions = &kNodeGpuDims};
-      for (const fields::CiGpuMetric& m : metrics) {
+      for (size_t i = 0; i < metrics.size(); ++i) {
         double v = 0;
-        if (device_value(m, &v))
-          node.metrics.push_back({"node_" + std::string(m.suffix), m.unit, v});
+        if (device_value(metrics[i], &v)) {
+          node.metrics.push_back({GpuMetricName(kNodeLevel, i), metrics[i].unit, v});
+        }
       }
       SortLabels(&node.labels);
       events->push_back(std::move(node));
@@ -272,8 +297,8 @@ void ContainerInsightsRenderer::AddGpuEvents(const model::Snapshot& snap,
       }
       return false;
     };
-    auto pod_event = [&](std::string_view type, std::string_view prefix, const Holder& h,
-                         uint64_t sm, uint64_t mem, bool with_container) {
+    auto pod_event = [&](std::string_view type, Level level, const Holder& h, uint64_t sm,
+                         uint64_t mem, bool with_container) {
       const model::PodMeta* meta = MetaOf(snap.attribution, h.namespace_name, h.pod);
       Event e{.type = type,
               .labels = common,
@@ -283,19 +308,22 @@ void ContainerInsightsRenderer::AddGpuEvents(const model::Snapshot& snap,
               .dimensions = with_container ? &kContainerGpuDims : &kPodGpuDims};
       Put(&e.labels, "FullPodName", h.pod);
       Put(&e.labels, "Namespace", h.namespace_name);
-      Put(&e.labels, "PodName", CiWorkloadName(h.pod, "", ""));
+      Put(&e.labels, "PodName",
+          meta != nullptr ? CiWorkloadName(h.pod, meta->owner_kind, meta->owner_name)
+                          : CiWorkloadName(h.pod, "", ""));
       Put(&e.labels, "UUID", id.DeviceKey());
       if (with_container) Put(&e.labels, "ContainerName", h.container);
-      for (const fields::CiGpuMetric& m : metrics) {
+      for (size_t i = 0; i < metrics.size(); ++i) {
         double v = 0;
-        if (value(m, sm, mem, &v))
-          e.metrics.push_back({std::string(prefix) += m.suffix, m.unit, v});
+        if (value(metrics[i], sm, mem, &v)) {
+          e.metrics.push_back({GpuMetricName(level, i), metrics[i].unit, v});
+        }
       }
       SortLabels(&e.labels);
       events->push_back(std::move(e));
     };
     for (const Holder& h : holders) {
-      pod_event("ContainerGPU", "container_", h, h.usage ? h.usage->sm_percent : 0,
+      pod_event("ContainerGPU", kContainerLevel, h, h.usage ? h.usage->sm_percent : 0,
                 h.usage ? h.usage->memory_bytes : 0, true);
     }
     // One pod event per pod: its containers' shares summed.
@@ -310,13 +338,67 @@ void ContainerInsightsRenderer::AddGpuEvents(const model::Snapshot& snap,
           mem += o.usage->memory_bytes;
         }
       }
-      pod_event("PodGPU", "pod_", h, sm, mem, false);
+      pod_event("PodGPU", kPodLevel, h, sm, mem, false);
     }
   }
 }
 
-void ContainerInsightsRenderer::AddAllocationEvents(const model::Snapshot&,
-                                                    std::vector<Event>*) const {}
+void ContainerInsightsRenderer::AddAllocationEvents(const model::Snapshot& snap,
+                                                    std::vector<Event>* events) const {
+  const model::PodMetadata* pods = snap.attribution.metadata.get();
+  if (pods == nullptr) return;  // no API server: neither pod specs nor a capacity to count
+  const auto [instance_id, instance_type] = Identity(snap);
+  Labels common;
+  Put(&common, "ClusterName", options_.cluster_name);
+  Put(&common, "InstanceId", instance_id);
+  Put(&common, "InstanceType", instance_type);
+  Put(&common, "NodeName", options_.node_name);
+  const std::optional<int64_t> capacity = model::NodeGpuCapacity(snap.attribution.node.get());
+
+  // Pods in a stable order (by namespace and name) so that documents do not reorder between
+  // collections; a static pod's mirror-uid alias is skipped, as in NodeGpuAllocationOf.
+  std::vector<const model::PodMeta*> counted;
+  for (const auto& [uid, pod] : pods->by_uid) {
+    if (uid == pod.uid) counted.push_back(&pod);
+  }
+  std::sort(counted.begin(), counted.end(), [](const model::PodMeta* a, const model::PodMeta* b) {
+    return std::tie(a->namespace_name, a->pod) < std::tie(b->namespace_name, b->pod);
+  });
+  for (const model::PodMeta* pod : counted) {
+    const std::optional<model::PodGpuAllocation> a = model::PodGpuAllocationOf(*pod, capacity);
+    if (!a.has_value()) continue;
+    Event e{.type = "Pod",
+            .labels = common,
+            .kubernetes = {},
+            .metrics = {{"pod_gpu_request", kCount, static_cast<double>(a->request)},
+                        {"pod_gpu_limit", kCount, static_cast<double>(a->limit)},
+                        {"pod_gpu_usage_total", kCount, static_cast<double>(a->usage_total)}},
+            .dimensions = &kPodAllocationDims};
+    if (a->reserved_capacity.has_value()) {
+      e.metrics.push_back({"pod_gpu_reserved_capacity", kPercent, *a->reserved_capacity});
+    }
+    Put(&e.labels, "FullPodName", pod->pod);
+    Put(&e.labels, "Namespace", pod->namespace_name);
+    Put(&e.labels, "PodName", CiWorkloadName(pod->pod, pod->owner_kind, pod->owner_name));
+    SortLabels(&e.labels);
+    events->push_back(std::move(e));
+  }
+
+  const std::optional<model::NodeGpuAllocation> n = model::NodeGpuAllocationOf(*pods, capacity);
+  if (!n.has_value()) return;  // capacity unknown or 0: no node fields, as the agent
+  Event node{.type = "Node",
+             .labels = std::move(common),
+             .kubernetes = {},
+             .metrics = {{"node_gpu_limit", kCount, static_cast<double>(n->limit)},
+                         {"node_gpu_usage_total", kCount, static_cast<double>(n->usage_total)},
+                         {"node_gpu_reserved_capacity", kPercent, n->reserved_capacity},
+                         {"node_gpu_unreserved_capacity", kPercent, n->unreserved_capacity},
+                         {"node_gpu_available_capacity", kCount,
+                          static_cast<double>(n->available_capacity)}},
+             .dimensions = &kNodeAllocationDims,
+             .fields = {{"node_gpu_request", static_cast<double>(n->request)}}};
+  events->push_back(std::move(node));
+}
 
 void ContainerInsightsRenderer::Render(const model::Snapshot& snap,
                                        std::chrono::system_clock::time_point time,
@@ -326,20 +408,29 @@ void ContainerInsightsRenderer::Render(const model::Snapshot& snap,
   std::vector<Event> gpu, allocation;
   AddGpuEvents(snap, &gpu);
   AddAllocationEvents(snap, &allocation);
-  for (const Event& e : allocation) Write(e, ms, nullptr, docs);
   if (!options_.histograms) {
+    for (const Event& e : allocation) Write(e, ms, nullptr, docs);
     for (const Event& e : gpu) Write(e, ms, nullptr, docs);
     return;
   }
   // A period's collections make one distribution per event and metric; it is sent at the first
-  // collection past the period, stamped with the period's last collection.
+  // collection past the period, stamped with the period's last collection. The allocation
+  // counts go with it as plain values, the period's last ones: they are counts of pods, not
+  // samples, and the agent sends them once per its (60 s) interval too.
   if (window_start_ == std::chrono::system_clock::time_point{}) window_start_ = time;
   if (time - window_start_ >= options_.histogram_period) {
-    for (const auto& [key, w] : windows_) Write(w.last, last_ms_, &w, docs);
+    for (const Event& e : last_allocation_) Write(e, last_ms_, nullptr, docs);
+    std::vector<const std::pair<const std::string, Window>*> ordered;
+    ordered.reserve(windows_.size());
+    for (const auto& entry : windows_) ordered.push_back(&entry);
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (const auto* entry : ordered) Write(entry->second.last, last_ms_, &entry->second, docs);
     windows_.clear();
     window_start_ = time;
   }
   last_ms_ = ms;
+  last_allocation_ = std::move(allocation);
   AddToWindows(std::move(gpu));
 }
 
@@ -355,7 +446,7 @@ void ContainerInsightsRenderer::AddToWindows(std::vector<Event>&& events) {
     Window& w = windows_[key];
     for (const Metric& m : e.metrics) {
       if (!Sendable(m.value)) continue;
-      Distribution& d = w.metrics[m.name];
+      Distribution& d = w.metrics[std::string(m.name)];
       d.unit = m.unit;
       if (d.count == 0 || m.value < d.min) d.min = m.value;
       if (d.count == 0 || m.value > d.max) d.max = m.value;
@@ -414,32 +505,66 @@ void AppendDistribution(const std::map<double, uint64_t>& counts, double min, do
 
 }  // namespace
 
+const std::string& ContainerInsightsRenderer::DimensionsJson(const Event& event) {
+  uint32_t usable = 0;
+  for (size_t i = 0; i < event.dimensions->size() && i < 32; ++i) {
+    const std::vector<std::string_view>& set = (*event.dimensions)[i];
+    if (std::all_of(set.begin(), set.end(), [&](std::string_view k) {
+          const std::string* v = Find(event.labels, k);
+          return v != nullptr && UsableDimensionValue(*v);
+        })) {
+      usable |= uint32_t{1} << i;
+    }
+  }
+  auto [it, added] = dimensions_json_.try_emplace({event.dimensions, usable});
+  if (!added) return it->second;
+  std::string& out = it->second;
+  out = "[";
+  for (size_t i = 0; i < event.dimensions->size() && i < 32; ++i) {
+    if ((usable & (uint32_t{1} << i)) == 0) continue;
+    out += out.size() == 1 ? "[" : ",[";
+    const std::vector<std::string_view>& set = (*event.dimensions)[i];
+    for (size_t k = 0; k < set.size(); ++k) {
+      if (k > 0) out += ',';
+      util::AppendJsonQuoted(set[k], &out);
+    }
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
 void ContainerInsightsRenderer::Write(const Event& event, int64_t timestamp_ms,
                                       const Window* histogram, std::vector<std::string>* docs) {
-  // What is sent: a metric with a sendable value (or its period's distribution).
-  struct Out {
-    const std::string* name;
-    std::string_view unit;
-    std::string value;
+  // What is sent: a metric with a sendable value (or its period's distribution). Names and
+  // units are the schema's own identifiers (no character needs escaping); values are numbers.
+  std::string decl, values;
+  auto add = [&](std::string_view name, std::string_view unit) {
+    decl += decl.empty() ? "{\"Name\":\"" : ",{\"Name\":\"";
+    decl += name;
+    decl += "\",\"Unit\":\"";
+    decl += unit;
+    decl += options_.high_resolution ? "\",\"StorageResolution\":1}" : "\"}";
+    values += ",\"";
+    values += name;
+    values += "\":";
   };
-  std::vector<Out> out;
   if (histogram != nullptr) {
     for (const auto& [name, d] : histogram->metrics) {
-      std::string v;
-      AppendDistribution(d.counts, d.min, d.max, d.sum, d.count, &v);
-      out.push_back({&name, d.unit, std::move(v)});
+      add(name, d.unit);
+      AppendDistribution(d.counts, d.min, d.max, d.sum, d.count, &values);
     }
   } else {
     for (const Metric& m : event.metrics) {
       if (!Sendable(m.value)) continue;
-      std::string v;
-      AppendNumber(m.value, &v);
-      out.push_back({&m.name, m.unit, std::move(v)});
+      add(m.name, m.unit);
+      AppendNumber(m.value, &values);
     }
   }
-  if (out.empty()) return;  // as the agent: an event with no metric is not sent
+  if (decl.empty()) return;  // as the agent: an event with no metric is not sent
 
   std::string head = "{\"_aws\":{\"Timestamp\":";
+  head.reserve(1024);
   AppendInt(timestamp_ms, &head);
   head += ",\"LogGroupName\":";
   util::AppendJsonQuoted(log_group_, &head);
@@ -447,32 +572,10 @@ void ContainerInsightsRenderer::Write(const Event& event, int64_t timestamp_ms,
     head += ",\"LogStreamName\":";
     util::AppendJsonQuoted(log_stream_, &head);
   }
-  head += ",\"CloudWatchMetrics\":[{\"Namespace\":\"ContainerInsights\",\"Dimensions\":[";
-  bool first_set = true;
-  for (const std::vector<std::string_view>& set : *event.dimensions) {
-    const bool usable = std::all_of(set.begin(), set.end(), [&](std::string_view k) {
-      const std::string* v = Find(event.labels, k);
-      return v != nullptr && UsableValue(*v);
-    });
-    if (!usable) continue;
-    head += first_set ? "[" : ",[";
-    first_set = false;
-    for (size_t i = 0; i < set.size(); ++i) {
-      if (i > 0) head += ',';
-      util::AppendJsonQuoted(set[i], &head);
-    }
-    head += ']';
-  }
-  head += "],\"Metrics\":[";
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (i > 0) head += ',';
-    head += "{\"Name\":";
-    util::AppendJsonQuoted(*out[i].name, &head);
-    head += ",\"Unit\":";
-    util::AppendJsonQuoted(out[i].unit, &head);
-    if (options_.high_resolution) head += ",\"StorageResolution\":1";
-    head += '}';
-  }
+  head += ",\"CloudWatchMetrics\":[{\"Namespace\":\"ContainerInsights\",\"Dimensions\":";
+  head += DimensionsJson(event);
+  head += ",\"Metrics\":[";
+  head += decl;
   head += "]}]}";
   for (const auto& [k, v] : event.labels) {
     head += ',';
@@ -489,19 +592,30 @@ void ContainerInsightsRenderer::Write(const Event& event, int64_t timestamp_ms,
   head += "\",\"Type\":";
   util::AppendJsonQuoted(event.type, &head);
   head += ",\"Version\":\"0\"";
-  std::string tail;
-  for (const Out& o : out) {
+  std::string& tail = values;
+  for (const auto& [name, v] : event.fields) {
+    if (!Sendable(v)) continue;
     tail += ',';
-    util::AppendJsonQuoted(*o.name, &tail);
+    util::AppendJsonQuoted(name, &tail);
     tail += ':';
-    tail += o.value;
+    AppendNumber(v, &tail);
   }
   tail += '}';
   // A pod's labels can make the event too large for one datagram: then it goes without them
   // (the `kubernetes` object keeps only the host), and if that is still too large, not at all.
-  std::string doc = head + ",\"kubernetes\":" + event.kubernetes + tail;
-  if (doc.size() > options_.max_document_bytes) {
-    doc = head + ",\"kubernetes\":" + KubernetesObject(options_.node_name, nullptr, "", "") + tail;
+  // The allocation events carry no `kubernetes` object.
+  std::string doc = std::move(head);
+  const size_t before_kubernetes = doc.size();
+  if (!event.kubernetes.empty()) {
+    doc += ",\"kubernetes\":";
+    doc += event.kubernetes;
+  }
+  doc += tail;
+  if (doc.size() > options_.max_document_bytes && !event.kubernetes.empty()) {
+    doc.resize(before_kubernetes);
+    doc += ",\"kubernetes\":";
+    doc += KubernetesObject(options_.node_name, nullptr, "", "");
+    doc += tail;
   }
   if (doc.size() > options_.max_document_bytes) {
     ++oversize_dropped_;

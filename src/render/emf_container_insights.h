@@ -12,7 +12,7 @@
 //  - PodGPU: the same per (device, pod), pod_gpu_*, without ContainerName.
 //  - NodeGPU: one per GPU (MIG instances are not nodes' GPUs), node_gpu_*.
 //  - Pod / Node: the GPU allocation counts (pod_gpu_request, ..., node_gpu_limit, ...) from the
-//    API server's pod specs and the Node's capacity (CiAllocation), when known.
+//    API server's pod specs and the Node's capacity (model/gpu_allocation.h), when known.
 // A dimension set is declared only when every key has a value (Service: never, we do not know
 // pods' Services). On a GPU shared by several pods (time-slicing, MPS) and with per-process data
 // (--kubernetes-process-metrics), each pod's copy carries its own share of utilization and memory
@@ -38,6 +38,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -80,7 +81,7 @@ class ContainerInsightsRenderer {
 
   // One event before it is written: exposed for the allocation part and the tests.
   struct Metric {
-    std::string name;
+    std::string_view name;  // static storage: the schema's names (MetricName)
     std::string_view unit;
     double value = 0;
   };
@@ -90,6 +91,8 @@ class ContainerInsightsRenderer {
     std::string kubernetes;                                   // JSON object text
     std::vector<Metric> metrics;
     const std::vector<std::vector<std::string_view>>* dimensions = nullptr;
+    // Numeric members that are not metrics (the Node event's node_gpu_request, as the agent's).
+    std::vector<std::pair<std::string_view, double>> fields{};
   };
 
  private:
@@ -109,12 +112,20 @@ class ContainerInsightsRenderer {
   void Write(const Event& event, int64_t timestamp_ms, const Window* histogram,
              std::vector<std::string>* docs);
   void AddToWindows(std::vector<Event>&& events);
+  const std::string& DimensionsJson(const Event& event);
   std::pair<std::string, std::string> Identity(const model::Snapshot& snap) const;
 
   ContainerInsightsOptions options_;
   std::string log_group_;
   std::string log_stream_;
-  std::map<std::string, Window> windows_;  // by event type + labels
+  // By event type + labels. Hashed: a collection looks up every event's window (thousands with
+  // hundreds of pods); the period's documents are written in key order all the same.
+  std::unordered_map<std::string, Window> windows_;
+  // The "Dimensions" array of an event, by its declaration table and which of its sets the
+  // event can use (bit i: set i): the same few arrays serve every event of a collection.
+  std::map<std::pair<const void*, uint32_t>, std::string> dimensions_json_;
+  // With histograms: the latest allocation events, sent (as plain values) when a period ends.
+  std::vector<Event> last_allocation_;
   std::chrono::system_clock::time_point window_start_{};
   int64_t last_ms_ = 0;  // the latest collection's Timestamp, for the period's documents
   uint64_t oversize_dropped_ = 0;

@@ -274,6 +274,144 @@ TEST(ContainerInsightsTest, ManyDistinctValuesStayWithinOneHundred) {
   EXPECT_EQ(t["Max"], 340);
 }
 
+// Pods as the API server describes them: phase, containers and nvidia.com/gpu amounts.
+model::PodMeta GpuPod(std::string ns, std::string pod, std::string phase, int containers,
+                      int64_t requests, int64_t limits, int with_limit) {
+  model::PodMeta m;
+  m.namespace_name = std::move(ns);
+  m.pod = std::move(pod);
+  m.uid = "uid-" + m.pod;
+  m.phase = std::move(phase);
+  m.containers = containers;
+  if (with_limit > 0 || requests > 0) {
+    m.gpu_resources["nvidia.com/gpu"] = {requests, limits, with_limit, with_limit};
+  }
+  return m;
+}
+
+// World's GPUs on a node of 4 (status.capacity), with four pods: trainer (Running, 2 GPUs, a
+// Deployment's), queued (Pending, 1), done (Succeeded, 1: left out) and half (a CPU sidecar
+// without a GPU limit: left out).
+void AddAllocation(World* w, bool with_node = true) {
+  auto meta = std::make_shared<model::PodMetadata>();
+  for (model::PodMeta m : {GpuPod("ml", "train-7d9f8c6b5-abcde", "Running", 2, 2, 2, 2),
+                           GpuPod("ml", "queued", "Pending", 1, 1, 1, 1),
+                           GpuPod("ml", "done", "Succeeded", 1, 1, 1, 1),
+                           GpuPod("ml", "half", "Running", 2, 1, 1, 1)}) {
+    if (m.pod == "train-7d9f8c6b5-abcde") {
+      m.owner_kind = "ReplicaSet";
+      m.owner_name = "train-7d9f8c6b5";
+    }
+    meta->uid_by_name[m.namespace_name + "/" + m.pod] = m.uid;
+    meta->by_uid[m.uid] = m;
+  }
+  w->snap.attribution.metadata = meta;
+  if (with_node) {
+    auto node = std::make_shared<model::NodeInfo>();
+    node->node_name = "ip-10-0-1-23.ec2.internal";
+    node->instance_id = "i-0fedcba9876543210";
+    node->instance_type = "g5.12xlarge";
+    node->gpu_capacity["nvidia.com/gpu"] = 4;
+    w->snap.attribution.node = node;
+  }
+}
+
+TEST(ContainerInsightsTest, AllocationCountsFromPodSpecsAndTheNodesCapacity) {
+  World w;
+  AddAllocation(&w);
+  ContainerInsightsRenderer r(Options());
+  std::vector<std::string> docs;
+  r.Render(w.snap, w.snap.time, &docs);
+  const std::vector<json> events = Valid(docs);
+  const auto pods = OfType(events, "Pod");
+  ASSERT_EQ(pods.size(), 2u) << "Succeeded and partly limited pods are not counted";
+  const json& t = pods.at("/train-7d9f8c6b5-abcde/");
+  EXPECT_EQ(t["PodName"], "train");  // the Deployment, through the ReplicaSet
+  EXPECT_EQ(t["pod_gpu_request"], 2);
+  EXPECT_EQ(t["pod_gpu_limit"], 2);
+  EXPECT_EQ(t["pod_gpu_usage_total"], 2);
+  EXPECT_EQ(t["pod_gpu_reserved_capacity"], 50);
+  EXPECT_FALSE(t.contains("kubernetes"));
+  const json& q = pods.at("/queued/");
+  EXPECT_EQ(q["pod_gpu_usage_total"], 0);  // in use only while Running
+  EXPECT_EQ(q["pod_gpu_reserved_capacity"], 25);
+  EXPECT_EQ(q["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+            json::parse(R"([["ClusterName"],["ClusterName","Namespace","PodName"],)"
+                        R"(["ClusterName","FullPodName","Namespace","PodName"]])"));
+
+  const auto nodes = OfType(events, "Node");
+  ASSERT_EQ(nodes.size(), 1u);
+  const json& n = nodes.begin()->second;
+  EXPECT_EQ(n["node_gpu_limit"], 4);
+  EXPECT_EQ(n["node_gpu_usage_total"], 2);
+  EXPECT_EQ(n["node_gpu_request"], 3);  // a member, not a metric
+  EXPECT_EQ(n["node_gpu_reserved_capacity"], 75);
+  EXPECT_EQ(n["node_gpu_unreserved_capacity"], 25);
+  EXPECT_EQ(n["node_gpu_available_capacity"], 2);
+  EXPECT_EQ(n["_aws"]["CloudWatchMetrics"][0]["Metrics"].size(), 5u);
+  EXPECT_EQ(n["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+            json::parse(R"([["ClusterName"],["ClusterName","InstanceId","NodeName"]])"));
+
+  // The GPU events name the workload the same way.
+  EXPECT_EQ(OfType(events, "ContainerGPU").at("GPU-0000/train-7d9f8c6b5-abcde/trainer")["PodName"],
+            "train");
+}
+
+TEST(ContainerInsightsTest, WithoutTheNodesCapacityNoNodeEventAndNoPercent) {
+  World w;
+  AddAllocation(&w, /*with_node=*/false);
+  ContainerInsightsRenderer r(Options());
+  std::vector<std::string> docs;
+  r.Render(w.snap, w.snap.time, &docs);
+  const std::vector<json> events = Valid(docs);
+  EXPECT_TRUE(OfType(events, "Node").empty());
+  const auto pods = OfType(events, "Pod");
+  const json& t = pods.at("/train-7d9f8c6b5-abcde/");
+  EXPECT_EQ(t["pod_gpu_limit"], 2);
+  EXPECT_FALSE(t.contains("pod_gpu_reserved_capacity"));
+}
+
+TEST(ContainerInsightsTest, IdentityFromTheNodeObjectElseFromFlags) {
+  World w;
+  AddAllocation(&w);
+  ContainerInsightsRenderer r(Options());  // flags: i-0123456789abcdef0, p5.48xlarge
+  std::vector<std::string> docs;
+  r.Render(w.snap, w.snap.time, &docs);
+  for (const json& d : Valid(docs)) {
+    EXPECT_EQ(d["InstanceId"], "i-0fedcba9876543210") << d["Type"];
+    EXPECT_EQ(d["InstanceType"], "g5.12xlarge") << d["Type"];
+  }
+  // A Node without a providerID of EC2's form (and without the label): the flags fill in.
+  auto bare = std::make_shared<model::NodeInfo>();
+  bare->gpu_capacity["nvidia.com/gpu"] = 4;
+  w.snap.attribution.node = bare;
+  docs.clear();
+  r.Render(w.snap, w.snap.time, &docs);
+  for (const json& d : Valid(docs)) {
+    EXPECT_EQ(d["InstanceId"], "i-0123456789abcdef0") << d["Type"];
+    EXPECT_EQ(d["InstanceType"], "p5.48xlarge") << d["Type"];
+  }
+}
+
+TEST(ContainerInsightsTest, HistogramsSendTheAllocationCountsOncePerPeriodAsValues) {
+  World w;
+  AddAllocation(&w);
+  ContainerInsightsOptions o = Options();
+  o.histograms = true;
+  ContainerInsightsRenderer r(o);
+  std::vector<std::string> docs;
+  r.Render(w.snap, w.snap.time, &docs);
+  r.Render(w.snap, w.snap.time + std::chrono::seconds(30), &docs);
+  EXPECT_TRUE(docs.empty());
+  r.Render(w.snap, w.snap.time + std::chrono::seconds(60), &docs);
+  const std::vector<json> events = Valid(docs);
+  const auto nodes = OfType(events, "Node");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes.begin()->second["node_gpu_limit"], 4);  // a plain value
+  EXPECT_EQ(nodes.begin()->second["_aws"]["Timestamp"], kTimeMs + 30000);
+  EXPECT_EQ(OfType(events, "Pod").size(), 2u);
+}
+
 TEST(ContainerInsightsTest, WorkloadNames) {
   EXPECT_EQ(CiWorkloadName("train-7d9f8c6b5-abcde", "ReplicaSet", "train-7d9f8c6b5"), "train");
   EXPECT_EQ(CiWorkloadName("nightly-28900000-xyz", "Job", "nightly-28900000"), "nightly");

@@ -40,8 +40,8 @@ start_exporter() {
   wait_http "http://127.0.0.1:$port/ready" 20 || { cat "$WORK/exporter.log" >&2; fail "exporter did not become ready"; }
 }
 # start_apiserver: the fake Kubernetes API server (fake_apiserver.py) over HTTPS on a free port,
-# serving testdata/apiserver/pods_node1.json, steered through the files of $CTL (created, mode
-# "ok" unless set already). Bearer token "test-token" in $WORK/token; a self-signed certificate
+# serving testdata/apiserver/$API_PODS (default pods_node1.json), steered through the files of
+# $CTL (created, mode "ok" unless set already). Bearer token "test-token" in $WORK/token; a self-signed certificate
 # for 127.0.0.1, made once by the openssl CLI, in $WORK/cert.pem (the CA to trust). Sets
 # API_PID and api_port. Call it again to restart a stopped server (a new port).
 start_apiserver() {
@@ -54,7 +54,7 @@ start_apiserver() {
       2>"$WORK/openssl.log" || { cat "$WORK/openssl.log" >&2; fail "openssl could not make a certificate"; }
   fi
   rm -f "$WORK/api.port"
-  python3 "$SOURCE_DIR/test/integration/fake_apiserver.py" "$SOURCE_DIR/testdata/apiserver/pods_node1.json" \
+  python3 "$SOURCE_DIR/test/integration/fake_apiserver.py" "$SOURCE_DIR/testdata/apiserver/${API_PODS:-pods_node1.json}" \
     "$WORK/cert.pem" "$WORK/key.pem" test-token "$CTL" "$WORK/api.port" 2>>"$WORK/apiserver.log" &
   API_PID=$!
   PIDS+=("$API_PID")
