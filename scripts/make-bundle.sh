@@ -35,6 +35,10 @@ cp bench/peers/pynvml_exporter.py "$out/bench/peers/"
 if [ -x "$build/tools/pm-probe/pm-probe" ]; then
   cp "$build/tools/pm-probe/pm-probe" "$out/" && strip --strip-debug "$out/pm-probe"
 fi
+# The EMF checker (test/emf/emf_validate), for the Container Insights validation on a GPU.
+if [ -x "$build/test/emf/emf_validate" ]; then
+  cp "$build/test/emf/emf_validate" "$out/" && strip --strip-debug "$out/emf_validate"
+fi
 # The load generator, when this machine could build it (nvcc present); cudart is static in it.
 if [ -x "$build/tools/gpu-pulse/gpu-pulse" ]; then
   cp "$build/tools/gpu-pulse/gpu-pulse" "$out/" && strip --strip-debug "$out/gpu-pulse"
