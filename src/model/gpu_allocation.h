@@ -11,8 +11,9 @@
 //    trivially does); its request is then the sum of the requests that are set;
 //  - usage_total is the pod's limit while it is Running, else 0 (the agent does not measure
 //    who uses a GPU: "in use" means "allocated to a running pod");
-//  - the node's limit is status.capacity["nvidia.com/gpu"] of the Node object; the node fields
-//    are emitted only when it is known and not 0;
+//  - the node's limit is status.capacity["nvidia.com/gpu"] of the Node object (ours: else the
+//    kubelet's allocatable nvidia.com/gpu devices); the node fields are emitted only when it
+//    is known and not 0;
 //  - reserved_capacity is a percentage: pod limit / node capacity * 100 for a pod, sum of pod
 //    requests / node capacity * 100 for the node;
 //  - unreserved_capacity and available_capacity: see NodeGpuAllocation (not verified upstream).
@@ -116,6 +117,20 @@ inline std::optional<int64_t> NodeGpuCapacity(const NodeInfo* node) {
   auto it = node->gpu_capacity.find(std::string(kGpuResourceName));
   if (it == node->gpu_capacity.end()) return std::nullopt;
   return it->second;
+}
+
+// The node's GPU count for the allocation fields: the Node object's capacity (what the agent
+// reads), else the kubelet's GetAllocatableResources answer (how many nvidia.com/gpu device ids
+// the device plugin offers; with time-slicing, its replicas, as the capacity counts them). The
+// fallback keeps node_gpu_* when the API server will not give this node (no `get` on nodes, a
+// 404, no NODE_NAME) but the kubelet answers; it can be lower than the capacity while a device
+// is unhealthy.
+inline std::optional<int64_t> NodeGpuCapacity(const Attribution& a) {
+  if (std::optional<int64_t> c = NodeGpuCapacity(a.node.get()); c.has_value()) return c;
+  if (a.allocatable == nullptr) return std::nullopt;
+  auto it = a.allocatable->device_ids_by_resource.find(std::string(kGpuResourceName));
+  if (it == a.allocatable->device_ids_by_resource.end()) return std::nullopt;
+  return static_cast<int64_t>(it->second.size());
 }
 
 }  // namespace nvmlx::model

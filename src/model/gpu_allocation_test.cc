@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 namespace nvmlx::model {
@@ -160,6 +161,21 @@ TEST(NodeGpuCapacityTest, FromNodeInfo) {
   EXPECT_FALSE(NodeGpuCapacity(&node).has_value());
   node.gpu_capacity["nvidia.com/gpu"] = 8;
   EXPECT_EQ(NodeGpuCapacity(&node), 8);
+}
+
+TEST(NodeGpuCapacityTest, TheNodeFirstThenTheKubeletsAllocatableDevices) {
+  Attribution a;
+  EXPECT_FALSE(NodeGpuCapacity(a).has_value());
+  auto allocatable = std::make_shared<AllocatableDevices>();
+  allocatable->device_ids_by_resource["nvidia.com/mig-1g.10gb"] = {"m0", "m1"};
+  a.allocatable = allocatable;
+  EXPECT_FALSE(NodeGpuCapacity(a).has_value()) << "MIG slices are not GPUs";
+  allocatable->device_ids_by_resource["nvidia.com/gpu"] = {"GPU-a::0", "GPU-a::1", "GPU-b::0"};
+  EXPECT_EQ(NodeGpuCapacity(a), 3);
+  auto node = std::make_shared<NodeInfo>();
+  node->gpu_capacity["nvidia.com/gpu"] = 4;
+  a.node = node;
+  EXPECT_EQ(NodeGpuCapacity(a), 4) << "the Node's capacity, as the agent reads it";
 }
 
 }  // namespace

@@ -353,7 +353,7 @@ void ContainerInsightsRenderer::AddAllocationEvents(const model::Snapshot& snap,
   Put(&common, "InstanceId", instance_id);
   Put(&common, "InstanceType", instance_type);
   Put(&common, "NodeName", options_.node_name);
-  const std::optional<int64_t> capacity = model::NodeGpuCapacity(snap.attribution.node.get());
+  const std::optional<int64_t> capacity = model::NodeGpuCapacity(snap.attribution);
 
   // Pods in a stable order (by namespace and name) so that documents do not reorder between
   // collections; a static pod's mirror-uid alias is skipped, as in NodeGpuAllocationOf.

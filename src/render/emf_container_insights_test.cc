@@ -357,7 +357,7 @@ TEST(ContainerInsightsTest, AllocationCountsFromPodSpecsAndTheNodesCapacity) {
             "train");
 }
 
-TEST(ContainerInsightsTest, WithoutTheNodesCapacityNoNodeEventAndNoPercent) {
+TEST(ContainerInsightsTest, WithoutTheNodeTheKubeletsDevicesElseNoNodeEvent) {
   World w;
   AddAllocation(&w, /*with_node=*/false);
   ContainerInsightsRenderer r(Options());
@@ -369,6 +369,18 @@ TEST(ContainerInsightsTest, WithoutTheNodesCapacityNoNodeEventAndNoPercent) {
   const json& t = pods.at("/train-7d9f8c6b5-abcde/");
   EXPECT_EQ(t["pod_gpu_limit"], 2);
   EXPECT_FALSE(t.contains("pod_gpu_reserved_capacity"));
+
+  // The kubelet's allocatable devices stand in for the Node's capacity.
+  auto allocatable = std::make_shared<model::AllocatableDevices>();
+  allocatable->device_ids_by_resource["nvidia.com/gpu"] = {"GPU-0000", "GPU-0001", "GPU-0002"};
+  w.snap.attribution.allocatable = allocatable;
+  docs.clear();
+  r.Render(w.snap, w.snap.time, &docs);
+  const auto with_kubelet = Valid(docs);
+  const auto nodes = OfType(with_kubelet, "Node");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes.begin()->second["node_gpu_limit"], 3);
+  EXPECT_EQ(nodes.begin()->second["node_gpu_available_capacity"], 1);
 }
 
 TEST(ContainerInsightsTest, IdentityFromTheNodeObjectElseFromFlags) {
