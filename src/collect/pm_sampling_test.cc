@@ -92,12 +92,14 @@ TEST_F(PmSamplingTest, FieldsInGpmUnitsFromOneSinglePassConfig) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_NE(r, nullptr) << log;
   EXPECT_EQ(r->chip(), "GA102");
-  // 7 mapped fields, 7 metrics per pass on this chip: one pass holds them all.
+  // 8 mapped fields, 7 metrics per pass on this simulated chip: the first 7 in
+  // fields/pm_metrics.cc's order keep the pass, SM active (last) is left out.
   EXPECT_EQ(r->fields().size(), 7u);
-  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 0u) << log;
+  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 1u) << log;
+  EXPECT_EQ(Count(log, "field=DCGM_FI_PROF_SM_ACTIVE"), 1u) << log;
   EXPECT_EQ(Count(log, "field=DCGM_FI_PROF_PIPE_FP16_ACTIVE"), 1u) << "FP16 has no metric";
-  // SM active, tensor, FP64, FP32: SM cycle counters, left out (fields/pm_metrics.cc says why).
-  EXPECT_EQ(Count(log, "sampling an SM cycle counter stops"), 4u) << log;
+  // Tensor, FP64, FP32: pipe cycle counters, left out (fields/pm_metrics.cc says why).
+  EXPECT_EQ(Count(log, "a tensor-pipe cycle counter in the pass stops"), 3u) << log;
   std::this_thread::sleep_for(milliseconds(100));
   std::vector<model::Sample> v = ReadValues(*r);
   ASSERT_NE(Find(v, 1001), nullptr);
@@ -116,6 +118,24 @@ TEST_F(PmSamplingTest, FieldsInGpmUnitsFromOneSinglePassConfig) {
   EXPECT_EQ(r->losses(), 0u);
 }
 
+// Without the NVLink fields (or on a GPU without NVLink counters) SM active fits the pass and is
+// served beside the others: docs/validation/h200-pm-sampling/onepass-2026-12-04.md.
+TEST_F(PmSamplingTest, SmActiveServedWhereItFitsThePass) {
+  std::vector<const fields::FieldDef*> wanted;
+  for (int id : {1001, 1002, 1003, 1004, 1005, 1009, 1010}) wanted.push_back(fields::FindById(id));
+  ::testing::internal::CaptureStderr();
+  auto r = PmSamplingReader::Create(*cupti_, 0, 0, wanted, options_);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(r, nullptr) << log;
+  EXPECT_EQ(r->fields().size(), 6u);  // all but tensor
+  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 0u) << log;
+  std::this_thread::sleep_for(milliseconds(100));
+  std::vector<model::Sample> v = ReadValues(*r);
+  ASSERT_NE(Find(v, 1002), nullptr) << log;
+  EXPECT_NEAR(std::get<double>(Find(v, 1002)->value), 0.30, 1e-9);  // gpm_sm_util 30 %
+  EXPECT_EQ(Find(v, 1004), nullptr);
+}
+
 TEST_F(PmSamplingTest, MissingMetricsAndSmallerPassOnTuring) {
   ::testing::internal::CaptureStderr();
   auto r = PmSamplingReader::Create(*cupti_, 4, 4, Prof(), options_);
@@ -126,7 +146,8 @@ TEST_F(PmSamplingTest, MissingMetricsAndSmallerPassOnTuring) {
   EXPECT_EQ(r->fields()[1]->id, 1005);
   EXPECT_EQ(r->fields()[2]->id, 1009);
   EXPECT_EQ(Count(log, "not available on TU102"), 2u) << log;                // NVLink TX/RX
-  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 2u) << log;  // PCIe RX, occupancy
+  // PCIe RX, occupancy and SM active
+  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 3u) << log;
 }
 
 // GPU 6 delivers each decode's newest sample in two parts. Keeping the image until the sample is

@@ -8,13 +8,18 @@ namespace {
 constexpr double kPercent = 1.0;                     // pct_of_peak -> GPM percent
 constexpr double kBytesToMib = 1.0 / (1024 * 1024);  // B/s -> GPM MiB/s
 
-// SM active (1002), tensor (1004), FP64 (1006) and FP32 (1007) are not here: on the H200 (GH100,
-// driver 580, CUPTI 13.0) a configuration holding an SM cycle counter (sm__cycles_active,
-// sm__pipe_tensor_cycles_active) stopped completing samples within a second of a tensor load and
-// delivered no sample at all after it, until the session was re-enabled; configurations without
-// one ran through every load (docs/validation/h200-pm-sampling.md, run 6). The FP64/FP32 pipe
-// counters are of the same kind and were never served (each needs a second pass on these chips).
-constexpr std::array<PmFieldMetric, 7> kMetrics = {{
+// Tensor (1004), FP64 (1006) and FP32 (1007) are not here. On the H200 (GH100, driver 580,
+// CUPTI 13.0) a configuration holding the tensor-pipe cycle counter (sm__pipe_tensor_cycles_active)
+// beside GR engine activity stopped completing samples within seconds of a tensor load and
+// delivered none after it until the session was re-enabled, with or without SM activity in the
+// same pass (docs/validation/h200-pm-sampling.md run 6; h200-pm-sampling/onepass-2026-12-04.md).
+// The FP64/FP32 pipe counters are of the same kind and each needs a second pass on these chips.
+// SM active (1002) is here, last: beside every field above it completed every sample through
+// idle, tensor, fp32, fp64, memory, PCIe and interleaved loads on the H200 for two minutes and
+// agreed with GPM (onepass-2026-12-04.md); last, because the reader keeps fields in this order
+// while they fit one pass: where SM active does not fit beside the others, it is the one left
+// out, and no chip loses a field it served before.
+constexpr std::array<PmFieldMetric, 8> kMetrics = {{
     {1001, "gr__cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent},
     {1005, "dram__cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent},
     // TX: data the GPU sends, i.e. its writes to host memory; RX: the data of its reads.
@@ -23,6 +28,7 @@ constexpr std::array<PmFieldMetric, 7> kMetrics = {{
     {1003, "sm__warps_active.avg.pct_of_peak_sustained_elapsed", kPercent},
     {1011, "nvltx__bytes.sum.per_second", kBytesToMib},
     {1012, "nvlrx__bytes.sum.per_second", kBytesToMib},
+    {1002, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent},
 }};
 
 }  // namespace
@@ -39,12 +45,12 @@ const PmFieldMetric* PmMetricFor(int field_id) {
 std::string_view PmUnmappedReason(int field_id) {
   if (PmMetricFor(field_id) != nullptr) return {};
   switch (field_id) {
-    case 1002:
     case 1004:
     case 1006:
     case 1007:
-      return "sampling an SM cycle counter stops PM sampling's samples under load (seen on the "
-             "H200, driver 580, CUPTI 13.0)";
+      return "a tensor-pipe cycle counter in the pass stops PM sampling's samples under load "
+             "(seen on the H200, driver 580, CUPTI 13.0); the FP64/FP32 pipe counters are of its "
+             "kind";
     case 1008:
       return "PM sampling has no FP16-pipe cycle counter (only instruction counts)";
     case 1013:
