@@ -60,6 +60,17 @@ Status FromCuptiResult(api::CUptiResult rc, std::string_view function,
 }
 
 Result<std::unique_ptr<Library>> Library::Load(const std::string& path) {
+  Result<std::unique_ptr<Library>> lib = LoadHostOnly(path);
+  if (!lib.ok()) return lib;
+  (*lib)->LoadCuda();
+  api::ProfilerInitializeParams p{};
+  p.structSize = api::kProfilerInitializeParamsSize;
+  NVMLX_RETURN_IF_ERROR(
+      (*lib)->Check((*lib)->cuptiProfilerInitialize(&p), "cuptiProfilerInitialize"));
+  return lib;
+}
+
+Result<std::unique_ptr<Library>> Library::LoadHostOnly(const std::string& path) {
   std::unique_ptr<Library> lib(new Library());
   lib->path_ = path;
   if (const size_t slash = path.rfind('/'); slash != std::string::npos) {
@@ -79,10 +90,6 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& path) {
 #undef NVMLX_CUPTI_RESOLVE
   lib->result_string_ =
       reinterpret_cast<api::GetResultStringFn>(dlsym(lib->handle_, "cuptiGetResultString"));
-  lib->LoadCuda();
-  api::ProfilerInitializeParams p{};
-  p.structSize = api::kProfilerInitializeParamsSize;
-  NVMLX_RETURN_IF_ERROR(lib->Check(lib->cuptiProfilerInitialize(&p), "cuptiProfilerInitialize"));
   return lib;
 }
 

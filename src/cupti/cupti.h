@@ -44,6 +44,10 @@ class Library {
   // Loads `path` (and libnvperf_host.so beside it, when there) and calls cuptiProfilerInitialize.
   // Errors: NOT_FOUND when dlopen or a symbol fails, else CUPTI's error.
   static Result<std::unique_ptr<Library>> Load(const std::string& path);
+  // The same without a driver: no CUDA, no cuptiProfilerInitialize (which needs one). Only the
+  // profiler host API works then (BuildConfig: which metrics a chip has, how many passes);
+  // tools/pm-probe --chip reads chips no GPU here has through it.
+  static Result<std::unique_ptr<Library>> LoadHostOnly(const std::string& path);
   ~Library();
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "chip_plan.h"
 #include "cupti/cupti.h"
 #include "util/cpu_time.h"
 
@@ -45,7 +46,8 @@ void PrintRss(const char* stage) {
 int Usage() {
   std::fprintf(stderr,
                "usage: pm-probe --cupti PATH [--device N] [--interval-ms MS] [--decode-ms MS] "
-               "[--seconds S] [--max-samples N] [--fresh-image] METRIC...\n");
+               "[--seconds S] [--max-samples N] [--fresh-image] METRIC...\n"
+               "       pm-probe --cupti PATH --chip NAME [METRIC...]   (no GPU needed)\n");
   return 2;
 }
 
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   size_t device = 0;
   long interval_ms = 500, decode_ms = 1000, seconds = 20, max_samples = 64;
   bool fresh_image = false;
+  std::string chip_only;  // --chip: the host API's view of a chip, no GPU (chip_plan.h)
   std::vector<std::string> metrics;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -75,11 +78,21 @@ int main(int argc, char** argv) {
       max_samples = std::strtol(v, nullptr, 10);
     } else if (a == "--seconds" && (v = value())) {
       seconds = std::strtol(v, nullptr, 10);
+    } else if (a == "--chip" && (v = value())) {
+      chip_only = v;
     } else if (a.rfind("--", 0) == 0) {
       return Usage();
     } else {
       metrics.push_back(a);
     }
+  }
+  if (!cupti_path.empty() && !chip_only.empty()) {
+    auto lib = nvmlx::cupti::Library::LoadHostOnly(cupti_path);
+    if (!lib.ok()) {
+      std::fprintf(stderr, "pm-probe: %s\n", lib.status().ToString().c_str());
+      return 1;
+    }
+    return nvmlx::pmprobe::PrintChipPlan(**lib, chip_only, std::move(metrics));
   }
   if (cupti_path.empty() || metrics.empty() || interval_ms <= 0 || decode_ms <= 0) return Usage();
 

@@ -159,6 +159,38 @@ std::vector<std::string> MetricsOfConfig(const uint8_t* image, size_t size,
   std::lock_guard<std::mutex> lock(s.mu); \
   if (s.scenario == nullptr) return api::kErrorNotInitialized
 
+// Loads the scenario once (s.mu held): what cuptiProfilerInitialize does, and what the host API
+// calls do on their own, as the real host API needs no initialize (nor a GPU: pm-probe --chip).
+// NOT_SUPPORTED when the scenario has no GPU with a `pm_sampling` map: a scenario written before
+// PM sampling existed simulates a host without CUPTI.
+int LoadScenarioLocked(State& s) {
+  if (s.scenario != nullptr) return api::kSuccess;
+  const char* path = std::getenv("NVMLX_SIMGPU_SCENARIO");
+  ParseResult parsed =
+      (path != nullptr && *path != '\0') ? LoadScenarioFile(path) : DefaultScenario();
+  if (std::holds_alternative<std::string>(parsed)) return api::kErrorInvalidOperation;
+  auto sc = std::make_unique<Scenario>(std::move(std::get<Scenario>(parsed)));
+  bool any = false;
+  for (const GpuSpec& g : sc->gpus) {
+    any = any || !g.pm_sampling.chip.empty() || g.pm_sampling.busy_until_s != 0 ||
+          g.pm_sampling.decode_error_after != 0 || g.pm_sampling.metrics_per_pass != 7 ||
+          !g.pm_sampling.missing_metrics.empty() || g.pm_sampling.straddle;
+  }
+  if (!any) return api::kErrorNotSupported;
+  if (const char* frozen = std::getenv("NVMLX_SIMGPU_FROZEN_TIME_S"); frozen && *frozen) {
+    s.frozen = true;
+    s.frozen_s = std::strtod(frozen, nullptr);
+  }
+  s.origin = std::chrono::steady_clock::now();
+  s.scenario = std::move(sc);
+  return api::kSuccess;
+}
+
+#define NEED_SCENARIO()                   \
+  State& s = S();                         \
+  std::lock_guard<std::mutex> lock(s.mu); \
+  if (int rc = LoadScenarioLocked(s); rc != api::kSuccess) return rc
+
 }  // namespace
 }  // namespace nvmlx::simgpu
 
@@ -190,33 +222,14 @@ __attribute__((visibility("default"))) int cuptiGetResultString(int rc, const ch
   return api::kSuccess;
 }
 
-// Fails with NOT_SUPPORTED when the scenario has no GPU with a `pm_sampling` map: a scenario
-// written before PM sampling existed simulates a host without CUPTI.
+// Fails with NOT_SUPPORTED when the scenario has no GPU with a `pm_sampling` map
+// (LoadScenarioLocked).
 __attribute__((visibility("default"))) int cuptiProfilerInitialize(
     api::ProfilerInitializeParams* p) {
   if (p == nullptr) return api::kErrorInvalidParameter;
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.scenario != nullptr) return api::kSuccess;
-  const char* path = std::getenv("NVMLX_SIMGPU_SCENARIO");
-  ParseResult parsed =
-      (path != nullptr && *path != '\0') ? LoadScenarioFile(path) : DefaultScenario();
-  if (std::holds_alternative<std::string>(parsed)) return api::kErrorInvalidOperation;
-  auto sc = std::make_unique<Scenario>(std::move(std::get<Scenario>(parsed)));
-  bool any = false;
-  for (const GpuSpec& g : sc->gpus) {
-    any = any || !g.pm_sampling.chip.empty() || g.pm_sampling.busy_until_s != 0 ||
-          g.pm_sampling.decode_error_after != 0 || g.pm_sampling.metrics_per_pass != 7 ||
-          !g.pm_sampling.missing_metrics.empty() || g.pm_sampling.straddle;
-  }
-  if (!any) return api::kErrorNotSupported;
-  if (const char* frozen = std::getenv("NVMLX_SIMGPU_FROZEN_TIME_S"); frozen && *frozen) {
-    s.frozen = true;
-    s.frozen_s = std::strtod(frozen, nullptr);
-  }
-  s.origin = std::chrono::steady_clock::now();
-  s.scenario = std::move(sc);
-  return api::kSuccess;
+  return LoadScenarioLocked(s);
 }
 
 __attribute__((visibility("default"))) int cuptiDeviceGetChipName(api::DeviceGetChipNameParams* p) {
@@ -243,7 +256,7 @@ __attribute__((visibility("default"))) int cuptiPmSamplingGetCounterAvailability
 
 __attribute__((visibility("default"))) int cuptiProfilerHostInitialize(
     api::HostInitializeParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   if (p == nullptr || p->pChipName == nullptr) return api::kErrorInvalidParameter;
   if (GpuByChip(s, p->pChipName) == nullptr) return 46;  // CUPTI_ERROR_INVALID_CHIP_NAME
   p->pHostObject = reinterpret_cast<api::HostObject*>(new Host{p->pChipName, {}});
@@ -252,14 +265,14 @@ __attribute__((visibility("default"))) int cuptiProfilerHostInitialize(
 
 __attribute__((visibility("default"))) int cuptiProfilerHostDeinitialize(
     api::HostDeinitializeParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   delete reinterpret_cast<Host*>(p->pHostObject);
   return api::kSuccess;
 }
 
 __attribute__((visibility("default"))) int cuptiProfilerHostConfigAddMetrics(
     api::HostConfigAddMetricsParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   auto* h = reinterpret_cast<Host*>(p->pHostObject);
   const GpuSpec* g = GpuByChip(s, h->chip);
   for (size_t i = 0; i < p->numMetrics; ++i) {
@@ -284,14 +297,14 @@ extern "C" {
 
 __attribute__((visibility("default"))) int cuptiProfilerHostGetConfigImageSize(
     api::HostGetConfigImageSizeParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   p->configImageSize = ConfigText(*reinterpret_cast<Host*>(p->pHostObject)).size();
   return api::kSuccess;
 }
 
 __attribute__((visibility("default"))) int cuptiProfilerHostGetConfigImage(
     api::HostGetConfigImageParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   const std::string text = ConfigText(*reinterpret_cast<Host*>(p->pHostObject));
   if (p->configImageSize < text.size()) return api::kErrorInvalidParameter;
   std::memcpy(p->pConfigImage, text.data(), text.size());
@@ -300,7 +313,7 @@ __attribute__((visibility("default"))) int cuptiProfilerHostGetConfigImage(
 
 __attribute__((visibility("default"))) int cuptiProfilerHostGetNumOfPasses(
     api::HostGetNumOfPassesParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   std::string chip;
   const std::vector<std::string> metrics =
       MetricsOfConfig(p->pConfigImage, p->configImageSize, &chip);
@@ -458,7 +471,7 @@ __attribute__((visibility("default"))) int cuptiPmSamplingCounterDataGetSampleIn
 
 __attribute__((visibility("default"))) int cuptiProfilerHostEvaluateToGpuValues(
     api::HostEvaluateToGpuValuesParams* p) {
-  NEED_INIT();
+  NEED_SCENARIO();
   ImageHeader h;
   std::memcpy(&h, p->pCounterDataImage, sizeof h);
   if (p->rangeIndex >= h.count) return api::kErrorInvalidParameter;
