@@ -21,17 +21,7 @@ rest=(dram__cycles_active.avg.pct_of_peak_sustained_elapsed
 # The candidate second, right after GR so that pm-probe's fit-to-one-pass drops from the end.
 tensor=("${base[@]}" sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed "${rest[@]}")
 smactive=("${base[@]}" sm__cycles_active.avg.pct_of_peak_sustained_elapsed "${rest[@]}")
-pcie() {
-  python3 - "$1" <<'PY'
-import sys, time, torch
-end = time.time() + float(sys.argv[1])
-h = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()
-d = torch.empty_like(h, device="cuda")
-while time.time() < end:
-    d.copy_(h, non_blocking=True); h.copy_(d, non_blocking=True)
-torch.cuda.synchronize()
-PY
-}
+pcie() { python3 test/gpu/pcie_copies.py "$1"; }
 phase() { echo "$1 $2 $(date +%s.%N)" >>"$OUT/phases.txt"; }
 pulse() { "$B/gpu-pulse" --gpus 0 "$@" >/dev/null 2>&1; }
 schedule() {  # $1: set name

@@ -65,17 +65,7 @@ smidle=(gr__cycles_active.sum gr__cycles_elapsed.max
 pipes=(gr__cycles_active.sum gr__cycles_elapsed.max
   TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.sum
   TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.sum)
-pcie() {
-  python3 - "$1" <<'PY'
-import sys, time, torch
-end = time.time() + float(sys.argv[1])
-h = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()
-d = torch.empty_like(h, device="cuda")
-while time.time() < end:
-    d.copy_(h, non_blocking=True); h.copy_(d, non_blocking=True)
-torch.cuda.synchronize()
-PY
-}
+pcie() { python3 test/gpu/pcie_copies.py "$1"; }
 schedule() {  # idle 3 s, tensor 7 s, fp32 6 s, PCIe 6 s, idle 2 s; SHORT=1: idle, tensor, PCIe
   if [ -n "${SHORT:-}" ]; then
     sleep 2

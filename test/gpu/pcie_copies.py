@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""PCIe load for the GPU scripts: pinned 256 MiB host<->device copies on GPU 0, both directions,
+for SECONDS. Usage: pcie_copies.py SECONDS (needs PyTorch with CUDA, as on the validation host)."""
+import sys
+import time
+
+import torch
+
+end = time.time() + float(sys.argv[1])
+host = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()
+dev = torch.empty_like(host, device="cuda")
+while time.time() < end:
+    dev.copy_(host, non_blocking=True)
+    host.copy_(dev, non_blocking=True)
+torch.cuda.synchronize()
