@@ -58,9 +58,13 @@ run_case() {
     --kubernetes-virtual-gpus --host-proc-root "$SOURCE_DIR/testdata/proc" \
     --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
     --kubernetes-ca-file "$WORK/cert.pem" "$@"
-  for ((i = 0; i < 75; i++)); do
+  # The kubelet's share line (vgpu="1"), not just the pod's: per-process attribution (API server
+  # and cgroups) can name notebook-b before the kubelet's first List has arrived, which under
+  # TSan once took longer than the 1.2 s below (CI of stop 31's second run).
+  for ((i = 0; i < 150; i++)); do
     page=$(metrics)
-    grep -q '^DCGM_FI_DEV_FB_USED{gpu="0",.*pod="notebook-b",pod_uid="1111' <<<"$page" && break
+    grep -q '^DCGM_FI_DEV_FB_USED{gpu="0",.*pod="notebook-b",pod_uid="1111[^"]*",vgpu=' <<<"$page" &&
+      break
     sleep 0.2
   done
   sleep 1.2  # two more collections: 4999 (exited at 0.3 s) is gone
