@@ -59,8 +59,11 @@ NODE_NAME=node1 start_exporter "$port" -c 500 -f "$SOURCE_DIR/etc/container-insi
   --emf-instance-id i-0aaaaaaaaaaaaaaaa --emf-instance-type g5.xlarge
 # Until a collection has every pod's share (the API server's uids and the processes' cgroups
 # arrive after the first collections) and the Node's identity, then two more.
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 150; i++)); do
+  # idle-d has no process: only the kubelet's List names it (per-process attribution can name
+  # the others before that List arrives, slow under TSan).
   grep -q '"FullPodName":"notebook-b".*"container_gpu_memory_used":8589934592' "$emf" 2>/dev/null &&
+    grep -q '"FullPodName":"idle-d".*"Type":"ContainerGPU"' "$emf" &&
     grep -q '"InstanceType":"p4d.24xlarge".*"Type":"Node"' "$emf" && break
   sleep 0.2
 done
