@@ -4,19 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "test/fixtures/fake_apiserver.h"
 
 namespace nvmlx::attribute {
 namespace {
-
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(NVMLX_SOURCE_DIR) + "/testdata/apiserver/" + name);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(InstanceIdFromProviderIdTest, AwsForms) {
   EXPECT_EQ(InstanceIdFromProviderId("aws:///us-west-2a/i-0123456789abcdef0"),
@@ -36,7 +29,7 @@ TEST(InstanceIdFromProviderIdTest, AwsForms) {
 }
 
 TEST(ParseNodeTest, TheFixture) {
-  auto node = ParseNode(ReadFixture("node_node1.json"), "fixture");
+  auto node = ParseNode(fixtures::ApiServerTestdata("node_node1.json"), "fixture");
   ASSERT_TRUE(node.ok()) << node.status().ToString();
   EXPECT_EQ(node->node_name, "node1");
   EXPECT_EQ(node->instance_id, "i-0123456789abcdef0");

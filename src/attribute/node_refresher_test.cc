@@ -8,8 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,16 +18,7 @@
 namespace nvmlx::attribute {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string Fixture() {
-  return ReadFile(std::string(NVMLX_SOURCE_DIR) + "/testdata/apiserver/node_node1.json");
-}
+std::string Fixture() { return fixtures::ApiServerTestdata("node_node1.json"); }
 
 uint64_t ErrorsOf(const model::SourceErrors& errors) {
   for (const auto& [source, n] : errors.Counts()) {

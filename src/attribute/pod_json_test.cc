@@ -4,22 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "attribute/pod_watcher.h"
 #include "model/gpu_allocation.h"
+#include "test/fixtures/fake_apiserver.h"
 
 namespace nvmlx::attribute {
 namespace {
-
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(NVMLX_SOURCE_DIR) + "/testdata/apiserver/" + name);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
@@ -62,7 +54,7 @@ TEST(LabelFilterTest, BadPatternsAreSkipped) {
 
 TEST(PodListTest, ParsesTheFixture) {
   auto filter = LabelFilter::Create(true, {"^app", "team"});
-  auto list = ParsePodList(ReadFixture("pods_node1.json"), *filter);
+  auto list = ParsePodList(fixtures::ApiServerTestdata("pods_node1.json"), *filter);
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   EXPECT_EQ(list->resource_version, "1200");
   EXPECT_EQ(list->continue_token, "");
@@ -90,7 +82,7 @@ TEST(PodListTest, ParsesTheFixture) {
 
 TEST(PodListTest, LabelsOffByDefault) {
   auto filter = LabelFilter::Create(false, {});
-  auto list = ParsePodList(ReadFixture("pods_node1.json"), *filter);
+  auto list = ParsePodList(fixtures::ApiServerTestdata("pods_node1.json"), *filter);
   ASSERT_TRUE(list.ok());
   EXPECT_TRUE(list->pods[0].meta.labels.empty());
 }
@@ -131,7 +123,7 @@ TEST(PodListTest, RejectsBadInputWithAClearError) {
 
 TEST(PodGpuResourcesTest, SumsSpecContainersPerResourceName) {
   auto filter = LabelFilter::Create(false, {});
-  auto list = ParsePodList(ReadFixture("pods_gpu_node1.json"), *filter);
+  auto list = ParsePodList(fixtures::ApiServerTestdata("pods_gpu_node1.json"), *filter);
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   ASSERT_EQ(list->pods.size(), 6u);
   const model::PodMeta& trainer = list->pods[0].meta;
@@ -166,7 +158,7 @@ TEST(PodGpuResourcesTest, SumsSpecContainersPerResourceName) {
 
 TEST(PodGpuResourcesTest, ThroughMetadataToContainerInsightsCounts) {
   auto filter = LabelFilter::Create(false, {});
-  auto list = ParsePodList(ReadFixture("pods_gpu_node1.json"), *filter);
+  auto list = ParsePodList(fixtures::ApiServerTestdata("pods_gpu_node1.json"), *filter);
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   std::map<std::string, PodRecord> pods;
   for (auto& p : list->pods) pods[p.meta.uid] = p;
@@ -270,7 +262,7 @@ TEST(StripRuntimePrefixTest, Runtimes) {
 
 TEST(BuildPodMetadataTest, IndexesByUidNameAndMirrorUid) {
   auto filter = LabelFilter::Create(false, {});
-  auto list = ParsePodList(ReadFixture("pods_node1.json"), *filter);
+  auto list = ParsePodList(fixtures::ApiServerTestdata("pods_node1.json"), *filter);
   ASSERT_TRUE(list.ok());
   std::map<std::string, PodRecord> pods;
   for (auto& p : list->pods) pods[p.meta.uid] = p;
