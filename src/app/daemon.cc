@@ -17,6 +17,7 @@
 #include "app/process_metrics.h"
 #include "app/version.h"
 #include "config/exit_code.h"
+#include "fields/pm_metrics.h"
 #include "render/gzip.h"
 #include "serve/systemd_socket.h"
 #include "serve/web_tls.h"
@@ -255,6 +256,11 @@ Status Daemon::BuildCollector(std::shared_ptr<const plan::FieldPlan> plan) {
                     : opts.profiling_source == "none"        ? collect::ProfilingChoice::kNone
                                                              : collect::ProfilingChoice::kAuto;
   copts.pm_sampling.interval = std::chrono::milliseconds(opts.pm_sampling_interval_ms);
+  Result<std::vector<int>> pins = fields::ResolvePmPins(opts.pm_sampling_pin);
+  if (!pins.ok()) {
+    return Fail(config::ExitCode::kUsage, "--pm-sampling-pin: " + pins.status().message());
+  }
+  copts.pm_sampling.pinned = std::move(pins).value();
   if (!cupti_path_.empty()) copts.cupti = [this] { return LoadCupti(); };
   if (sources_->enabled()) {
     copts.attribution = [sources = sources_.get()] { return sources->Latest(); };

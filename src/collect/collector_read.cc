@@ -209,8 +209,12 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
     bad += failures(prof_errors) + (st.ok() || st.code() == StatusCode::kNotSupported ? 0 : 1);
     MergeSorted(&ds->samples, prof);
     if (devices_[i]->gpm->name() == "pm_sampling") {
-      ds->pm_sampling =
-          model::DeviceSnapshot::PmSampling{devices_[i]->gpm->active(), devices_[i]->gpm->losses()};
+      model::DeviceSnapshot::PmSampling pm;
+      pm.active = devices_[i]->gpm->active();
+      pm.losses = devices_[i]->gpm->losses();
+      pm.configurations = devices_[i]->gpm->configurations();
+      devices_[i]->gpm->Coverage(&pm.coverage);
+      ds->pm_sampling = std::move(pm);
     }
   }
   *all_failed = good == 0 && bad > 0;

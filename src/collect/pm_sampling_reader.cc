@@ -4,10 +4,13 @@
 #include <string>
 
 #include "fields/pm_metrics.h"
+#include "fields/pm_plan.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
 namespace {
+
+using std::chrono::milliseconds;
 
 void WarnField(unsigned gpu, const fields::FieldDef& f, std::string_view why) {
   log::Warn(
@@ -19,25 +22,32 @@ bool NeedsSysclkTrigger(const std::string& chip) {
   return chip.rfind("TU", 0) == 0 || chip == "GA100";
 }
 
+int64_t Ms(ProfilingSource::Clock::duration d) {
+  return std::chrono::duration_cast<milliseconds>(d).count();
+}
+
 }  // namespace
 
 std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
     const cupti::Library& lib, size_t cuda_index, unsigned gpu,
     const std::vector<const fields::FieldDef*>& requested, const PmSamplingOptions& options) {
-  std::vector<const fields::FieldDef*> wanted;
+  std::vector<const fields::PmFieldMetric*> wanted;  // in fields/pm_metrics.cc's order
   for (const fields::FieldDef* f : requested) {
-    if (std::find(wanted.begin(), wanted.end(), f) != wanted.end()) continue;
-    if (fields::PmMetricFor(f->id) == nullptr) {
-      WarnField(gpu, *f, fields::PmUnmappedReason(f->id));
-      continue;
+    if (fields::PmMetricFor(f->id) == nullptr) WarnField(gpu, *f, fields::PmUnmappedReason(f->id));
+  }
+  for (const fields::PmFieldMetric& m : fields::PmFieldMetrics()) {
+    if (std::any_of(requested.begin(), requested.end(),
+                    [&](const fields::FieldDef* f) { return f->id == m.field_id; })) {
+      wanted.push_back(&m);
     }
-    wanted.push_back(f);
   }
   if (wanted.empty()) return nullptr;
   std::unique_ptr<PmSamplingReader> r(new PmSamplingReader(lib, options));
   r->gpu_ = gpu;
   auto fail_all = [&](const Status& why) {
-    for (const fields::FieldDef* f : wanted) WarnField(gpu, *f, why.ToString());
+    for (const fields::PmFieldMetric* m : wanted) {
+      WarnField(gpu, *fields::FindById(m->field_id), why.ToString());
+    }
     return nullptr;
   };
   Result<std::string> chip = lib.ChipName(cuda_index);
@@ -46,127 +56,227 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
   // Without the availability image the host API assumes every counter of the chip; a GPU that
   // hides some (vGPU) then fails at SetConfig, which is reported like any loss.
   Result<std::vector<uint8_t>> availability = lib.CounterAvailability(cuda_index);
-  std::vector<uint8_t> avail =
+  const std::vector<uint8_t> avail =
       availability.ok() ? std::move(availability).value() : std::vector<uint8_t>{};
 
-  // The metrics in PmFieldMetrics' priority order; all at once first, then one by one keeping
-  // each that leaves the configuration at one pass.
-  std::vector<const fields::PmFieldMetric*> order;
-  for (const fields::PmFieldMetric& m : fields::PmFieldMetrics()) {
-    for (const fields::FieldDef* f : wanted) {
-      if (f->id == m.field_id) order.push_back(&m);
+  const fields::PmPlan plan = fields::PlanPmConfigurations(
+      wanted, options.pinned, r->chip_, [&](const std::vector<std::string>& metrics) {
+        Result<cupti::Config> c = lib.BuildConfig(r->chip_, avail, metrics);
+        if (!c.ok()) return Result<size_t>(c.status());
+        return Result<size_t>(c->passes);
+      });
+  for (const fields::PmPlan::Dropped& d : plan.dropped) {
+    WarnField(gpu, *fields::FindById(d.metric->field_id), d.why);
+  }
+  if (plan.configurations.empty()) return nullptr;
+
+  // fields_ in ascending id; each configuration refers to its fields by index.
+  std::vector<const fields::PmFieldMetric*> served;
+  for (const auto& config : plan.configurations) {
+    for (const fields::PmFieldMetric* m : config) {
+      if (std::find(served.begin(), served.end(), m) == served.end()) served.push_back(m);
     }
   }
-  auto names = [](const std::vector<const fields::PmFieldMetric*>& ms) {
-    std::vector<std::string> out;
-    for (const fields::PmFieldMetric* m : ms) out.emplace_back(m->metric);
-    return out;
-  };
-  std::vector<const fields::PmFieldMetric*> kept;
-  cupti::Config config;
-  if (Result<cupti::Config> all = lib.BuildConfig(r->chip_, avail, names(order));
-      all.ok() && all->passes == 1) {
-    kept = order;
-    config = std::move(all).value();
-  } else {
-    for (const fields::PmFieldMetric* m : order) {
-      std::vector<const fields::PmFieldMetric*> trial = kept;
-      trial.push_back(m);
-      Result<cupti::Config> c = lib.BuildConfig(r->chip_, avail, names(trial));
-      const fields::FieldDef* f = fields::FindById(m->field_id);
-      if (!c.ok()) {
-        WarnField(gpu, *f,
-                  "metric " + std::string(m->metric) + " not available on " + r->chip_ + ": " +
-                      c.status().ToString());
-      } else if (c->passes != 1) {
-        WarnField(gpu, *f,
-                  "would need a second PM-sampling pass on " + r->chip_ +
-                      " (PM sampling takes one); the fields before it in "
-                      "docs/pm-sampling.md's order keep the pass");
-      } else {
-        kept = std::move(trial);
-        config = std::move(c).value();
-      }
-    }
-  }
-  if (kept.empty()) return nullptr;
-  std::sort(kept.begin(), kept.end(), [](const fields::PmFieldMetric* a, const fields::PmFieldMetric* b) {
-    return a->field_id < b->field_id;
-  });
-  for (const fields::PmFieldMetric* m : kept) {
+  std::sort(served.begin(), served.end(),
+            [](const fields::PmFieldMetric* a, const fields::PmFieldMetric* b) {
+              return a->field_id < b->field_id;
+            });
+  for (const fields::PmFieldMetric* m : served) {
     r->fields_.push_back(fields::FindById(m->field_id));
     r->metrics_.emplace_back(m->metric);
     r->to_gpm_units_.push_back(m->to_gpm_units);
   }
-  // A fresh config for the sorted order (the image does not depend on the order, the metric
-  // list passed to GetCounterDataSize and EvaluateToGpuValues must only be a subset of it).
-  cupti::PmSampler::Options& so = r->sampler_options_;
-  so.device_index = cuda_index;
-  so.chip = r->chip_;
-  so.availability = std::move(avail);
-  so.metrics = r->metrics_;
-  so.config = std::move(config);
-  so.interval_ns = static_cast<uint64_t>(options.interval.count()) * 1'000'000u;
-  so.sysclk_trigger = NeedsSysclkTrigger(r->chip_);
   // Two collections' samples plus slack; Decode re-initialises the image at half.
-  const auto per_collect = static_cast<uint32_t>(
-      options.collect_interval / std::max(options.interval, std::chrono::milliseconds(1)));
-  so.max_samples = std::clamp<uint32_t>(2 * per_collect + 8, 16, 4096);
+  const auto per_collect =
+      static_cast<uint32_t>(options.collect_interval / std::max(options.interval, milliseconds(1)));
+  for (const auto& config : plan.configurations) {
+    Slot slot;
+    cupti::PmSampler::Options& so = slot.sampler;
+    for (const fields::PmFieldMetric* m : config) {
+      const size_t index =
+          static_cast<size_t>(std::find(served.begin(), served.end(), m) - served.begin());
+      slot.fields.push_back(index);
+    }
+    // Ascending field id within the configuration too (the image does not depend on the order;
+    // the names given to GetCounterDataSize and EvaluateToGpuValues must be a subset of it).
+    std::sort(slot.fields.begin(), slot.fields.end());
+    for (size_t index : slot.fields) so.metrics.push_back(r->metrics_[index]);
+    Result<cupti::Config> c = lib.BuildConfig(r->chip_, avail, so.metrics);
+    if (!c.ok() || c->passes != 1) {  // the plan was made with the same answers
+      for (size_t index : slot.fields) {
+        WarnField(gpu, *r->fields_[index],
+                  c.ok() ? "configuration changed its pass count" : c.status().ToString());
+      }
+      continue;
+    }
+    so.config = std::move(c).value();
+    so.device_index = cuda_index;
+    so.chip = r->chip_;
+    so.availability = avail;
+    so.interval_ns = static_cast<uint64_t>(options.interval.count()) * 1'000'000u;
+    so.sysclk_trigger = NeedsSysclkTrigger(r->chip_);
+    so.max_samples = std::clamp<uint32_t>(2 * per_collect + 8, 16, 4096);
+    r->slots_.push_back(std::move(slot));
+  }
+  if (r->slots_.empty()) return nullptr;
+  // Alternating: each configuration live long enough for three samples (the first completes one
+  // interval after the start), in whole collections.
+  if (r->slots_.size() > 1) {
+    const auto collect = std::max(options.collect_interval, milliseconds(1));
+    r->dwell_ = static_cast<size_t>((3 * options.interval + collect - milliseconds(1)) / collect);
+    r->dwell_ = std::max<size_t>(r->dwell_, 1);
+  }
+  r->last_values_.resize(r->fields_.size());
+  r->coverage_.assign(r->fields_.size(), 0.0);
+  std::string layout;
+  for (size_t s = 0; s < r->slots_.size(); ++s) layout += (s == 0 ? "" : " | ") + r->SlotName(s);
   log::Info("profiling fields from PM sampling",
             {{"gpu", std::to_string(gpu)},
              {"chip", r->chip_},
              {"cuda_index", std::to_string(cuda_index)},
              {"fields", std::to_string(r->fields_.size())},
+             {"configurations", std::to_string(r->slots_.size())},
+             {"layout", layout},
+             {"dwell_collections", std::to_string(r->dwell_)},
              {"interval_ms", std::to_string(options.interval.count())},
-             {"max_samples", std::to_string(so.max_samples)}});
+             {"max_samples", std::to_string(r->slots_[0].sampler.max_samples)}});
   const Clock::time_point now = Clock::now();
-  if (options.paused == nullptr || !options.paused->load()) r->TryStart(now);
+  r->created_at_ = now;
+  r->last_read_at_ = now;
+  if (options.paused == nullptr || !options.paused->load()) r->StartFrom(0, now);
   return r;
 }
 
 PmSamplingReader::~PmSamplingReader() = default;
 
-void PmSamplingReader::TryStart(Clock::time_point now) {
-  Result<std::unique_ptr<cupti::PmSampler>> s = cupti::PmSampler::Start(lib_, sampler_options_);
-  if (!s.ok()) {
-    NoteLoss(s.status(), now);
-    return;
+std::string PmSamplingReader::SlotName(size_t slot) const {
+  std::string out;
+  for (size_t index : slots_[slot].fields) {
+    if (!out.empty()) out += ",";
+    std::string_view name = fields_[index]->name;
+    if (name.rfind("DCGM_FI_PROF_", 0) == 0) name.remove_prefix(13);
+    out += name;
   }
-  sampler_ = std::move(s).value();
-  started_at_ = now;
-  last_sample_at_ = now;
-  active_.store(true);
+  return out;
 }
 
-void PmSamplingReader::NoteLoss(const Status& why, Clock::time_point now) {
+std::vector<std::vector<size_t>> PmSamplingReader::configuration_fields() const {
+  std::vector<std::vector<size_t>> out;
+  for (const Slot& s : slots_) out.push_back(s.fields);
+  return out;
+}
+
+void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    const size_t s = (from + k) % slots_.size();
+    if (now < slots_[s].retry_at) continue;
+    Result<std::unique_ptr<cupti::PmSampler>> started =
+        cupti::PmSampler::Start(lib_, slots_[s].sampler);
+    if (!started.ok()) {
+      NoteLoss(s, started.status(), now);
+      // HARDWARE_BUSY: another profiler holds the whole GPU, and every configuration would get
+      // the same answer: one loss, one backoff for all of them.
+      if (started.status().code() == StatusCode::kUnavailable) {
+        for (Slot& other : slots_) {
+          other.retry_at = slots_[s].retry_at;
+          other.backoff = slots_[s].backoff;
+        }
+        return;
+      }
+      continue;
+    }
+    sampler_ = std::move(started).value();
+    if (started_at_ == Clock::time_point{}) started_at_ = now;
+    live_ = s;
+    live_reads_ = 0;
+    period_at_ = now;
+    active_.store(true);
+    return;
+  }
+}
+
+void PmSamplingReader::Release() {
   sampler_.reset();  // stop and disable: the counters are free for whoever wants them
   active_.store(false);
+}
+
+void PmSamplingReader::NoteLoss(size_t slot, const Status& why, Clock::time_point now) {
+  Slot& s = slots_[slot];
+  if (sampler_ != nullptr && live_ == slot) Release();
   losses_.fetch_add(1);
-  last_values_.clear();
-  backoff_ =
-      backoff_.count() == 0 ? options_.backoff_min : std::min(options_.backoff_max, backoff_ * 2);
-  retry_at_ = now + backoff_;
-  if (!in_loss_streak_) {
-    in_loss_streak_ = true;
-    log::Warn(
-        why.code() == StatusCode::kUnavailable
-            ? "PM sampling cannot hold the GPU's counters (another profiler has them?); "
-              "DCGM_FI_PROF_* series omitted, retrying with backoff (logged once per streak)"
-            : "PM sampling failed; DCGM_FI_PROF_* series omitted, retrying with backoff (logged "
-              "once per streak)",
-        {{"gpu", std::to_string(gpu_)}, {"err", why.ToString()}});
+  for (size_t index : s.fields) last_values_[index].reset();
+  s.quiet = Clock::duration(0);
+  s.backoff =
+      s.backoff.count() == 0 ? options_.backoff_min : std::min(options_.backoff_max, s.backoff * 2);
+  s.retry_at = now + s.backoff;
+  if (s.in_loss_streak) return;
+  s.in_loss_streak = true;
+  log::Warn(
+      why.code() == StatusCode::kUnavailable
+          ? "PM sampling cannot hold the GPU's counters (another profiler has them?); "
+            "DCGM_FI_PROF_* series omitted, retrying with backoff (logged once per streak)"
+          : "PM sampling failed; DCGM_FI_PROF_* series omitted, retrying with backoff "
+            "(logged once per streak)",
+      {{"gpu", std::to_string(gpu_)}, {"configuration", SlotName(slot)}, {"err", why.ToString()}});
+}
+
+void PmSamplingReader::DecodeLive(Clock::time_point now, Clock::duration window,
+                                  std::vector<fields::FieldError>* errors) {
+  const size_t s = live_;
+  Slot& slot = slots_[s];
+  Result<cupti::PmSampler::Window> w = sampler_->Decode();
+  if (!w.ok()) {
+    NoteLoss(s, w.status(), now);
+    return;
+  }
+  if (w->samples == 0) {
+    slot.quiet += now - period_at_;
+    period_at_ = now;
+    const auto stall_after = std::max<Clock::duration>(options_.stall_after, 5 * options_.interval);
+    if (slot.quiet > stall_after) {
+      NoteLoss(
+          s,
+          Internal("no PM sample completed for " + std::to_string(Ms(slot.quiet)) +
+                   " ms: the session stalled (image populated " + std::to_string(w->populated) +
+                   ", completed " + std::to_string(w->completed) + ")"),
+          now);
+    }
+    return;
+  }
+  period_at_ = now;
+  slot.quiet = Clock::duration(0);
+  slot.backoff = milliseconds(0);
+  if (slot.in_loss_streak) {
+    slot.in_loss_streak = false;
+    log::Info("PM sampling recovered; DCGM_FI_PROF_* series are back",
+              {{"gpu", std::to_string(gpu_)},
+               {"configuration", SlotName(s)},
+               {"losses", std::to_string(losses_.load())}});
+  }
+  const double window_ns = std::max(1.0, double(std::chrono::nanoseconds(window).count()));
+  const double measured = std::min(1.0, double(w->covered_ns) / window_ns);
+  for (size_t k = 0; k < slot.fields.size(); ++k) {
+    const size_t index = slot.fields[k];
+    Result<model::Value> v = fields::FromGpm(*fields_[index], w->means[k] * to_gpm_units_[index]);
+    if (!v.ok()) {  // a negative or non-finite mean: no value this window (logged once)
+      errors->push_back({fields_[index]->id, v.status()});
+      last_values_[index].reset();
+      continue;
+    }
+    last_values_[index] = std::move(v).value();
+    coverage_[index] = measured;
   }
 }
 
 Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
                               std::vector<fields::FieldError>* errors) {
   const Clock::time_point now = Clock::now();
+  const Clock::duration window = now - last_read_at_;
+  last_read_at_ = now;
+  std::fill(coverage_.begin(), coverage_.end(), 0.0);
   if (options_.paused != nullptr && options_.paused->load()) {
-    if (sampler_ != nullptr) {
-      sampler_.reset();
-      active_.store(false);
-      last_values_.clear();
-    }
+    if (sampler_ != nullptr) Release();
+    for (auto& v : last_values_) v.reset();
     if (!logged_pause_) {
       logged_pause_ = true;
       log::Info("PM sampling paused; the GPU's counters are free for another profiler",
@@ -177,63 +287,55 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
   if (logged_pause_) {
     logged_pause_ = false;
     log::Info("PM sampling resumed", {{"gpu", std::to_string(gpu_)}});
-    retry_at_ = now;  // resume at once, not after a loss backoff
-    backoff_ = std::chrono::milliseconds(0);
+    for (Slot& s : slots_) {  // resume at once, not after a loss backoff
+      s.retry_at = now;
+      s.backoff = milliseconds(0);
+    }
   }
   if (sampler_ == nullptr) {
-    if (now < retry_at_) return Status::Ok();
-    TryStart(now);
-    return Status::Ok();  // a fresh session has no completed sample yet
-  }
-  Result<cupti::PmSampler::Window> w = sampler_->Decode();
-  if (!w.ok()) {
-    NoteLoss(w.status(), now);
-    return Status::Ok();
-  }
-  if (w->samples == 0) {
-    const auto stall_after = std::max(options_.stall_after, 5 * options_.interval);
-    if (now - last_sample_at_ > stall_after) {
-      NoteLoss(
-          Internal("no PM sample completed for " +
-                   std::to_string(
-                       std::chrono::duration_cast<std::chrono::milliseconds>(now - last_sample_at_)
-                           .count()) +
-                   " ms: the session stalled (image populated " + std::to_string(w->populated) +
-                   ", completed " + std::to_string(w->completed) + ")"),
-          now);
-      return Status::Ok();
+    StartFrom(live_, now);  // a fresh session has no completed sample yet
+  } else {
+    DecodeLive(now, window, errors);
+    if (sampler_ == nullptr) {
+      StartFrom(live_ + 1, now);  // lost: the next configuration whose backoff has passed
+    } else if (slots_.size() > 1 && ++live_reads_ >= dwell_) {
+      // The next configuration whose backoff has passed; none: the live one stays.
+      bool other = false;
+      for (size_t s = 0; s < slots_.size(); ++s) other |= s != live_ && now >= slots_[s].retry_at;
+      live_reads_ = 0;
+      if (other) {
+        Release();
+        StartFrom(live_ + 1, now);
+      }
     }
-    samples->insert(samples->end(), last_values_.begin(), last_values_.end());
-    return Status::Ok();
   }
-  last_sample_at_ = now;
-  if (in_loss_streak_) {
-    in_loss_streak_ = false;
-    log::Info("PM sampling recovered; DCGM_FI_PROF_* series are back",
-              {{"gpu", std::to_string(gpu_)}, {"losses", std::to_string(losses_.load())}});
-  }
-  backoff_ = std::chrono::milliseconds(0);
-  last_values_.clear();
   for (size_t i = 0; i < fields_.size(); ++i) {
-    Result<model::Value> v = fields::FromGpm(*fields_[i], w->means[i] * to_gpm_units_[i]);
-    if (!v.ok()) {  // a negative or non-finite mean: no value this window (logged once)
-      errors->push_back({fields_[i]->id, v.status()});
-      continue;
-    }
-    last_values_.push_back({fields_[i]->id, std::move(v).value()});
+    if (last_values_[i].has_value()) samples->push_back({fields_[i]->id, *last_values_[i]});
   }
-  samples->insert(samples->end(), last_values_.begin(), last_values_.end());
   return Status::Ok();
+}
+
+void PmSamplingReader::Coverage(std::vector<model::FieldCoverage>* out) const {
+  // Ascending id (fields_' order); a pinned field, in every configuration, names the first.
+  for (size_t index = 0; index < fields_.size(); ++index) {
+    size_t first = 0;
+    while (first < slots_.size() &&
+           std::find(slots_[first].fields.begin(), slots_[first].fields.end(), index) ==
+               slots_[first].fields.end()) {
+      ++first;
+    }
+    out->push_back({fields_[index]->id, coverage_[index], first});
+  }
 }
 
 ProfilingSource::Clock::time_point PmSamplingReader::ReadyAt() const {
   // One completed sample.
-  return started_at_ + options_.interval + std::chrono::milliseconds(50);
+  return started_at_ + options_.interval + milliseconds(50);
 }
 
 ProfilingSource::Clock::time_point PmSamplingReader::OnceReadyAt() const {
   // A few completed samples.
-  return started_at_ + 3 * options_.interval + std::chrono::milliseconds(50);
+  return started_at_ + 3 * options_.interval + milliseconds(50);
 }
 
 }  // namespace nvmlx::collect

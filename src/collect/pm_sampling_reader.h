@@ -2,22 +2,26 @@
 // (docs/pm-sampling.md), for GPUs without GPM (Turing, Ampere, Ada) or when forced by
 // --profiling-source=pm-sampling.
 //
-// Create() maps the requested fields to metrics (fields/pm_metrics.h), asks the host API for a
-// configuration of one pass (fields that would need a second pass, or whose metric the chip lacks,
-// are dropped with one warning each), and starts sampling every `interval`. Each Read() decodes
-// the samples completed since the previous Read() and appends their duration-weighted mean: the
-// average over the window since the previous collection, as GpmReader's. A Read() that finds no
-// completed sample repeats the last window's values (as GpmReader does within 100 ms), for at
-// most `stall_after` (at least 5 sampling intervals): a session that completes no sample for
-// longer has stalled and is treated as a loss, below. The H200 showed such a stall (records
-// stopped completing under load with two SM cycle counters configured; a new session worked).
+// Create() maps the requested fields to metrics (fields/pm_metrics.h) and plans the
+// configurations that hold them (fields/pm_plan.h): the fields that share one pass, then a
+// configuration for each that needs its own (the tensor, FP32 and FP64 pipe counters) or did not
+// fit; fields no configuration holds are dropped with one warning each. With one configuration the
+// session runs continuously. With more, the reader alternates: each configuration is live for
+// `dwell` collections (enough for three samples), then the session is stopped and the next one
+// started, as DCGM multiplexes its metric groups. Each Read() decodes the samples the live
+// configuration completed since the previous Read() and appends, for every field, the
+// duration-weighted mean over the last time its configuration was live; coverage() says which
+// fraction of this window each field was measured (0: the value is the one measured when its
+// configuration was last live). Pinned fields (PmSamplingOptions::pinned) are in every
+// configuration, so they are measured without gaps.
 //
-// Losing the counters is expected (docs/pm-sampling.md §5): another profiler (Nsight Compute,
-// DCGM) holds them and Enable answers HARDWARE_BUSY, or a decode fails (CUPTI_ERROR_UNKNOWN was
-// seen at a 10 ms interval). Then the session is stopped and disabled, the loss logged once per
-// streak and counted (losses()), the fields are absent, and a new session is tried after a
-// backoff (1 s doubling to 60 s). While *paused is true (SIGUSR1; SIGUSR2 resumes) the session is
-// released so that another profiler can take the counters; Read() appends nothing.
+// A configuration that completes no sample for `stall_after` (at least 5 sampling intervals) of
+// its live time has stalled, as the H200 did with the tensor-pipe counter beside others; a failed
+// call (another profiler holds the counters: HARDWARE_BUSY; a decode error) is a loss too. A lost
+// configuration is logged once per streak and counted (losses()), its fields are absent, and it
+// is tried again after a backoff (1 s doubling to 60 s) while the other configurations go on.
+// While *paused is true (SIGUSR1; SIGUSR2 resumes) the session is released so that another
+// profiler can take the counters; Read() appends nothing.
 //
 // Thread-safety: one thread at a time (the GPU's fast worker). The Library outlives the reader;
 // *paused is read atomically.
@@ -27,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +48,8 @@ struct PmSamplingOptions {
   std::chrono::milliseconds stall_after{2000};
   std::chrono::milliseconds backoff_min{1000};
   std::chrono::milliseconds backoff_max{60000};
+  // Field ids measured in every configuration, without gaps (--pm-sampling-pin).
+  std::vector<int> pinned;
 };
 
 class PmSamplingReader : public ProfilingSource {
@@ -63,33 +70,57 @@ class PmSamplingReader : public ProfilingSource {
   std::string_view name() const override { return "pm_sampling"; }
   bool active() const override { return active_.load(); }
   uint64_t losses() const override { return losses_.load(); }
+  void Coverage(std::vector<model::FieldCoverage>* out) const override;
+  size_t configurations() const override { return slots_.size(); }
 
   const std::string& chip() const { return chip_; }
+  // Per field (fields() order), its metric.
   const std::vector<std::string>& metrics() const { return metrics_; }
+  // Per configuration, the indices into fields() it measures.
+  std::vector<std::vector<size_t>> configuration_fields() const;
+  size_t dwell() const { return dwell_; }
 
  private:
+  // One configuration of the alternation and its own loss state.
+  struct Slot {
+    std::vector<size_t> fields;  // indices into fields_
+    cupti::PmSampler::Options sampler;
+    Clock::time_point retry_at{};
+    std::chrono::milliseconds backoff{0};
+    Clock::duration quiet{0};  // live time since its last completed sample
+    bool in_loss_streak = false;
+  };
+
   PmSamplingReader(const cupti::Library& lib, const PmSamplingOptions& options)
       : lib_(lib), options_(options) {}
-  // Starts a session; on failure notes the loss and schedules the retry.
-  void TryStart(Clock::time_point now);
-  void NoteLoss(const Status& why, Clock::time_point now);
+  // Starts the first configuration from `from` on whose backoff has passed; none: no session.
+  void StartFrom(size_t from, Clock::time_point now);
+  // Decodes the live configuration's samples into last_values_ / coverage_.
+  void DecodeLive(Clock::time_point now, Clock::duration window,
+                  std::vector<fields::FieldError>* errors);
+  void NoteLoss(size_t slot, const Status& why, Clock::time_point now);
+  void Release();
+  std::string SlotName(size_t slot) const;
 
   const cupti::Library& lib_;
   PmSamplingOptions options_;
   unsigned gpu_ = 0;
-  cupti::PmSampler::Options sampler_options_;
   std::string chip_;
   std::vector<const fields::FieldDef*> fields_;  // ascending id, one metric each
   std::vector<std::string> metrics_;             // per field
   std::vector<double> to_gpm_units_;             // per field
+  std::vector<Slot> slots_;
+  size_t dwell_ = 1;  // collections a configuration stays live when they alternate
+  size_t live_ = 0;   // the slot of sampler_
+  size_t live_reads_ = 0;
   std::unique_ptr<cupti::PmSampler> sampler_;
-  Clock::time_point started_at_{};
-  Clock::time_point last_sample_at_{};  // the last window with samples, or the session's start
-  Clock::time_point retry_at_{};
-  std::chrono::milliseconds backoff_{0};
-  bool in_loss_streak_ = false;
+  Clock::time_point created_at_{};
+  Clock::time_point started_at_{};  // the first session's start
+  Clock::time_point period_at_{};   // the live session's start, or its last decode
+  Clock::time_point last_read_at_{};
   bool logged_pause_ = false;
-  std::vector<model::Sample> last_values_;
+  std::vector<std::optional<model::Value>> last_values_;  // per field: the last measured mean
+  std::vector<double> coverage_;                          // per field, the last window
   std::atomic<bool> active_{false};
   std::atomic<uint64_t> losses_{0};
 };

@@ -76,6 +76,18 @@ class PmSamplingTest : public ::testing::Test {
       std::this_thread::sleep_for(milliseconds(30));
     }
   }
+  // Reads every 30 ms until a window holds `n` fields (every configuration has been live), or
+  // 3 s pass.
+  std::vector<model::Sample> ReadFields(PmSamplingReader& r, size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (;;) {
+      std::this_thread::sleep_for(milliseconds(30));
+      std::vector<model::Sample> s;
+      std::vector<fields::FieldError> e;
+      EXPECT_TRUE(r.Read(&s, &e).ok());
+      if (s.size() >= n || std::chrono::steady_clock::now() > deadline) return s;
+    }
+  }
   std::unique_ptr<cupti::Library> cupti_;
   PmSamplingOptions options_;
 };
@@ -86,54 +98,66 @@ TEST_F(PmSamplingTest, MissingLibraryIsNotFound) {
   EXPECT_EQ(lib.status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(PmSamplingTest, FieldsInGpmUnitsFromOneSinglePassConfig) {
+TEST_F(PmSamplingTest, FieldsInGpmUnitsAcrossAlternatingConfigurations) {
   ::testing::internal::CaptureStderr();
   auto r = PmSamplingReader::Create(*cupti_, 0, 0, Prof(), options_);
   const std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_NE(r, nullptr) << log;
   EXPECT_EQ(r->chip(), "GA102");
-  // 8 mapped fields, 7 metrics per pass on this simulated chip: the first 7 in
-  // fields/pm_metrics.cc's order keep the pass, SM active (last) is left out.
-  EXPECT_EQ(r->fields().size(), 7u);
-  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 1u) << log;
-  EXPECT_EQ(Count(log, "field=DCGM_FI_PROF_SM_ACTIVE"), 1u) << log;
+  // 11 mapped fields, 7 metrics per pass on this simulated chip: the first 7 shared ones in
+  // fields/pm_metrics.cc's order, then SM active (which did not fit), then tensor, FP32 and FP64
+  // alone each. FP16 has no metric.
+  EXPECT_EQ(r->fields().size(), 11u);
+  ASSERT_EQ(r->configurations(), 5u);
+  const auto configs = r->configuration_fields();
+  EXPECT_EQ(configs[0].size(), 7u);
+  ASSERT_EQ(configs[1].size(), 1u);
+  EXPECT_EQ(r->fields()[configs[1][0]]->id, 1002);
+  for (size_t c = 2; c < 5; ++c) EXPECT_EQ(configs[c].size(), 1u);
+  EXPECT_EQ(r->fields()[configs[2][0]]->id, 1004);
+  EXPECT_EQ(r->fields()[configs[3][0]]->id, 1007);
+  EXPECT_EQ(r->fields()[configs[4][0]]->id, 1006);
+  EXPECT_EQ(Count(log, "would need"), 0u) << log;
   EXPECT_EQ(Count(log, "field=DCGM_FI_PROF_PIPE_FP16_ACTIVE"), 1u) << "FP16 has no metric";
-  // Tensor, FP64, FP32: pipe cycle counters, left out (fields/pm_metrics.cc says why).
-  EXPECT_EQ(Count(log, "a tensor-pipe cycle counter in the pass stops"), 3u) << log;
-  std::this_thread::sleep_for(milliseconds(100));
-  std::vector<model::Sample> v = ReadValues(*r);
-  ASSERT_NE(Find(v, 1001), nullptr);
+  EXPECT_EQ(r->dwell(), 1u) << "3 samples of 20 ms fit one 100 ms collection";
+  // Every field gets its value once each configuration has been live.
+  std::vector<model::Sample> v = ReadFields(*r, 11);
+  ASSERT_EQ(v.size(), 11u);
   EXPECT_NEAR(std::get<double>(Find(v, 1001)->value), 0.40, 1e-9);  // percent -> ratio
   EXPECT_NEAR(std::get<double>(Find(v, 1005)->value), 0.10, 1e-9);
   EXPECT_NEAR(std::get<double>(Find(v, 1003)->value), 0.125, 1e-9);
-  ASSERT_NE(Find(v, 1009), nullptr);
+  EXPECT_NEAR(std::get<double>(Find(v, 1002)->value), 0.30, 1e-9);
+  EXPECT_NEAR(std::get<double>(Find(v, 1004)->value), 0.25, 1e-9);
+  EXPECT_NEAR(std::get<double>(Find(v, 1007)->value), 0.20, 1e-9);
+  EXPECT_NEAR(std::get<double>(Find(v, 1006)->value), 0.01, 1e-9);
   EXPECT_EQ(std::get<int64_t>(Find(v, 1009)->value), 2 * 1048576);  // B/s, as GPM's
   EXPECT_EQ(std::get<int64_t>(Find(v, 1010)->value), 3 * 1048576);
-  ASSERT_NE(Find(v, 1011), nullptr);
   EXPECT_EQ(std::get<int64_t>(Find(v, 1011)->value), 0);
-  for (int dropped : {1002, 1004, 1006, 1007, 1008})
-    EXPECT_EQ(Find(v, dropped), nullptr) << dropped;
+  EXPECT_EQ(Find(v, 1008), nullptr);
   for (size_t i = 1; i < v.size(); ++i) EXPECT_LT(v[i - 1].field_id, v[i].field_id);
   EXPECT_TRUE(r->active());
   EXPECT_EQ(r->losses(), 0u);
 }
 
-// Without the NVLink fields (or on a GPU without NVLink counters) SM active fits the pass and is
-// served beside the others: docs/validation/h200-pm-sampling/onepass-2026-12-04.md.
-TEST_F(PmSamplingTest, SmActiveServedWhereItFitsThePass) {
+// Without the NVLink fields SM active fits the shared pass beside the others
+// (docs/validation/h200-pm-sampling/onepass-2026-12-04.md); tensor is alone all the same.
+TEST_F(PmSamplingTest, SmActiveSharesThePassTensorIsAlone) {
   std::vector<const fields::FieldDef*> wanted;
   for (int id : {1001, 1002, 1003, 1004, 1005, 1009, 1010}) wanted.push_back(fields::FindById(id));
   ::testing::internal::CaptureStderr();
   auto r = PmSamplingReader::Create(*cupti_, 0, 0, wanted, options_);
   const std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_NE(r, nullptr) << log;
-  EXPECT_EQ(r->fields().size(), 6u);  // all but tensor
-  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 0u) << log;
-  std::this_thread::sleep_for(milliseconds(100));
-  std::vector<model::Sample> v = ReadValues(*r);
+  EXPECT_EQ(r->fields().size(), 7u);
+  ASSERT_EQ(r->configurations(), 2u);
+  EXPECT_EQ(r->configuration_fields()[0].size(), 6u);
+  EXPECT_EQ(r->configuration_fields()[1].size(), 1u);
+  EXPECT_EQ(Count(log, "metric not enabled"), 0u) << log;
+  std::vector<model::Sample> v = ReadFields(*r, 7);
   ASSERT_NE(Find(v, 1002), nullptr) << log;
   EXPECT_NEAR(std::get<double>(Find(v, 1002)->value), 0.30, 1e-9);  // gpm_sm_util 30 %
-  EXPECT_EQ(Find(v, 1004), nullptr);
+  ASSERT_NE(Find(v, 1004), nullptr) << log;
+  EXPECT_NEAR(std::get<double>(Find(v, 1004)->value), 0.25, 1e-9);
 }
 
 TEST_F(PmSamplingTest, MissingMetricsAndSmallerPassOnTuring) {
@@ -141,13 +165,177 @@ TEST_F(PmSamplingTest, MissingMetricsAndSmallerPassOnTuring) {
   auto r = PmSamplingReader::Create(*cupti_, 4, 4, Prof(), options_);
   const std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_NE(r, nullptr);
-  ASSERT_EQ(r->fields().size(), 3u);  // GR, DRAM, PCIe TX: the CloudWatch fields first
-  EXPECT_EQ(r->fields()[0]->id, 1001);
-  EXPECT_EQ(r->fields()[1]->id, 1005);
-  EXPECT_EQ(r->fields()[2]->id, 1009);
-  EXPECT_EQ(Count(log, "not available on TU102"), 2u) << log;                // NVLink TX/RX
-  // PCIe RX, occupancy and SM active
-  EXPECT_EQ(Count(log, "would need a second PM-sampling pass"), 3u) << log;
+  // 3 metrics per pass, no NVLink: GR, DRAM, PCIe TX (the CloudWatch fields first); then PCIe
+  // RX, occupancy, SM active; then the three pipes alone.
+  ASSERT_EQ(r->configurations(), 5u);
+  const auto configs = r->configuration_fields();
+  ASSERT_EQ(configs[0].size(), 3u);
+  EXPECT_EQ(r->fields()[configs[0][0]]->id, 1001);
+  EXPECT_EQ(r->fields()[configs[0][1]]->id, 1005);
+  EXPECT_EQ(r->fields()[configs[0][2]]->id, 1009);
+  ASSERT_EQ(configs[1].size(), 3u);
+  EXPECT_EQ(r->fields()[configs[1][0]]->id, 1002);
+  EXPECT_EQ(r->fields()[configs[1][1]]->id, 1003);
+  EXPECT_EQ(r->fields()[configs[1][2]]->id, 1010);
+  EXPECT_EQ(r->fields().size(), 9u);
+  EXPECT_EQ(Count(log, "not available on TU102"), 2u) << log;  // NVLink TX/RX
+  EXPECT_EQ(Count(log, "would need"), 0u) << log;
+}
+
+// Alternating: in each window one configuration is live; its fields are measured (coverage > 0),
+// the others serve the value measured when theirs was last live (coverage 0).
+TEST_F(PmSamplingTest, AlternationHoldsValuesAndPublishesCoverage) {
+  auto r = PmSamplingReader::Create(*cupti_, 0, 0, {fields::FindById(1001), fields::FindById(1004)},
+                                    options_);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->configurations(), 2u);
+  ASSERT_EQ(ReadFields(*r, 2).size(), 2u);
+  double measured[2] = {0, 0};
+  int windows = 0, both_measured = 0, none_measured = 0;
+  for (int i = 0; i < 16; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    std::vector<model::Sample> v;
+    std::vector<fields::FieldError> e;
+    ASSERT_TRUE(r->Read(&v, &e).ok());
+    ASSERT_EQ(v.size(), 2u) << "both fields every window, held or measured";
+    EXPECT_NEAR(std::get<double>(Find(v, 1001)->value), 0.40, 1e-9);
+    EXPECT_NEAR(std::get<double>(Find(v, 1004)->value), 0.25, 1e-9);
+    std::vector<model::FieldCoverage> c;
+    r->Coverage(&c);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].field_id, 1001);
+    EXPECT_EQ(c[1].field_id, 1004);
+    EXPECT_EQ(c[0].configuration, 0u);
+    EXPECT_EQ(c[1].configuration, 1u);
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_GE(c[k].ratio, 0.0);
+      EXPECT_LE(c[k].ratio, 1.0);
+      measured[k] += c[k].ratio;
+    }
+    both_measured += c[0].ratio > 0 && c[1].ratio > 0 ? 1 : 0;
+    none_measured += c[0].ratio == 0 && c[1].ratio == 0 ? 1 : 0;
+    ++windows;
+  }
+  EXPECT_EQ(both_measured, 0) << "one configuration live per window";
+  EXPECT_LE(none_measured, 2) << "a window with no sample at all";
+  // Each field measured in about half the windows, most of each such window.
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_GT(measured[k] / windows, 0.2) << k;
+    EXPECT_LT(measured[k] / windows, 0.55) << k;
+  }
+  EXPECT_EQ(r->losses(), 0u);
+}
+
+// A square wave (80 % for 0.5 s, 0 for 0.5 s) measured half the time: the values weighted by
+// their coverage average to the wave's mean, as the values of a field measured throughout do.
+TEST_F(PmSamplingTest, AlternatingMeansWeightedByCoverageMatchTheSignal) {
+  auto r = PmSamplingReader::Create(*cupti_, 5, 5, {fields::FindById(1001), fields::FindById(1004)},
+                                    options_);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->configurations(), 2u);
+  double sum = 0, weight = 0;
+  auto last = std::chrono::steady_clock::now();
+  const auto end = last + std::chrono::seconds(4);
+  while (std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(100));
+    std::vector<model::Sample> v;
+    std::vector<fields::FieldError> e;
+    ASSERT_TRUE(r->Read(&v, &e).ok());
+    const auto now = std::chrono::steady_clock::now();
+    const double window = std::chrono::duration<double>(now - last).count();
+    last = now;
+    std::vector<model::FieldCoverage> c;
+    r->Coverage(&c);
+    const model::Sample* gr = Find(v, 1001);
+    if (gr == nullptr || c.empty() || c[0].ratio == 0) continue;
+    sum += std::get<double>(gr->value) * c[0].ratio * window;
+    weight += c[0].ratio * window;
+  }
+  ASSERT_GT(weight, 0.8) << "GR measured about half of 4 s";
+  EXPECT_NEAR(sum / weight, 0.40, 0.08);
+}
+
+// Pinned fields are in every configuration: measured in every window, while the others alternate;
+// a counter only measured alone cannot be served beside them.
+TEST_F(PmSamplingTest, PinnedFieldsAreMeasuredWithoutGaps) {
+  options_.pinned = {1001};
+  ::testing::internal::CaptureStderr();
+  auto r = PmSamplingReader::Create(*cupti_, 0, 0, Prof(), options_);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(r, nullptr) << log;
+  // GR + 6 shared, then GR + SM active; tensor, FP32, FP64 dropped.
+  ASSERT_EQ(r->configurations(), 2u);
+  EXPECT_EQ(Count(log, "the pinned fields are in every configuration"), 3u) << log;
+  EXPECT_EQ(r->fields().size(), 8u);
+  ASSERT_EQ(ReadFields(*r, 8).size(), 8u);
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    std::vector<model::Sample> v;
+    std::vector<fields::FieldError> e;
+    ASSERT_TRUE(r->Read(&v, &e).ok());
+    std::vector<model::FieldCoverage> c;
+    r->Coverage(&c);
+    ASSERT_EQ(c.front().field_id, 1001);
+    EXPECT_GT(c.front().ratio, 0.0) << "the pinned field is measured in window " << i;
+  }
+}
+
+// The H200's stall as a regression case. GPU 8 stops completing samples 0.3 s into any session
+// whose configuration holds the tensor-pipe counter beside SM activity or GR engine activity
+// (what runs 6-7 and onepass-2026-12-04 recorded). Configured directly, such a session stalls;
+// the reader never configures them together and serves all three without a loss.
+TEST_F(PmSamplingTest, TensorBesideSmActiveStallsAndTheReaderNeverConfiguresIt) {
+  auto chip = cupti_->ChipName(8);
+  ASSERT_TRUE(chip.ok());
+  const std::vector<std::string> together = {
+      "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+      "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"};
+  auto config = cupti_->BuildConfig(*chip, {}, together);
+  ASSERT_TRUE(config.ok());
+  ASSERT_EQ(config->passes, 1u) << "one pass: only the stall keeps them apart";
+  {
+    cupti::PmSampler::Options o;
+    o.device_index = 8;
+    o.chip = *chip;
+    o.metrics = together;
+    o.config = std::move(config).value();
+    o.interval_ns = 20'000'000;
+    o.max_samples = 64;
+    auto sampler = cupti::PmSampler::Start(*cupti_, std::move(o));
+    ASSERT_TRUE(sampler.ok()) << sampler.status().ToString();
+    std::this_thread::sleep_for(milliseconds(400));
+    ASSERT_TRUE((*sampler)->Decode().ok());
+    std::this_thread::sleep_for(milliseconds(200));
+    auto w = (*sampler)->Decode();
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->samples, 0u) << "the simulated GPU no longer stalls on the H200's combination";
+  }
+  options_.stall_after = milliseconds(300);
+  ::testing::internal::CaptureStderr();
+  auto r = PmSamplingReader::Create(
+      *cupti_, 8, 8, {fields::FindById(1001), fields::FindById(1002), fields::FindById(1004)},
+      options_);
+  ASSERT_NE(r, nullptr);
+  for (const auto& c : r->configuration_fields()) {
+    bool tensor = false;
+    for (size_t index : c) tensor |= r->fields()[index]->id == 1004;
+    if (tensor) {
+      EXPECT_EQ(c.size(), 1u) << "the tensor counter shares a configuration";
+    }
+  }
+  int full = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(100));
+    std::vector<model::Sample> v;
+    std::vector<fields::FieldError> e;
+    ASSERT_TRUE(r->Read(&v, &e).ok());
+    full += v.size() == 3 ? 1 : 0;
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r->losses(), 0u) << log;
+  EXPECT_EQ(Count(log, "stalled"), 0u) << log;
+  EXPECT_GE(full, 10) << log;
 }
 
 // GPU 6 delivers each decode's newest sample in two parts. Keeping the image until the sample is
@@ -252,6 +440,12 @@ TEST_F(PmSamplingTest, WindowIsTheAverageSinceThePreviousRead) {
   EXPECT_GT(hi, 0.6);
 }
 
+std::vector<const fields::FieldDef*> SharedFive() {
+  std::vector<const fields::FieldDef*> out;
+  for (int id : {1001, 1003, 1005, 1009, 1010}) out.push_back(fields::FindById(id));
+  return out;
+}
+
 TEST_F(PmSamplingTest, BusyCountersRetriedWithBackoffThenServed) {
   ::testing::internal::CaptureStderr();
   auto r = PmSamplingReader::Create(*cupti_, 2, 2, Prof(), options_);
@@ -273,7 +467,8 @@ TEST_F(PmSamplingTest, BusyCountersRetriedWithBackoffThenServed) {
 
 TEST_F(PmSamplingTest, DecodeErrorDisablesCountsAndReenables) {
   ::testing::internal::CaptureStderr();
-  auto r = PmSamplingReader::Create(*cupti_, 3, 3, Prof(), options_);
+  // One configuration: its session lives on, so its 3rd decode comes.
+  auto r = PmSamplingReader::Create(*cupti_, 3, 3, SharedFive(), options_);
   ASSERT_NE(r, nullptr);
   std::vector<model::Sample> v;
   std::vector<fields::FieldError> errors;
@@ -347,10 +542,14 @@ TEST_F(PmSamplingCollectorTest, AutoPicksGpmWhereItExistsAndPmSamplingElsewhere)
   auto c = Collector::Create(*nvml_, copts_);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto snap = (*c)->CollectOnce();
-  ASSERT_EQ(snap->devices.size(), 8u);
+  ASSERT_EQ(snap->devices.size(), 9u);
   const auto& d0 = snap->devices[0];
   ASSERT_TRUE(d0.pm_sampling.has_value());
   EXPECT_TRUE(d0.pm_sampling->active);
+  // The snapshot carries the alternation: the configurations and a coverage per served field.
+  EXPECT_EQ(d0.pm_sampling->configurations, 1u);
+  ASSERT_EQ(d0.pm_sampling->coverage.size(), 1u);
+  EXPECT_EQ(d0.pm_sampling->coverage[0].field_id, 1001);
   ASSERT_NE(Find(d0.samples, 1001), nullptr);
   EXPECT_NEAR(std::get<double>(Find(d0.samples, 1001)->value), 0.40, 1e-9);
   const auto& d1 = snap->devices[1];  // the H200: GPM

@@ -47,6 +47,11 @@ class ProfilingSource {
   // times it was lost (enable refused, decode failed). GPM: always true and 0.
   virtual bool active() const { return true; }
   virtual uint64_t losses() const { return 0; }
+  // PM sampling only: for each served field, the fraction of the last window in which it was
+  // measured (below 1 when configurations alternate), and how many configurations alternate.
+  // GPM: nothing appended, one.
+  virtual void Coverage(std::vector<model::FieldCoverage>* /*out*/) const {}
+  virtual size_t configurations() const { return 1; }
 };
 
 }  // namespace nvmlx::collect

@@ -82,6 +82,9 @@ struct Options {
   std::string cupti_library = "libcupti.so.13";
   // --pm-sampling-interval / NVML_EXPORTER_PM_SAMPLING_INTERVAL: milliseconds, 20-1000
   int pm_sampling_interval_ms = 500;
+  // --pm-sampling-pin / NVML_EXPORTER_PM_SAMPLING_PIN: DCGM field names or ids, as given (the
+  // daemon resolves them against the catalog, which config/ does not see).
+  std::vector<std::string> pm_sampling_pin;
   // --profiling-pause-endpoint / NVML_EXPORTER_PROFILING_PAUSE_ENDPOINT: POST
   // /api/v1/profiling/pause and /resume, like SIGUSR1 / SIGUSR2 (docs/pm-sampling.md §5)
   bool profiling_pause_endpoint = false;

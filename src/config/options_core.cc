@@ -52,6 +52,9 @@ constexpr FlagSpec kRuntime[] = {
    "PATH", "CUPTI library for PM sampling (libnvperf_host.so is taken from beside it)."},
   {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "500", true,
    "MS", "PM sampling's hardware sampling interval in milliseconds (20 to 1000)."},
+  {"pm-sampling-pin", "", "NVML_EXPORTER_PM_SAMPLING_PIN", Kind::kList, "", true, "FIELD,...",
+   "DCGM_FI_PROF_* fields PM sampling measures without gaps: they are in every configuration, "
+   "and fields that cannot share a pass with them are not served (docs/pm-sampling.md)."},
   {"profiling-pause-endpoint", "", "NVML_EXPORTER_PROFILING_PAUSE_ENDPOINT", Kind::kBool, "false",
    true, "", "Serve POST /api/v1/profiling/pause and /resume (as SIGUSR1/SIGUSR2 do); put basic "
    "auth in front of it with --web-config-file."},
@@ -151,6 +154,7 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
     }
     o->pm_sampling_interval_ms = static_cast<int>(*v);
   }
+  ToList(raw.Get("pm-sampling-pin"), &o->pm_sampling_pin);
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("profiling-pause-endpoint"), &o->profiling_pause_endpoint));
   return ToBool(raw.Get("once"), &o->once);
 }

@@ -716,6 +716,16 @@ TEST(Options, ProfilingSourceFlags) {
             std::string::npos);
   EXPECT_NE(Error({"--pm-sampling-interval", "2000"}).find("20 to 1000"), std::string::npos);
   EXPECT_NE(Error({"--cupti-library", ""}).find("--cupti-library"), std::string::npos);
+  EXPECT_TRUE(d->pm_sampling_pin.empty());
+  Result<Options> pin = Parse({"--pm-sampling-pin", "DCGM_FI_PROF_GR_ENGINE_ACTIVE,1005",
+                               "--pm-sampling-pin", "DCGM_FI_PROF_SM_ACTIVE"});
+  ASSERT_TRUE(pin.ok()) << pin.status().message();
+  EXPECT_EQ(pin->pm_sampling_pin, (std::vector<std::string>{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "1005",
+                                                            "DCGM_FI_PROF_SM_ACTIVE"}));
+  Result<Options> pin_env =
+      Parse({}, {{"NVML_EXPORTER_PM_SAMPLING_PIN", "DCGM_FI_PROF_DRAM_ACTIVE"}});
+  ASSERT_TRUE(pin_env.ok()) << pin_env.status().message();
+  EXPECT_EQ(pin_env->pm_sampling_pin, (std::vector<std::string>{"DCGM_FI_PROF_DRAM_ACTIVE"}));
 }
 
 }  // namespace

@@ -377,6 +377,7 @@ Result<PmSampler::Window> PmSampler::Decode() {
       if (options_.keep_samples) {
         w.detail.push_back({si.startTimestamp, si.endTimestamp, values});
       }
+      if (si.endTimestamp > si.startTimestamp) w.covered_ns += si.endTimestamp - si.startTimestamp;
       if (w.samples == 0) w.start_ns = si.startTimestamp;
       w.end_ns = si.endTimestamp;
       ++w.samples;

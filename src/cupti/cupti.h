@@ -123,6 +123,7 @@ class PmSampler {
     std::vector<double> means;  // per metric, in Options::metrics order (NaN: no finite value)
     size_t samples = 0;         // samples averaged (0: none completed since the last call)
     uint64_t start_ns = 0, end_ns = 0;
+    uint64_t covered_ns = 0;           // the averaged samples' durations, summed
     bool overflow = false;             // the hardware buffer overflowed (oldest records lost)
     size_t non_finite = 0;             // values left out of their metric's mean (NaN or infinite)
     std::vector<SampleValues> detail;  // with Options::keep_samples only

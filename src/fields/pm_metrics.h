@@ -9,7 +9,11 @@
 #define NVML_EXPORTER_FIELDS_PM_METRICS_H_
 
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "util/status.h"
 
 namespace nvmlx::fields {
 
@@ -17,17 +21,25 @@ struct PmFieldMetric {
   int field_id;
   std::string_view metric;  // CUPTI metric name (counter.rollup.submetric)
   double to_gpm_units;      // metric value x this = the GPM metric's value
+  // Measured only in a configuration holding no other metric (fields/pm_plan.h): a pipe cycle
+  // counter, which stopped the H200's sampler beside the other counters under load.
+  bool own_configuration = false;
 };
 
-// Every mapped field, in the order in which fields get a place in the single pass (the CloudWatch
-// five first: GR engine, tensor, DRAM, PCIe TX/RX; then SM active and occupancy, NVLink, FP64,
-// FP32). Whether a metric exists on a chip is the host API's answer (Library::BuildConfig), not a
-// table of ours: a chip without it (NVLink on AD102) drops the field with that reason.
+// Every mapped field, in the order in which fields get a place in a configuration (the seed's
+// CloudWatch five first where they can share a pass: GR engine, DRAM, PCIe TX/RX; then occupancy,
+// NVLink, SM active; then the pipe counters measured alone: tensor, FP32, FP64). Whether a metric
+// exists on a chip is the host API's answer (Library::BuildConfig), not a table of ours: a chip
+// without it (NVLink on AD102) drops the field with that reason.
 std::span<const PmFieldMetric> PmFieldMetrics();
 // The entry of `field_id`, or null when PM sampling has no metric for it.
 const PmFieldMetric* PmMetricFor(int field_id);
 // Why a profiling field has no PM-sampling metric (for the one warning), or empty when it has.
 std::string_view PmUnmappedReason(int field_id);
+
+// --pm-sampling-pin's values (DCGM field names, canonical or legacy, or ids) as field ids.
+// INVALID_ARGUMENT naming the value when it is no field, or a field PM sampling does not measure.
+Result<std::vector<int>> ResolvePmPins(const std::vector<std::string>& values);
 
 }  // namespace nvmlx::fields
 

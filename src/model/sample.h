@@ -7,6 +7,7 @@
 #define NVML_EXPORTER_MODEL_SAMPLE_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -21,6 +22,15 @@ using Value = std::variant<int64_t, double, std::string>;
 struct Sample {
   int field_id = 0;  // DCGM field id (fields/catalog.h)
   Value value;
+};
+
+// PM sampling's alternation (docs/pm-sampling.md §3): the fraction of a collection window in which
+// a profiling field was measured (1 when its configuration was live throughout; 0 when the value
+// served is the one measured when its configuration was last live).
+struct FieldCoverage {
+  int field_id = 0;
+  double ratio = 0;
+  size_t configuration = 0;  // which of the GPU's configurations measures it
 };
 
 // The sample of `field_id` in `samples`, which are in ascending field id (the reader's and the

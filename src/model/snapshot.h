@@ -130,6 +130,8 @@ struct DeviceSnapshot {
   struct PmSampling {
     bool active = false;
     uint64_t losses = 0;
+    size_t configurations = 1;            // alternated when more than one
+    std::vector<FieldCoverage> coverage;  // per served field, ascending id
   };
   std::optional<PmSampling> pm_sampling;
 };

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <variant>
 
+#include "fields/catalog.h"
 #include "fields/clock_event_names.h"
 #include "fields/field_roles.h"
 #include "fields/xid_text.h"
@@ -240,6 +241,41 @@ class DeviceLabels {
   std::vector<LabelView> scratch_;
 };
 
+// PM sampling's alternation (docs/pm-sampling.md §3): per GPU the configurations it cycles
+// through, and per served field the fraction of the last window it was measured in.
+template <typename FamilyFn>
+void AddPmCoverage(const model::Snapshot& snapshot, std::string_view uuid_label, SeriesModel* model,
+                   FamilyFn& family) {
+  SeriesFamily& configs = family(
+      "nvml_exporter_pm_sampling_configurations",
+      "PM-sampling configurations the GPU's DCGM_FI_PROF_* fields are split into; above 1 they "
+      "alternate between collections and each field is measured part of the time.");
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
+    if (dev.identity == nullptr || !dev.pm_sampling) continue;
+    const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
+                                {uuid_label, dev.identity->uuid}};
+    configs.points.push_back(SeriesPoint::Int(
+        model->AddLabelSet(std::span<const LabelView>(labels, dev.identity->uuid.empty() ? 1 : 2)),
+        static_cast<int64_t>(dev.pm_sampling->configurations), kToPrometheus));
+  }
+  SeriesFamily& coverage = family(
+      "nvml_exporter_pm_sampling_coverage_ratio",
+      "Fraction of the last collection window in which PM sampling measured the field (0 to 1); "
+      "0: the value served is the one measured when its configuration was last live.");
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
+    if (dev.identity == nullptr || !dev.pm_sampling) continue;
+    for (const model::FieldCoverage& c : dev.pm_sampling->coverage) {
+      const fields::FieldDef* f = fields::FindById(c.field_id);
+      if (f == nullptr) continue;
+      std::vector<LabelView> set = {{"gpu", model->InternInt(dev.identity->index)}};
+      if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
+      set.emplace_back("field", f->name);
+      coverage.points.push_back(
+          SeriesPoint::Double(model->AddLabelSet(set), c.ratio, kToPrometheus));
+    }
+  }
+}
+
 // The exporter's own families, after every other: collection time, GPU health, build, and the
 // attribution sources' failures.
 void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& options,
@@ -321,6 +357,7 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
         f.points.push_back(SeriesPoint::Int(model->AddLabelSet(set), v, kToPrometheus));
       }
     }
+    AddPmCoverage(snapshot, uuid_label, model, family);
   }
 
   const LabelView build[] = {{"version", options.build.version},

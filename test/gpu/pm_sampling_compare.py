@@ -7,8 +7,10 @@ The two sources ran one after the other over the same schedule of steady loads, 
 compared by its medians: each phase's first 3 s and last 1 s are left out (the daemons' 1 s
 windows must lie inside the phase); a field agrees when |median(PM) - median(GPM)| is within
 0.05 (ratios) or within 10 % of GPM's median with a floor of 1 MiB/s (bytes/s: at idle both are
-near zero). Writes OUTDIR/report.md and OUTDIR/plot.png (with matplotlib). Exit 1 on a
-disagreement.
+near zero); TOL_RATIO and TOL_BYTES_PCT (environment) tighten them. Where PM sampling alternates
+configurations, the report gives each field's mean coverage in the phase
+(nvml_exporter_pm_sampling_coverage_ratio) and the run's losses. Writes OUTDIR/report.md and
+OUTDIR/plot.png (with matplotlib). Exit 1 on a disagreement.
 """
 import collections
 import os
@@ -21,6 +23,9 @@ series = collections.defaultdict(list)  # (src, field) -> [(t, value)]
 rss = collections.defaultdict(list)
 t = None
 line_re = re.compile(r'^(gpm|pm) (\w+)\{[^}]*\} (\S+)$')
+coverage_re = re.compile(r'^(pm) nvml_exporter_pm_sampling_coverage_ratio\{[^}]*field="(\w+)"[^}]*\} (\S+)$')
+TOL_RATIO = float(os.environ.get('TOL_RATIO', '0.05'))
+TOL_BYTES = float(os.environ.get('TOL_BYTES_PCT', '10')) / 100
 for line in open(os.path.join(out, 'scrapes.txt')):
     line = line.rstrip('\n')
     if line.startswith('# t='):
@@ -29,6 +34,10 @@ for line in open(os.path.join(out, 'scrapes.txt')):
     m = re.match(r'^# \S+ (\w+)_VmRSS:\s+(\d+) kB', line)
     if m:
         rss[m.group(1)].append(int(m.group(2)) / 1024)
+        continue
+    m = coverage_re.match(line)
+    if m and t is not None:
+        series[(m.group(1), 'coverage:' + m.group(2))].append((t, float(m.group(3))))
         continue
     m = line_re.match(line)
     if m and t is not None:
@@ -61,20 +70,22 @@ for ph in MODES:
         fmt = (lambda v: f'{v / 1048576:.1f} MiB/s') if is_bytes else (lambda v: f'{v:.3f}')
         if not g or not p:
             rows.append((ph, f, len(g), len(p), fmt(statistics.median(g)) if g else '-',
-                         fmt(statistics.median(p)) if p else '-', '-',
+                         fmt(statistics.median(p)) if p else '-', '-', '-',
                          'not served by PM sampling' if g and not p else 'n/a'))
             continue
         gm, pmed = statistics.median(g), statistics.median(p)
         diff = abs(pmed - gm)
-        tol = max(0.10 * abs(gm), 1048576.0) if is_bytes else 0.05
+        tol = max(TOL_BYTES * abs(gm), 1048576.0) if is_bytes else TOL_RATIO
         ok = diff <= tol
         failures += 0 if ok else 1
+        cov = values('pm', 'coverage:' + f, ph)
         rows.append((ph, f.replace('DCGM_FI_PROF_', ''), len(g), len(p), fmt(gm), fmt(pmed),
-                     fmt(diff), 'ok' if ok else f'FAIL (tol {fmt(tol)})'))
+                     fmt(diff), f'{statistics.mean(cov):.2f}' if cov else '-',
+                     'ok' if ok else f'FAIL (tol {fmt(tol)})'))
 
 with open(os.path.join(out, 'report.md'), 'w') as r:
-    r.write('| phase | field | GPM n | PM n | GPM median | PM median | abs diff | verdict |\n')
-    r.write('|---|---|---|---|---|---|---|---|\n')
+    r.write('| phase | field | GPM n | PM n | GPM median | PM median | abs diff | PM coverage | verdict |\n')
+    r.write('|---|---|---|---|---|---|---|---|---|\n')
     for row in rows:
         if row[-1] == 'n/a':
             continue
@@ -95,7 +106,12 @@ with open(os.path.join(out, 'report.md'), 'w') as r:
                   if start <= tt <= hi + 1])
         r.write(f'{ph}: pm_sampling_active {act}, losses {los[-1] if los else "-"}, '
                 f'GR_ENGINE series in {gr} of {len(act)} scrapes\n')
-    r.write(f'\ndisagreements: {failures}\n')
+    for name in ('nvml_exporter_pm_sampling_configurations', 'nvml_exporter_pm_sampling_losses_total'):
+        got = series.get(('pm', name), [])
+        if got:
+            r.write(f'{name}: first {got[0][1]:g}, last {got[-1][1]:g} ({len(got)} scrapes)\n')
+    r.write(f'\ndisagreements: {failures} (tolerances: {TOL_RATIO} for ratios, '
+            f'{TOL_BYTES * 100:g} % for bytes/s)\n')
 print(open(os.path.join(out, 'report.md')).read())
 
 try:

@@ -16,6 +16,8 @@ set -uo pipefail
 B="${BUNDLE:-bundle}"
 OUT="${OUT:-pm-sampling-out}"
 PHASE_S="${PHASE_S:-10}"  # PM_INTERVAL: --pm-sampling-interval in ms (default 500); PM_DEBUG=1: --debug
+# PM_ARGS: more daemon flags for the PM-sampling run (--pm-sampling-pin ...); NO_NCU=1 skips the
+# Nsight Compute part; TRANSITIONS=1 adds a phase of 4 s tensor pulses after the PCIe one.
 mkdir -p "$OUT"
 if [ -z "${CUPTI:-}" ]; then
   # The pip wheel (nvidia-cuda-cupti; CUDA 13 wheels put it under nvidia/cu13/lib), else any.
@@ -58,23 +60,19 @@ loads() {  # $1: source tag
       >>"$OUT/pulse.txt" 2>&1
   done
   phase "$1:pcie"
-  python3 - "$PHASE_S" >>"$OUT/pcie.txt" 2>&1 <<'PY'
-import sys, time, torch
-end = time.time() + float(sys.argv[1])
-h = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()
-d = torch.empty_like(h, device="cuda")
-n = 0
-while time.time() < end:
-    d.copy_(h, non_blocking=True); h.copy_(d, non_blocking=True); n += 2
-torch.cuda.synchronize()
-print(f"pcie copies={n} bytes={n * h.numel()}")
-PY
+  python3 test/gpu/pcie_copies.py "$PHASE_S" >>"$OUT/pcie.txt" 2>&1
+  if [ -n "${TRANSITIONS:-}" ]; then
+    phase "$1:transitions"
+    "$B/gpu-pulse" --on 4s --off 4s --duration "${PHASE_S}s" --gpus 0 --mode tensor \
+      >>"$OUT/pulse.txt" 2>&1
+  fi
   phase "$1:end"
 }
 run_source() {  # $1: tag, $2: port, $3: --profiling-source value
   local extra=()
   [ "$3" = pm-sampling ] &&
-    extra=(--cupti-library "$CUPTI" --pm-sampling-interval "${PM_INTERVAL:-500}" ${PM_DEBUG:+--debug})
+    extra=(--cupti-library "$CUPTI" --pm-sampling-interval "${PM_INTERVAL:-500}" ${PM_DEBUG:+--debug}
+           ${PM_ARGS:-})
   "$B/nvml-exporter" -f "$OUT/prof.csv" -c 1000 -a "127.0.0.1:$2" --profiling-source="$3" \
     "${extra[@]}" 2>"$OUT/$1.log" &
   local pid=$!
@@ -86,7 +84,7 @@ run_source() {  # $1: tag, $2: port, $3: --profiling-source value
   # CPU of the daemon over the load schedule (clock ticks; 1 collection a second).
   echo "$1 cpu_ticks=$(( $(awk '{print $14 + $15}' "/proc/$pid/stat") - c0 )) hz=$(getconf CLK_TCK)" \
     "seconds=$(python3 -c "import time; print(round(time.time() - $t0, 1))")" >>"$OUT/cpu.txt"
-  if [ "$1" = pm ]; then  # coexistence with Nsight Compute, then pause/resume
+  if [ "$1" = pm ] && [ -z "${NO_NCU:-}" ]; then  # Nsight Compute, then pause/resume
     phase pm:ncu_busy
     timeout 60 ncu --clock-control none -c 2 "$B/gpu-pulse" --on 1s --off 0 --duration 1s --mode fp32 \
       >"$OUT/ncu_busy.txt" 2>&1; echo "ncu rc=$?" >>"$OUT/ncu_busy.txt"

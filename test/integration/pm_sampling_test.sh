@@ -6,7 +6,8 @@
 # H200 through GPM, in the catalog's units; --profiling-source=none drops them; a bad value
 # exits 2; a missing --cupti-library warns once and serves GPM only; a running daemon reports a
 # busy GPU's loss, recovers it, and SIGUSR1 / SIGUSR2 pause and resume sampling, as does
-# POST /api/v1/profiling/pause and /resume with --profiling-pause-endpoint.
+# POST /api/v1/profiling/pause and /resume with --profiling-pause-endpoint; configurations
+# alternate when a field needs its own (tensor), with coverage series, and --pm-sampling-pin.
 source "$(dirname "$0")/lib.sh"
 SCN="$SOURCE_DIR/testdata/scenarios/pm_sampling.yaml"
 printf 'DCGM_FI_DEV_GPU_UTIL, gauge, u\nDCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, gr\nDCGM_FI_PROF_PCIE_TX_BYTES, gauge, tx\n' \
@@ -119,4 +120,44 @@ curl -fsS -X POST "http://127.0.0.1:$port/api/v1/profiling/resume" | grep -q '"p
   fail "POST resume did not answer"
 await "resumed over HTTP" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
 pass "--profiling-pause-endpoint: POST pause/resume, GET state, cross-origin and GET refused"
+
+# Alternating configurations: GR engine shares a pass, the tensor pipe is measured alone; both
+# are served, with the configuration count and a coverage per field. Pinning GR keeps it in every
+# configuration, which leaves no room for the tensor counter.
+printf 'DCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, gr\nDCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, t\n' \
+  >"$WORK/alt.csv"
+port=$(free_port)
+start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/alt.csv" -c 300 \
+  --pm-sampling-interval 50
+await "tensor through its own configuration" DCGM_FI_PROF_PIPE_TENSOR_ACTIVE 0 0.250000
+await "GR beside it" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
+[ "$(value "$page" nvml_exporter_pm_sampling_configurations 0)" = 2 ] ||
+  fail "want 2 configurations on GPU 0: $(grep configurations "$page" || true)"
+cov() { sed -n "s/^nvml_exporter_pm_sampling_coverage_ratio{gpu=\"0\",[^}]*field=\"$1\"} //p" "$page"; }
+[ -n "$(cov DCGM_FI_PROF_GR_ENGINE_ACTIVE)" ] && [ -n "$(cov DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)" ] ||
+  fail "no coverage series: $(grep coverage "$page" || true)"
+measured=0
+for _ in $(seq 20); do
+  scrape
+  python3 -c "import sys; sys.exit(0 if 0 < float('$(cov DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)') <= 1 else 1)" &&
+    measured=$((measured + 1))
+  sleep 0.15
+done
+[ "$measured" -ge 3 ] || fail "tensor's coverage was above 0 in only $measured of 20 scrapes"
+grep -q 'configurations=2 layout="GR_ENGINE_ACTIVE | PIPE_TENSOR_ACTIVE"' "$WORK/exporter.log" ||
+  fail "no layout line: $(grep 'PM sampling' "$WORK/exporter.log" | head -3)"
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/alt.csv" --once \
+  --pm-sampling-pin DCGM_FI_PROF_GR_ENGINE_ACTIVE >"$WORK/pinned.txt" 2>"$WORK/pinned.log"
+[ "$(value "$WORK/pinned.txt" nvml_exporter_pm_sampling_configurations 0)" = 1 ] ||
+  fail "pinned GR: want one configuration"
+[ -z "$(value "$WORK/pinned.txt" DCGM_FI_PROF_PIPE_TENSOR_ACTIVE 0)" ] || fail "pinned GR served tensor"
+grep -q 'pinned fields are in every configuration' "$WORK/pinned.log" || fail "no reason for tensor"
+set +e
+"$EXPORTER" --fake-gpus-scenario "$SCN" -f "$WORK/alt.csv" --once \
+  --pm-sampling-pin DCGM_FI_DEV_GPU_TEMP >/dev/null 2>"$WORK/badpin.log"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--pm-sampling-pin of a non-PM field: want exit 2, got $rc"
+grep -q 'is not measured by PM sampling' "$WORK/badpin.log" || fail "bad pin: $(tail -1 "$WORK/badpin.log")"
+pass "alternating configurations: tensor alone, coverage per field, --pm-sampling-pin"
 echo "pm_sampling_test: all passed"

@@ -135,6 +135,19 @@ bool Missing(const GpuSpec& g, const std::string& metric) {
   return KnownIndex(metric) < 0;
 }
 
+// Whether a session configured with `metrics` stalls (stall_combinations; none listed: all do).
+bool Stalls(const PmSamplingSpec& spec, const std::vector<std::string>& metrics) {
+  if (spec.stall_combinations.empty()) return true;
+  auto holds = [&](const std::string& base) {
+    return std::any_of(metrics.begin(), metrics.end(),
+                       [&](const std::string& m) { return m.substr(0, m.find('.')) == base; });
+  };
+  return std::any_of(spec.stall_combinations.begin(), spec.stall_combinations.end(),
+                     [&](const std::vector<std::string>& set) {
+                       return std::all_of(set.begin(), set.end(), holds);
+                     });
+}
+
 // The config image carries its chip and metric list: "SIMCFG <chip>" then the names, one a line.
 std::vector<std::string> MetricsOfConfig(const uint8_t* image, size_t size,
                                          std::string* chip = nullptr) {
@@ -416,9 +429,11 @@ __attribute__((visibility("default"))) int cuptiPmSamplingDecodeData(api::PmDeco
   p->overflow = 0;
   h.in_flight = 0;  // the rest of the sample in flight arrives now
   const uint32_t before = h.count;
-  // stall_after_s: no sample completes after that long (one stays in flight).
-  const double until =
-      spec.stall_after_s > 0 ? std::min(now, session->started_at + spec.stall_after_s) : now;
+  // stall_after_s: no sample completes after that long (one stays in flight), in every session
+  // or only in those whose configuration holds one of stall_combinations.
+  const double until = spec.stall_after_s > 0 && Stalls(spec, session->metrics)
+                           ? std::min(now, session->started_at + spec.stall_after_s)
+                           : now;
   while (session->next_start + session->interval_s <= until) {
     if (h.count >= h.capacity) {
       p->decodeStopReason = api::kDecodeStopCounterDataFull;

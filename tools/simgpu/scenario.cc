@@ -506,7 +506,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
     RequireMap(pm, at);
     CheckKeys(pm, at,
               {"chip", "metrics_per_pass", "busy_until_s", "decode_error_after", "missing_metrics",
-               "straddle", "stall_after_s"});
+               "straddle", "stall_after_s", "stall_combinations"});
     if (auto v = pm["chip"]) gpu.pm_sampling.chip = String(v, at + ".chip");
     if (auto v = pm["metrics_per_pass"]) {
       gpu.pm_sampling.metrics_per_pass =
@@ -521,6 +521,19 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
     if (auto v = pm["straddle"]) gpu.pm_sampling.straddle = Bool(v, at + ".straddle");
     if (auto v = pm["stall_after_s"]) {
       gpu.pm_sampling.stall_after_s = Positive(v, at + ".stall_after_s");
+    }
+    if (auto v = pm["stall_combinations"]) {
+      if (!v.IsSequence()) {
+        Fail(v, at + ".stall_combinations: expected a list of lists of metric names");
+      }
+      for (const auto& set : v) {
+        if (!set.IsSequence() || set.size() == 0) {
+          Fail(set, at + ".stall_combinations: expected a non-empty list of metric names");
+        }
+        std::vector<std::string> names;
+        for (const auto& m : set) names.push_back(String(m, at + ".stall_combinations"));
+        gpu.pm_sampling.stall_combinations.push_back(std::move(names));
+      }
     }
     if (auto v = pm["missing_metrics"]) {
       if (!v.IsSequence()) Fail(v, at + ".missing_metrics: expected a list of metric names");

@@ -156,6 +156,9 @@ struct PmSamplingSpec {
   bool straddle = false;
   double stall_after_s =
       0;  // > 0: a session completes no sample after this long (the H200's stall)
+  // With stall_after_s: only sessions whose configuration holds every metric (base name) of one
+  // of these sets stall; empty: every session.
+  std::vector<std::vector<std::string>> stall_combinations;
 };
 
 struct GpuSpec {
