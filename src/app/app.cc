@@ -218,6 +218,8 @@ class MainSignals {
     sigemptyset(&set_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, reexec_}) sigaddset(&set_, sig);
     pthread_sigmask(SIG_BLOCK, &set_, &original_mask_);
+    exec_mask_ = original_mask_;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&exec_mask_, sig);
   }
   MainSignals(const MainSignals&) = delete;
   MainSignals& operator=(const MainSignals&) = delete;
@@ -233,13 +235,16 @@ class MainSignals {
   // Raised by the GPU bind/unbind watch when the set of bound GPUs changed, or by a reload that
   // needs what only a start builds.
   int reexec() const { return reexec_; }
-  // The mask before construction: the one a re-executed process image starts with.
-  const sigset_t& original_mask() const { return original_mask_; }
+  // The mask a re-executed process image starts with: the one before construction (main.cc
+  // blocks these signals at exec already) with these signals still blocked, so that one sent
+  // while the new image loads waits for its main thread instead of ending it.
+  const sigset_t& exec_mask() const { return exec_mask_; }
 
  private:
   const int reexec_ = SIGRTMIN + 1;
   sigset_t set_;
   sigset_t original_mask_;
+  sigset_t exec_mask_;
 };
 
 // A stop signal came during start-up: waits kStartupGrace for the start-up to finish, then stops
@@ -345,12 +350,15 @@ int Serve(char** argv, const config::Options& opts, const MainSignals& signals,
   watch.reset();
   if (!reexecute) return StopAndExit(daemon->get());
   const bool stopped = StopDaemon(daemon->get());
-  ReExecuteDaemon(argv, signals.original_mask(), opts, stopped ? daemon : nullptr);
+  ReExecuteDaemon(argv, signals.exec_mask(), opts, stopped ? daemon : nullptr);
 }
 
 }  // namespace
 
 int Run(int argc, char** argv) {
+  // Before the first thread starts (every thread inherits the mask) and before anything that can
+  // take time (the config file, logging): a signal sent now waits for the main thread.
+  const MainSignals signals;
   LimitMallocArenas();
   Result<config::Options> parsed = config::ParseOptions(argc, argv, GetEnv);
   if (!parsed.ok()) {
@@ -367,7 +375,6 @@ int Run(int argc, char** argv) {
   // loaded and the first collection ran.
   if (!ListenAddressUsable(opts)) return config::ToInt(config::ExitCode::kUsage);
 
-  const MainSignals signals;  // before the first thread starts: every thread inherits the mask
   const std::string nvml_library = NvmlLibrary(opts, argv[0]);
   const Daemon::Environment env{nvml_library, CuptiLibrary(opts, nvml_library), GetEnv};
   Startup startup;

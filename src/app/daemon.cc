@@ -381,17 +381,35 @@ void Daemon::Reload(std::string_view why) {
   {
     util::MutexLock lock(&reload_mu_);
     forced_ = true;
+    forced_by_ = std::string(why);
   }
   reloader_->RunSoon();
 }
 
 void Daemon::ReloadNow(bool force, std::string_view why) {
   util::MutexLock lock(&reload_mu_);
-  force = force || forced_;
+  std::string trigger(why);
+  if (forced_) {  // Reload() asked (SIGHUP): the poll that runs for it logs its trigger
+    force = true;
+    trigger = forced_by_;
+  }
   forced_ = false;
+  why = trigger;
   const std::string& path = options_.collectors;
   const FileId now = Identify(path);
-  if (!force && now == seen_) return;
+  if (!force) {
+    if (now == seen_) {
+      changing_.reset();
+      return;
+    }
+    // Changed: read it only once a poll finds it as the previous one did.
+    if (!changing_ || !(*changing_ == now)) {
+      changing_ = now;
+      log::Debug("collectors file changed; read at the next poll if it stays so", {{"file", path}});
+      return;
+    }
+  }
+  changing_.reset();
   seen_ = now;  // a broken file is reported once, not at every poll
   if (!now.regular) {
     RejectReload(why, path + ": not a regular file (or missing); not read");
@@ -410,6 +428,10 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     return;
   }
   std::shared_ptr<const plan::FieldPlan> plan = std::move(built).value();
+  if (plan->rows().empty()) {  // an empty or truncated file: never worth serving nothing
+    RejectReload(why, path + ": no field to collect; a reload must keep at least one");
+    return;
+  }
   last_reload_success_s_ = UnixNow();
   // The collector holds the plan in use: the one source of what is collected.
   if (plan->SameRows(*collector_->plan())) {

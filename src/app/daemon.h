@@ -113,9 +113,10 @@ class Daemon {
   std::optional<serve::Resource> ProfilingResource(std::string_view path) const;
   std::optional<serve::Resource> ProfilingAction(std::string_view path);
   // Reloads the collectors file now, on the calling thread, when `force` or when the file
-  // changed since the last look (size, mtime, inode): a file that parses becomes the next field
-  // plan (Collector::SetPlan), which the next collection reads and renders under; one that does
-  // not is rejected with its
+  // changed since the last read (size, mtime, inode) and has stayed the same since the previous
+  // call (a file still being written waits for the next poll): a file that parses into at least
+  // one field becomes the next field plan (Collector::SetPlan), which the next collection reads
+  // and renders under; one that does not, or that holds no field, is rejected with its
   // `file:line` error, logged and counted, and the current list stays. Not a regular file
   // (a FIFO, a directory): rejected without opening it. The reloader thread calls it every
   // kCollectorsPoll and on Reload(); a test may call it directly. Not with a ConfigMap source
@@ -192,8 +193,12 @@ class Daemon {
     bool operator==(const FileId&) const = default;
   };
   static FileId Identify(const std::string& path);
-  bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;  // Reload() asked: reload even if unchanged
-  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);          // the file as last looked at
+  bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;    // Reload() asked: reload even if unchanged
+  std::string forced_by_ NVMLX_GUARDED_BY(reload_mu_);  // its trigger ("SIGHUP"), for the log
+  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);            // the file as last read (or rejected)
+  // A change seen at the last poll, applied once the next poll finds the file the same: a file
+  // being written (truncated, then filled) is never read half-way.
+  std::optional<FileId> changing_ NVMLX_GUARDED_BY(reload_mu_);
   std::function<void()> restart_ NVMLX_GUARDED_BY(reload_mu_);  // SetRestartHandler
   uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;
   double last_reload_success_s_ NVMLX_GUARDED_BY(reload_mu_) = 0;  // Unix time; start-up too

@@ -26,6 +26,7 @@ namespace nvmlx::app {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kCounters[] = NVMLX_SOURCE_DIR "/etc/default-counters.csv";
@@ -299,6 +300,76 @@ TEST_F(DaemonTest, ReloadReplacesTheFieldsRejectsABadFileAndLeaksNothing) {
   // A leak per reload would show as +1000; the slack covers a scrape's socket closing late.
   EXPECT_LE(Entries("/proc/self/fd"), fds + 2) << "1000 reloads must not leak file descriptors";
   EXPECT_LE(Entries("/proc/self/task"), threads + 2) << "1000 reloads must not leak threads";
+  daemon.Stop();
+  std::remove(path.c_str());
+}
+
+// Hardening round two, row 3 (docs/faults.md): a file being written is never applied half-way.
+// The poll that sees a change waits for the next one to find the file the same; a file that
+// parses into no field (truncated to nothing) is rejected and counted, the fields in use stay; a
+// SIGHUP reload logs its own trigger.
+TEST_F(DaemonTest, ReloadWaitsForAStableFileAndRefusesAnEmptyOne) {
+  const std::string path = ::testing::TempDir() + "daemon_test_stable.csv";
+  const std::string a = "DCGM_FI_DEV_GPU_UTIL, gauge, util\n";
+  const std::string b = a + "DCGM_FI_DEV_GPU_TEMP, gauge, temp\n";
+  std::ofstream(path) << a;
+  Result<std::unique_ptr<Daemon>> d =
+      Daemon::Create(Flags({"-f", path, "-a", "127.0.0.1:0", "-c", "100"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Daemon& daemon = **d;
+  ASSERT_TRUE(daemon.Start().ok());
+  const uint16_t port = daemon.port();
+  AwaitMetrics(port, [](const std::string& m) {
+    return m.find("DCGM_FI_DEV_GPU_UTIL{") != std::string::npos;
+  });
+
+  // Truncated (what a ConfigMap update or an editor can leave for a moment), seen by one poll,
+  // then written: the empty version is never applied; the written one is, one poll later.
+  std::ofstream(path, std::ios::trunc).flush();
+  ::testing::internal::CaptureStderr();
+  daemon.ReloadNow(false, "change");
+  std::ofstream(path, std::ios::trunc) << b;
+  daemon.ReloadNow(false, "change");  // changed again since the last poll: still waiting
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, Not(HasSubstr("collectors file rejected")));
+  EXPECT_THAT(log, Not(HasSubstr("collectors file reloaded")));
+  // The next poll finds it as the last one did: read now (by this call, or by the daemon's own
+  // reloader if its poll came first).
+  ::testing::internal::CaptureStderr();
+  daemon.ReloadNow(false, "change");
+  std::string m = AwaitMetrics(port, [](const std::string& b) {
+    return b.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"") != std::string::npos;
+  });
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("collectors file reloaded"));
+  EXPECT_THAT(log, HasSubstr("trigger=change"));
+  EXPECT_THAT(m, HasSubstr("nvml_exporter_config_reload_failures_total 0\n"))
+      << "the empty version was read";
+
+  // A file that stays empty is rejected once, counted, and the fields in use stay.
+  std::ofstream(path, std::ios::trunc).flush();
+  ::testing::internal::CaptureStderr();
+  daemon.ReloadNow(false, "change");
+  daemon.ReloadNow(false, "change");
+  daemon.ReloadNow(false, "change");
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("no field to collect"));
+  m = AwaitMetrics(port, [](const std::string& b) {
+    return b.find("nvml_exporter_config_reload_failures_total 1\n") != std::string::npos;
+  });
+  EXPECT_THAT(m, HasSubstr("nvml_exporter_config_reload_failures_total 1\n"));
+  EXPECT_THAT(m, HasSubstr("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"")) << "the old fields stay";
+
+  // SIGHUP's reload (Daemon::Reload) is logged as such, not as a change.
+  std::ofstream(path, std::ios::trunc) << a;
+  ::testing::internal::CaptureStderr();
+  daemon.Reload("SIGHUP");
+  m = AwaitMetrics(port, [](const std::string& b) {
+    return b.find("DCGM_FI_DEV_GPU_TEMP{") == std::string::npos;
+  });
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("trigger=SIGHUP"));
+  EXPECT_THAT(log, Not(HasSubstr("trigger=change")));
   daemon.Stop();
   std::remove(path.c_str());
 }

@@ -564,6 +564,41 @@ TEST_F(PmSamplingCollectorTest, AutoPicksGpmWhereItExistsAndPmSamplingElsewhere)
   EXPECT_GE(d2.pm_sampling->losses, 1u);
 }
 
+// Hardening round two, row 8: a reload that keeps the profiling fields (here a help text
+// changed) keeps the GPU's PM-sampling reader and its session, so no DCGM_FI_PROF_* series skips
+// the collection after it (a new session would have no completed sample yet). Tensor is asked
+// too, so the reader alternates two configurations across the reload.
+TEST_F(PmSamplingCollectorTest, ReloadKeepingTheFieldsKeepsTheSession) {
+  std::vector<config::CollectorEntry> rows = {
+      plan::testing::Row("DCGM_FI_DEV_GPU_UTIL"),
+      plan::testing::Row("DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
+      plan::testing::Row("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE")};
+  copts_.plan = plan::testing::PlanOf(rows);
+  auto c = Collector::Create(*nvml_, copts_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto both = [](const model::DeviceSnapshot& d) {
+    return Find(d.samples, 1001) != nullptr && Find(d.samples, 1004) != nullptr;
+  };
+  std::shared_ptr<const model::Snapshot> snap;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  do {
+    std::this_thread::sleep_for(milliseconds(60));
+    snap = (*c)->CollectOnce();
+  } while (!both(snap->devices[0]) && std::chrono::steady_clock::now() < deadline);
+  ASSERT_TRUE(both(snap->devices[0]));
+  const uint64_t losses = snap->devices[0].pm_sampling->losses;
+  for (int reload = 0; reload < 5; ++reload) {
+    rows[1].help = "help text " + std::to_string(reload);
+    ASSERT_FALSE((*c)->SetPlan(plan::testing::PlanOf(rows)));
+    snap = (*c)->CollectOnce();  // at once: a new session would have nothing yet
+    EXPECT_TRUE(both(snap->devices[0])) << "PROF series missing after reload " << reload;
+    std::this_thread::sleep_for(milliseconds(60));
+  }
+  EXPECT_EQ(snap->devices[0].pm_sampling->losses, losses);
+  EXPECT_EQ(snap->devices[0].pm_sampling->configurations, 2u);
+  (*c)->Stop();
+}
+
 TEST_F(PmSamplingCollectorTest, ForcedSources) {
   copts_.profiling = ProfilingChoice::kPmSampling;
   {

@@ -303,7 +303,9 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
 namespace {
 
 Result<std::string> ReadTextFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer, holding start-up (or a
+  // reload) silently; it is refused below instead. No effect on a regular file's reads.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     std::string msg = "cannot open \"" + path + "\": " + std::strerror(err);
@@ -315,6 +317,12 @@ Result<std::string> ReadTextFile(const std::string& path) {
   if (::fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
     ::close(fd);
     return InvalidArgument("cannot read \"" + path + "\": is a directory");
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(
+        "cannot read \"" + path +
+        "\": not a regular file (a FIFO, socket or device); expected a CSV file");
   }
   std::string data;
   char buf[16384];

@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <ostream>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/text_file.h"
 #include "fields/catalog.h"
 #include "fields/container_insights.h"
 #include "fields/dcgm_known.h"
@@ -522,6 +525,21 @@ TEST(LoadCollectorsCsv, MissingFileAndDirectory) {
   auto dir = LoadCollectorsCsv(std::string(NVMLX_SOURCE_DIR) + "/testdata");
   ASSERT_FALSE(dir.ok());
   EXPECT_THAT(dir.status().message(), HasSubstr("is a directory"));
+}
+
+// Hardening round two, row 11: a FIFO given as the collectors file (or any file read whole, such as
+// the config file) is refused at once, not waited on for a writer that never comes.
+TEST(LoadCollectorsCsv, FifoIsRefusedWithoutBlocking) {
+  const std::string fifo = ::testing::TempDir() + "collectors_csv_test.fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = LoadCollectorsCsv(fifo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("not a regular file"));
+  auto text = ReadTextFile(fifo, "configuration file");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("configuration file is not a regular file"));
+  ::unlink(fifo.c_str());
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 namespace nvmlx::config {
 
 // The contents of `path`, byte for byte. Errors: NOT_FOUND "<path>: cannot open the <what>"
-// (e.g. what = "EMF rules file").
+// (e.g. what = "EMF rules file"); INVALID_ARGUMENT when it is no regular file (a FIFO would
+// otherwise block the read until a writer comes).
 Result<std::string> ReadTextFile(const std::string& path, std::string_view what);
 
 }  // namespace nvmlx::config

@@ -184,6 +184,33 @@ TEST_F(ServerTest, UnknownTransferEncodingIs400AndCloses) {
   EXPECT_TRUE(c.ClosedByPeer());
 }
 
+// Hardening round two, row 11 (docs/web.md): RFC 9112 §3.2 — an HTTP/1.1 request without Host,
+// or any request with two, is answered 400 and the connection closed; HTTP/1.0 may omit it.
+TEST_F(ServerTest, MissingOrDoubleHostIs400) {
+  SetPage(MakePage(kBody));
+  StartServer();
+  {
+    Client c(port());
+    c.SendRaw("GET /metrics HTTP/1.1\r\n\r\n");
+    Reply r = c.Read();
+    EXPECT_EQ(r.status, 400u);
+    EXPECT_EQ(r.body, "missing Host header\n");
+    EXPECT_TRUE(c.ClosedByPeer());
+  }
+  for (const char* version : {"1.1", "1.0"}) {
+    Client c(port());
+    c.SendRaw(std::string("GET /metrics HTTP/") + version + "\r\nHost: a\r\nHost: b\r\n\r\n");
+    Reply r = c.Read();
+    EXPECT_EQ(r.status, 400u) << version;
+    EXPECT_EQ(r.body, "more than one Host header\n") << version;
+  }
+  {
+    Client c(port());
+    c.SendRaw("GET /metrics HTTP/1.0\r\n\r\n");
+    EXPECT_EQ(c.Read().status, 200u) << "HTTP/1.0 has no Host requirement";
+  }
+}
+
 TEST_F(ServerTest, OversizeUrlIs414AndOversizeHeaderIs431) {
   ServerOptions o;
   o.max_url_bytes = 1024;

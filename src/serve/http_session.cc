@@ -408,6 +408,13 @@ std::optional<Refusal> CheckRequestHead(const ServerOptions& o,
   if (te_fields > 0 && (te_fields > 1 || !te_chunked || req.count(http::field::content_length))) {
     return Refusal{http::status::bad_request, "unsupported Transfer-Encoding\n"};
   }
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with more than one, is
+  // answered 400 (a proxy and we could otherwise disagree on which host a request was for).
+  const size_t hosts = req.count(http::field::host);
+  if (hosts > 1 || (hosts == 0 && req.version() >= 11)) {
+    return Refusal{http::status::bad_request,
+                   hosts > 1 ? "more than one Host header\n" : "missing Host header\n"};
+  }
   if (req.target().size() > o.max_url_bytes) {
     return Refusal{http::status::uri_too_long, "URI too long\n"};
   }
