@@ -525,7 +525,17 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
   // most 500 ms) get a moment to end: only a call still running after that is stuck.
   const auto floor = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
   collector_stopped_ = collector_ == nullptr || collector_->Stop(std::max(deadline, floor));
-  if (emf_) emf_->Stop();
+  if (emf_) {
+    // What is left of the stop budget (at least 300 ms, for the last collection's documents):
+    // a dead or stuck receiver must not take the stop past it (hardening round two, row 10).
+    auto drain = std::chrono::milliseconds::max();
+    if (deadline != std::chrono::steady_clock::time_point::max()) {
+      drain = std::max(std::chrono::milliseconds(300),
+                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                           deadline - std::chrono::steady_clock::now()));
+    }
+    emf_->Stop(drain);
+  }
   if (sources_) sources_->Stop();
   return collector_stopped_;
 }

@@ -52,7 +52,10 @@ class EmfPipeline {
   void OnSeries(const render::SeriesModel& model, const model::Snapshot& snap);
   // The sinks' counters as our own families of the page (app/own_families.h).
   void AddFamilies(render::SeriesModel* model) const { AddSinkFamilies(*sinks_, model); }
-  void Stop() { sinks_->Stop(); }
+  // Drains the sinks for at most their drain timeout or `max_drain`, if shorter.
+  void Stop(std::chrono::milliseconds max_drain = std::chrono::milliseconds::max()) {
+    sinks_->Stop(max_drain);
+  }
 
  private:
   // Exactly one is set: the prometheus schema's renderer or Container Insights'.

@@ -71,14 +71,20 @@ void AddSinkFamilies(const sinks::SinkSet& sinks, render::SeriesModel* model) {
     uint64_t (*value)(const sinks::Sink&);
   };
   static constexpr Counter kCounters[] = {
-      {"nvml_exporter_emf_sent_total", "counter", "EMF documents sent, per --emf-output.",
+      {"nvml_exporter_emf_sent_total", "counter",
+       "EMF documents sent, per --emf-output (over TCP: acknowledged by the receiver).",
        [](const sinks::Sink& s) -> uint64_t { return s.sent(); }},
       {"nvml_exporter_emf_dropped_total", "counter",
-       "EMF documents dropped (queue full, unsendable, or left at shutdown), per --emf-output.",
+       "EMF documents dropped (queue full, unsendable, lost with a connection to a stuck "
+       "receiver, or left at shutdown), per --emf-output.",
        [](const sinks::Sink& s) -> uint64_t { return s.dropped(); }},
       {"nvml_exporter_emf_queue_length", "gauge",
        "EMF documents waiting to be sent, per --emf-output.",
        [](const sinks::Sink& s) -> uint64_t { return s.queued(); }},
+      {"nvml_exporter_emf_receiver_stalled", "gauge",
+       "1 while the receiver takes nothing (a send timed out waiting for it, or documents written "
+       "stay unacknowledged), per --emf-output.",
+       [](const sinks::Sink& s) -> uint64_t { return s.stalled() ? 1 : 0; }},
   };
   for (const Counter& c : kCounters) {
     render::SeriesFamily& f = render::AddOwnFamily(model, c.name, c.type, c.help);

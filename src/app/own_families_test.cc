@@ -82,7 +82,8 @@ TEST(OwnFamiliesTest, SinkFamiliesOnePointPerSink) {
   AddSinkFamilies(**set, &model);
   const std::string page = Page(model);
   EXPECT_NE(page.find("# HELP nvml_exporter_emf_sent_total EMF documents sent, per "
-                      "--emf-output.\n# TYPE nvml_exporter_emf_sent_total counter\n"
+                      "--emf-output (over TCP: acknowledged by the receiver).\n"
+                      "# TYPE nvml_exporter_emf_sent_total counter\n"
                       "nvml_exporter_emf_sent_total{sink=\"file:" +
                       path +
                       "\"} 0\n"
@@ -92,6 +93,11 @@ TEST(OwnFamiliesTest, SinkFamiliesOnePointPerSink) {
   EXPECT_NE(page.find("# TYPE nvml_exporter_emf_dropped_total counter\n"), std::string::npos);
   EXPECT_NE(page.find("# TYPE nvml_exporter_emf_queue_length gauge\n"
                       "nvml_exporter_emf_queue_length{sink=\"file:" +
+                      path + "\"} 0\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("# TYPE nvml_exporter_emf_receiver_stalled gauge\n"
+                      "nvml_exporter_emf_receiver_stalled{sink=\"file:" +
                       path + "\"} 0\n"),
             std::string::npos)
       << page;

@@ -166,8 +166,24 @@ void Collector::AddGpu(unsigned i, unsigned* instance_count,
   const config::DeviceSelector& sel = options_.devices;
   if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) return;
   Result<nvml::Device> handle = lib_.DeviceByIndex(i);
+  if (!handle.ok() && handle.status().code() == StatusCode::kGpuLost) {
+    // Lost before we could open it (fell off the bus before start): an entity with no handle
+    // and no readers, lost from the first snapshot, so that gpu_up says 0 and /health counts it
+    // instead of the GPU vanishing from the page (hardening round two, row 6).
+    log::Error("GPU is lost at start (fell off the bus?); reported as down, never read",
+               {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
+    auto dev = std::make_unique<Device>();
+    dev->index = i;
+    dev->lost.store(true);
+    devices_.push_back(std::move(dev));
+    model::DeviceIdentity id;
+    id.index = i;
+    identities->push_back(std::move(id));
+    return;
+  }
   if (!handle.ok()) {
-    // Counted but not reachable (NO_PERMISSION, GPU_IS_LOST at start): skip it, loudly.
+    // Counted but not reachable (NO_PERMISSION: a GPU this container may not open): skip it,
+    // loudly.
     log::Error("cannot open GPU; it will not be collected",
                {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
     return;
@@ -231,7 +247,8 @@ void Collector::StartXidWatcher() {
   if (!options_.plan->NeedsXidWatcher()) return;
   std::vector<XidWatcher::Gpu> gpus;
   for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i]->parent) continue;  // Xids are reported for the GPU
+    if (devices_[i]->parent) continue;       // Xids are reported for the GPU
+    if (devices_[i]->lost.load()) continue;  // lost at start: no handle to watch
     devices_[i]->xid_slot = gpus.size();
     gpus.push_back({devices_[i]->handle, (*identities_)[i].index});
   }
@@ -507,13 +524,14 @@ void Collector::MergeSlow(size_t g, bool answered, const GroupResult& result,
     model::DeviceSnapshot& ds = snap->devices[i];
     if (slow_stale && !Lost(i)) ds.slow_stale = true;
     if (!answered || !ds.up) continue;
+    std::vector<model::Sample> slow;
     if (!slow_stale) {
-      std::vector<model::Sample> slow;
       slow_.AppendTo(i, &slow);
       MergeSorted(&ds.samples, slow);
     }
-    // Every read made failed (and no slow value either): the GPU cannot be read.
-    if (result.all_failed[k] && ds.samples.empty()) ds.up = false;
+    // Every read made failed (and no slow value either): the GPU cannot be read. The samples
+    // that are no reads of the GPU (the Xid watcher's last Xid) do not count (row 4).
+    if (result.all_failed[k] && slow.empty()) ds.up = false;
   }
 }
 

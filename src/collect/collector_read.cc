@@ -188,7 +188,7 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
   // Every read of the fields (and GPM) failing means the GPU cannot be read: gpu_up 0. A field
   // the GPU does not support is an answer, not a failure (an H200 without fan, a GPU without
   // NVLink asked only NVLink fields stays up).
-  size_t good = 0, bad = 0;
+  size_t good = 0, bad = 0, unsupported = 0;
   auto failures = [](const std::vector<fields::FieldError>& errors) {
     size_t n = 0;
     for (const auto& e : errors) n += e.status.code() != StatusCode::kNotSupported ? 1 : 0;
@@ -196,7 +196,8 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
   };
   std::vector<fields::FieldError> errors;
   devices_[i]->fast->Read(&ds->samples, &errors);
-  good += ds->samples.size() + (errors.size() - failures(errors));
+  good += ds->samples.size();
+  unsupported += errors.size() - failures(errors);
   bad += failures(errors);
   NoteErrors(i, errors);
   if (devices_[i]->gpm != nullptr && !Lost(i)) {
@@ -205,7 +206,8 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
     Status st = devices_[i]->gpm->Read(&prof, &prof_errors);
     NoteErrors(i, prof_errors);
     if (!st.ok()) NoteGpmFailure(i, st);
-    good += prof.size() + (prof_errors.size() - failures(prof_errors));
+    good += prof.size();
+    unsupported += prof_errors.size() - failures(prof_errors);
     bad += failures(prof_errors) + (st.ok() || st.code() == StatusCode::kNotSupported ? 0 : 1);
     MergeSorted(&ds->samples, prof);
     if (devices_[i]->gpm->name() == "pm_sampling") {
@@ -215,6 +217,15 @@ void Collector::ReadDevice(size_t i, const plan::FieldPlan& plan, model::DeviceS
       pm.configurations = devices_[i]->gpm->configurations();
       devices_[i]->gpm->Coverage(&pm.coverage);
       ds->pm_sampling = std::move(pm);
+    }
+  }
+  // Every read answered NOT_SUPPORTED: an answer for a field the GPU lacks, but a GPU that
+  // answers nothing else may not answer at all (a driver gone bad). One identity read decides:
+  // the PCI info every GPU has (hardening round two, row 6).
+  if (good == 0 && bad == 0 && unsupported > 0) {
+    if (Result<nvml::PciInfo> pci = lib_.Pci(devices_[i]->handle); !pci.ok()) {
+      bad = 1;
+      if (pci.status().code() == StatusCode::kGpuLost) MarkLost(i, pci.status());
     }
   }
   *all_failed = good == 0 && bad > 0;

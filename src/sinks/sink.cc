@@ -99,20 +99,48 @@ size_t Sink::queued() const {
   return queue_.size();
 }
 
-void Sink::RequestStop() {
+void Sink::RequestStop(std::chrono::milliseconds max_drain) {
+  const std::chrono::milliseconds drain = std::min(options_.drain_timeout, max_drain);
   {
     util::MutexLock lock(&mu_);
     if (!stopping_) {
       stopping_ = true;
-      drain_deadline_ = util::AddSaturating(clock_->Now(), options_.drain_timeout);
+      drain_deadline_ = util::AddSaturating(clock_->Now(), drain);
     }
   }
+  // A send already waiting on the receiver ends with the drain, not after its own io_timeout.
+  transport_->CapDeadline(std::chrono::steady_clock::now() + drain);
   cv_.SignalAll();
 }
 
-void Sink::Stop() {
-  RequestStop();
+void Sink::Stop(std::chrono::milliseconds max_drain) {
+  RequestStop(max_drain);
   if (thread_.joinable()) thread_.join();
+}
+
+std::chrono::milliseconds Sink::SendBudget() {
+  util::MutexLock lock(&mu_);
+  if (!stopping_) return options_.io_timeout;
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(drain_deadline_ - clock_->Now());
+  return std::clamp(left, std::chrono::milliseconds(1), options_.io_timeout);
+}
+
+void Sink::CountAcknowledged(util::Clock::TimePoint now) {
+  if (!transport_->CountsAcknowledged()) return;
+  if (const uint64_t n = transport_->TakeAcknowledged(); n > 0) {
+    sent_.fetch_add(n, std::memory_order_relaxed);
+  }
+  if (transport_->Unacknowledged() == 0) {
+    unacknowledged_since_.reset();
+    stalled_.store(false, std::memory_order_relaxed);
+    return;
+  }
+  if (!unacknowledged_since_) {
+    unacknowledged_since_ = now;
+  } else if (now - *unacknowledged_since_ >= options_.io_timeout) {
+    stalled_.store(true, std::memory_order_relaxed);
+  }
 }
 
 void Sink::Loop() {
@@ -125,29 +153,57 @@ void Sink::Loop() {
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   std::chrono::milliseconds backoff = options_.backoff_initial;
   bool failing = false;  // log the first failure and the recovery, not every retry
+  util::Clock::TimePoint failed_at{};
+  // While documents written over TCP await the receiver's acknowledgement, look every 100 ms.
+  const auto awaiting = [this] {
+    return transport_->CountsAcknowledged() && transport_->Unacknowledged() > 0;
+  };
   while (true) {
     std::shared_ptr<const std::string> doc;
     {
       util::MutexLock lock(&mu_);
-      while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
+      while (!stopping_ && queue_.empty()) {
+        if (!awaiting()) {
+          cv_.Wait(&mu_);
+          continue;
+        }
+        (void)clock_->WaitUntil(&cv_, &mu_,
+                                util::AddSaturating(clock_->Now(), std::chrono::milliseconds(100)));
+        CountAcknowledged(clock_->Now());
+      }
       if (queue_.empty() || (stopping_ && clock_->Now() >= drain_deadline_)) {
         dropped_.fetch_add(queue_.size(), std::memory_order_relaxed);
         queue_.clear();
-        if (stopping_) break;
+        if (stopping_) {
+          // What was written gets the rest of the drain to be acknowledged; then it is lost.
+          while (awaiting() && clock_->Now() < drain_deadline_) {
+            (void)clock_->WaitUntil(
+                &cv_, &mu_,
+                std::min(drain_deadline_,
+                         util::AddSaturating(clock_->Now(), std::chrono::milliseconds(20))));
+            CountAcknowledged(clock_->Now());
+          }
+          dropped_.fetch_add(transport_->TakeUnacknowledged(), std::memory_order_relaxed);
+          break;
+        }
         continue;
       }
       doc = queue_.front();
     }
-    Status st = transport_->Send(*doc);
+    Status st = transport_->Send(*doc, SendBudget());
+    const util::Clock::TimePoint now = clock_->Now();
     if (st.ok() || st.code() != StatusCode::kUnavailable) {
       {
         util::MutexLock lock(&mu_);
         if (!queue_.empty() && queue_.front() == doc) queue_.pop_front();
       }
       if (st.ok()) {
-        sent_.fetch_add(1, std::memory_order_relaxed);
-        if (failing) log::Info("EMF output recovered", {{"sink", spec_.text}});
-        failing = false;
+        if (!transport_->CountsAcknowledged()) sent_.fetch_add(1, std::memory_order_relaxed);
+        CountAcknowledged(now);
+        if (failing && !stalled() && now - failed_at >= kRecoveryQuiet) {
+          log::Info("EMF output recovered", {{"sink", spec_.text}});
+          failing = false;
+        }
         backoff = options_.backoff_initial;
       } else {
         dropped_.fetch_add(1, std::memory_order_relaxed);
@@ -155,10 +211,19 @@ void Sink::Loop() {
       }
       continue;
     }
+    // The connection goes: what it holds unacknowledged never reached the receiver.
+    CountAcknowledged(now);
+    if (st.message().find("receiver too slow") != std::string::npos) {
+      stalled_.store(true, std::memory_order_relaxed);
+    }
+    dropped_.fetch_add(transport_->TakeUnacknowledged(), std::memory_order_relaxed);
     transport_->Reset();
+    failed_at = now;
     if (!failing) {
-      log::Warn("EMF output failing; retrying with backoff (documents queue, then drop)",
-                {{"sink", spec_.text}, {"err", st.message()}});
+      log::Warn(
+          "EMF output failing; retrying with backoff (documents queue, then drop; logged once "
+          "until it has worked for a minute)",
+          {{"sink", spec_.text}, {"err", st.message()}});
       failing = true;
     }
     util::MutexLock lock(&mu_);

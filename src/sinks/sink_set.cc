@@ -34,9 +34,9 @@ void SinkSet::Publish(std::vector<std::string> documents) {
   for (const auto& sink : sinks_) sink->Offer(shared);
 }
 
-void SinkSet::Stop() {
-  for (const auto& sink : sinks_) sink->RequestStop();  // all drain at once
-  for (const auto& sink : sinks_) sink->Stop();
+void SinkSet::Stop(std::chrono::milliseconds max_drain) {
+  for (const auto& sink : sinks_) sink->RequestStop(max_drain);  // all drain at once
+  for (const auto& sink : sinks_) sink->Stop(max_drain);
 }
 
 }  // namespace nvmlx::sinks

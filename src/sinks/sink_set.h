@@ -7,6 +7,7 @@
 #ifndef NVML_EXPORTER_SINKS_SINK_SET_H_
 #define NVML_EXPORTER_SINKS_SINK_SET_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ class SinkSet {
 
   // Hands the documents to every sink; never blocks on I/O.
   void Publish(std::vector<std::string> documents);
-  void Stop();
+  // Drains every sink at once, for up to each one's drain_timeout or `max_drain`, if shorter.
+  void Stop(std::chrono::milliseconds max_drain = std::chrono::milliseconds::max());
 
   const std::vector<std::unique_ptr<Sink>>& sinks() const { return sinks_; }
 

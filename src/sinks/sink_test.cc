@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "sinks/sink_set.h"
+#include "util/log.h"
 
 namespace nvmlx::sinks {
 namespace {
@@ -73,7 +76,7 @@ class FakeTransport : public Transport {
  public:
   std::function<Status(std::string_view)> send;
   int resets = 0;
-  Status Send(std::string_view doc) override { return send(doc); }
+  Status Send(std::string_view doc, std::chrono::milliseconds) override { return send(doc); }
   void Reset() override { ++resets; }
 };
 
@@ -233,6 +236,92 @@ TEST(NetSinkTest, TcpIsNewlineDelimitedAndUdpOneDatagramPerDocument) {
   ::close(cfd2);
   ::close(lfd2);
   ::close(ufd);
+}
+
+// Hardening round two, row 10: a receiver that accepts and never reads. Documents count as sent
+// only once the receiver acknowledged them (what its small receive buffer took), what a dropped
+// connection held unacknowledged counts as dropped, the stall shows in stalled(), the streak is
+// logged once (it said "recovered" at every reconnection), and every document offered is
+// accounted for: sent + dropped + queued.
+TEST(NetSinkTest, ReceiverThatNeverReadsIsCountedAsSuch) {
+  uint16_t port = 0;
+  const int lfd = Listen(SOCK_STREAM, &port);
+  const int small = 4096;  // inherited by accepted sockets: the receiver's window stays small
+  ::setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  std::vector<int> held;  // accepted, never read
+  std::atomic<bool> done{false};
+  std::thread acceptor([&] {
+    while (!done.load()) {
+      pollfd p{lfd, POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0) held.push_back(::accept(lfd, nullptr, nullptr));
+    }
+  });
+  SinkOptions o;
+  o.io_timeout = milliseconds(300);
+  o.backoff_initial = milliseconds(20);
+  o.backoff_max = milliseconds(40);
+  o.queue_capacity = 100000;
+  auto spec = ParseSinkSpec("tcp://127.0.0.1:" + std::to_string(port));
+  ASSERT_TRUE(spec.ok());
+  log::Init(log::Format::kText, false);  // to stderr, where the test reads it
+  ::testing::internal::CaptureStderr();
+  Sink sink(*spec, o, MakeTransport(*spec, o));
+  const std::string doc(2000, 'x');
+  uint64_t offered = 0;
+  for (int round = 0; round < 40; ++round) {  // ~2 s of collections
+    std::vector<std::shared_ptr<const std::string>> batch;
+    for (int k = 0; k < 50; ++k) batch.push_back(std::make_shared<const std::string>(doc));
+    sink.Offer(batch);
+    offered += batch.size();
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(Eventually([&] { return sink.stalled(); })) << "the stall never showed";
+  sink.Stop(milliseconds(300));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  done.store(true);
+  acceptor.join();
+  // 4 MB offered; each connection's receiver took a few KiB at most.
+  EXPECT_LT(sink.sent(), 200u) << "documents the receiver never took were counted as sent";
+  EXPECT_GT(sink.dropped(), 0u);
+  EXPECT_EQ(sink.sent() + sink.dropped() + sink.queued(), offered);
+  EXPECT_EQ(log.find("EMF output recovered"), std::string::npos) << log;
+  size_t failing = 0;
+  for (size_t pos = log.find("EMF output failing"); pos != std::string::npos;
+       pos = log.find("EMF output failing", pos + 1)) {
+    ++failing;
+  }
+  EXPECT_EQ(failing, 1u) << log;
+  for (int fd : held) ::close(fd);
+  ::close(lfd);
+}
+
+// Row 10 too: a stop is never held by a stuck receiver. A send waiting on it (io_timeout 5 s)
+// ends with the stop's drain budget.
+TEST(NetSinkTest, StopIsBoundedWhileASendWaitsOnTheReceiver) {
+  uint16_t port = 0;
+  const int lfd = Listen(SOCK_STREAM, &port);
+  const int small = 4096;
+  ::setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  SinkOptions o;
+  o.io_timeout = milliseconds(5000);
+  o.drain_timeout = milliseconds(5000);
+  o.queue_capacity = 100000;
+  auto spec = ParseSinkSpec("tcp://127.0.0.1:" + std::to_string(port));
+  ASSERT_TRUE(spec.ok());
+  Sink sink(*spec, o, MakeTransport(*spec, o));
+  std::vector<std::shared_ptr<const std::string>> batch;
+  for (int k = 0; k < 3000; ++k) batch.push_back(std::make_shared<const std::string>(4000, 'y'));
+  sink.Offer(batch);  // 12 MB: more than both buffers hold
+  const int cfd = ::accept(lfd, nullptr, nullptr);
+  ASSERT_GE(cfd, 0);
+  std::this_thread::sleep_for(milliseconds(500));  // the sink is now waiting in a send
+  const auto start = std::chrono::steady_clock::now();
+  sink.Stop(milliseconds(300));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, milliseconds(1000)) << "Stop waited for the stuck receiver";
+  EXPECT_EQ(sink.sent() + sink.dropped() + sink.queued(), 3000u);
+  ::close(cfd);
+  ::close(lfd);
 }
 
 TEST(SinkSetTest, RejectsBadAndDuplicateSpecs) {

@@ -3,16 +3,21 @@
 // the collector.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <limits>
 #include <string>
 
 #include "sinks/sink.h"
@@ -37,7 +42,7 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
 
 class StdoutTransport : public Transport {
  public:
-  Status Send(std::string_view doc) override {
+  Status Send(std::string_view doc, std::chrono::milliseconds /*budget*/) override {
     line_.assign(doc);
     line_.push_back('\n');
     return WriteAll(STDOUT_FILENO, line_, "write stdout");
@@ -55,7 +60,7 @@ class FileTransport : public Transport {
       : path_(std::move(path)), max_bytes_(max_bytes), keep_(keep) {}
   ~FileTransport() override { Reset(); }
 
-  Status Send(std::string_view doc) override {
+  Status Send(std::string_view doc, std::chrono::milliseconds /*budget*/) override {
     if (fd_ < 0) NVMLX_RETURN_IF_ERROR(Open());
     line_.assign(doc);
     line_.push_back('\n');
@@ -127,43 +132,84 @@ int Remaining(std::chrono::steady_clock::time_point deadline) {
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
-// Newline-delimited documents over one TCP connection, reconnected on failure.
+// Newline-delimited documents over one TCP connection, reconnected on failure. A document counts
+// as delivered once the receiver acknowledged its last byte: the bytes written on this connection
+// minus what the kernel still holds unacknowledged (SIOCOUTQ) say how far the receiver got.
 class TcpTransport : public Transport {
  public:
   TcpTransport(SinkSpec spec, std::chrono::milliseconds timeout)
       : spec_(std::move(spec)), timeout_(timeout) {}
   ~TcpTransport() override { Reset(); }
 
-  Status Send(std::string_view doc) override {
+  void CapDeadline(std::chrono::steady_clock::time_point deadline) override {
+    cap_ns_.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+
+  Status Send(std::string_view doc, std::chrono::milliseconds budget) override {
+    const auto deadline = std::chrono::steady_clock::now() + std::min(budget, timeout_);
     if (fd_ >= 0 && PeerClosed()) Reset();
-    if (fd_ < 0) NVMLX_RETURN_IF_ERROR(Connect());
+    if (fd_ < 0) NVMLX_RETURN_IF_ERROR(Connect(deadline));
     line_.assign(doc);
     line_.push_back('\n');
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
     std::string_view rest = line_;
     while (!rest.empty()) {
       const ssize_t n = ::send(fd_, rest.data(), rest.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n >= 0) {
         rest.remove_prefix(static_cast<size_t>(n));
+        written_ += static_cast<uint64_t>(n);
         continue;
       }
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) return Unavailable(Errno("send"));
-      pollfd p{fd_, POLLOUT, 0};
-      const int left = Remaining(deadline);
-      if (left == 0 || ::poll(&p, 1, left) <= 0) {
-        return Unavailable("send: receiver too slow (timed out)");
-      }
+      if (!AwaitWritable(deadline)) return Unavailable("send: receiver too slow (timed out)");
     }
+    ends_.push_back(written_);
     return Status::Ok();
   }
 
   void Reset() override {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    written_ = 0;
+    ends_.clear();
+  }
+
+  bool CountsAcknowledged() const override { return true; }
+  uint64_t TakeAcknowledged() override {
+    if (fd_ < 0 || ends_.empty()) return 0;
+    int queued = 0;
+    if (::ioctl(fd_, SIOCOUTQ, &queued) != 0) return 0;
+    const uint64_t acknowledged = written_ - static_cast<uint64_t>(std::max(queued, 0));
+    uint64_t n = 0;
+    while (!ends_.empty() && ends_.front() <= acknowledged) {
+      ends_.pop_front();
+      ++n;
+    }
+    return n;
+  }
+  uint64_t Unacknowledged() const override { return ends_.size(); }
+  uint64_t TakeUnacknowledged() override {
+    const uint64_t n = ends_.size();
+    ends_.clear();
+    return n;
   }
 
  private:
+  // Polls for POLLOUT until `deadline` or the cap (CapDeadline), in slices of at most 50 ms so
+  // that a cap set meanwhile is honoured. False: not writable in time.
+  bool AwaitWritable(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      const auto cap = std::chrono::steady_clock::time_point(
+          std::chrono::steady_clock::duration(cap_ns_.load(std::memory_order_relaxed)));
+      const int left = std::min(Remaining(std::min(deadline, cap)), 50);
+      if (left == 0) return false;
+      pollfd p{fd_, POLLOUT, 0};
+      const int r = ::poll(&p, 1, left);
+      if (r > 0) return true;
+      if (r < 0 && errno != EINTR) return false;
+    }
+  }
+
   // The agent never writes to us: a readable socket means it closed (or reset) the connection.
   // Checking first avoids writing a document into a connection the peer already gave up.
   bool PeerClosed() {
@@ -174,7 +220,7 @@ class TcpTransport : public Transport {
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
   }
 
-  Status Connect() {
+  Status Connect(std::chrono::steady_clock::time_point deadline) {
     sockaddr_storage addr{};
     socklen_t len = 0;
     NVMLX_RETURN_IF_ERROR(Resolve(spec_, SOCK_STREAM, &addr, &len));
@@ -186,10 +232,9 @@ class TcpTransport : public Transport {
         Reset();
         return st;
       }
-      pollfd p{fd_, POLLOUT, 0};
       int err = 0;
       socklen_t err_len = sizeof(err);
-      if (::poll(&p, 1, static_cast<int>(timeout_.count())) <= 0) {
+      if (!AwaitWritable(deadline)) {
         Reset();
         return Unavailable("connect " + spec_.host + ":" + std::to_string(spec_.port) +
                            ": timed out");
@@ -207,6 +252,9 @@ class TcpTransport : public Transport {
   const std::chrono::milliseconds timeout_;
   int fd_ = -1;
   std::string line_;
+  std::atomic<int64_t> cap_ns_{std::numeric_limits<int64_t>::max()};  // CapDeadline's
+  uint64_t written_ = 0;       // bytes written on this connection
+  std::deque<uint64_t> ends_;  // per written, unacknowledged document: its end in written_
 };
 
 // One document per datagram, unconnected (an ICMP "port unreachable" must not fail later
@@ -216,7 +264,7 @@ class UdpTransport : public Transport {
   explicit UdpTransport(SinkSpec spec) : spec_(std::move(spec)) {}
   ~UdpTransport() override { Reset(); }
 
-  Status Send(std::string_view doc) override {
+  Status Send(std::string_view doc, std::chrono::milliseconds /*budget*/) override {
     if (doc.size() > 65507) {
       return InvalidArgument("document of " + std::to_string(doc.size()) +
                              " bytes does not fit one UDP datagram");

@@ -77,7 +77,9 @@ FaultSet::FaultSet(std::vector<Fault> faults) : faults_(std::move(faults)) {}
 FaultAction FaultSet::ForCall(std::string_view call, std::optional<unsigned> gpu, double t) const {
   FaultAction out;
   for (const Fault& f : faults_) {
-    if (f.lost_after_s || f.field_id || f.call != call) continue;
+    // "*": every call that names a GPU (not the system calls), as a driver gone bad answers.
+    const bool any_device_call = f.call == "*" && gpu.has_value();
+    if (f.lost_after_s || f.field_id || (f.call != call && !any_device_call)) continue;
     if (GpuMatches(f, gpu) && Active(f, t)) Merge(f, &out);
   }
   return out;

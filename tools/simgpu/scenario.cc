@@ -611,8 +611,8 @@ Fault ParseFault(const YAML::Node& n, unsigned index, size_t gpu_count) {
     }
     f.field_id = static_cast<unsigned>(v);
   }
-  if (!IsNvmlFunctionName(name)) {
-    Fail(call, where + ".call: '" + name + "' is not an NVML function of nvml_api.h");
+  if (name != "*" && !IsNvmlFunctionName(name)) {
+    Fail(call, where + ".call: '" + name + "' is not an NVML function of nvml_api.h (or \"*\")");
   }
   if (name == "nvmlInit_v2" || name == "nvmlShutdown" || name == "nvmlErrorString") {
     Fail(call, where + ".call: " + name + " cannot be faulted");

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Hardening round two, rows 4 and 6 (docs/faults.md): gpu_up and /health tell the truth.
+#  4. Every NVML read of a GPU failing with the shipped counters (which include the Xid field,
+#     whose sample comes from the Xid watcher, not from a read of the GPU): gpu_up 0 and counted
+#     unreadable in /health (it said 1 and OK: the Xid sample counted as a good read).
+#  6. A GPU lost before start is on the page as gpu_up 0 and counted lost (it had no series at
+#     all); a GPU that answers NOT_SUPPORTED to every call is down (one PCI info read decides);
+#     a GPU that lacks one field (no fan) stays up.
+source "$(dirname "$0")/lib.sh"
+port=$(free_port)
+start_exporter "$port" -c 300 -f "$SOURCE_DIR/etc/default-counters.csv" \
+  --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/health_truth.yaml"
+up() { sed -n "s/^nvml_exporter_gpu_up{gpu=\"$1\"[^}]*} //p" "$WORK/m.txt"; }
+for _ in $(seq 50); do
+  curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/m.txt"
+  [ "$(up 1)" = 0 ] && [ "$(up 2)" = 0 ] && break
+  sleep 0.2
+done
+grep -q '^DCGM_FI_DEV_XID_ERRORS{gpu="0"' "$WORK/m.txt" ||
+  fail "the test needs the Xid field collected (default counters): $(grep XID "$WORK/m.txt" | head -2)"
+[ "$(up 0)" = 1 ] || fail "healthy GPU 0: gpu_up $(up 0)"
+[ "$(up 1)" = 0 ] || fail "row 4: GPU 1 (every read UNKNOWN) must be down, gpu_up '$(up 1)'"
+[ "$(up 2)" = 0 ] || fail "row 6: GPU 2 (every read NOT_SUPPORTED) must be down, gpu_up '$(up 2)'"
+[ "$(up 3)" = 0 ] || fail "row 6: GPU 3 (lost at start) must be on the page as down, gpu_up '$(up 3)'"
+[ "$(up 4)" = 1 ] || fail "GPU 4 lacks only the fan: up, gpu_up '$(up 4)'"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="4",.*} 50$' "$WORK/m.txt" || fail "GPU 4 still collected"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="3"' "$WORK/m.txt" && fail "GPU 3 (lost) has no field series"
+health=$(curl -sS "http://127.0.0.1:$port/health")
+[ "$health" = "OK: 1 of 5 GPU(s) lost, 2 of 5 GPU(s) unreadable (every read failed)" ] ||
+  fail "/health: '$health'"
+grep -q 'GPU is lost at start.*gpu=3' "$WORK/exporter.log" || fail "no log line for GPU 3"
+pass "gpu_up and /health: every read failing (with the Xid field), every read NOT_SUPPORTED, lost at start"
+echo "health_truth_test: all passed"
