@@ -31,10 +31,13 @@ int64_t I(uint64_t v) { return static_cast<int64_t>(v); }
 void AddServerFamilies(const serve::ServerStats& s, bool web_config, render::SeriesModel* model) {
   Add(model, "nvml_exporter_http_connections_total", "counter",
       "HTTP connections by outcome: accepted; refused (503 at the connection limit or out of file "
-      "descriptors); evicted (idle keep-alive connections closed to make room).",
+      "descriptors); refused_per_source (one source address at a quarter of the limit); evicted "
+      "(waiting connections closed to make room: never-completed requests first, then idle "
+      "keep-alive).",
       "outcome",
       {{"accepted", I(s.connections_accepted)},
        {"refused", I(s.connections_refused)},
+       {"refused_per_source", I(s.connections_refused_per_peer)},
        {"evicted", I(s.connections_evicted)}});
   Add(model, "nvml_exporter_http_open_connections", "gauge", "HTTP connections open.", "",
       {{"", I(s.connections_open)}});

@@ -22,6 +22,7 @@ TEST(OwnFamiliesTest, ServerFamiliesText) {
   s.connections_accepted = 12;
   s.connections_refused = 3;
   s.connections_evicted = 1;
+  s.connections_refused_per_peer = 6;
   s.connections_open = 4;
   s.accept_errors = 2;
   s.scrapes_refused = 5;
@@ -29,11 +30,13 @@ TEST(OwnFamiliesTest, ServerFamiliesText) {
   AddServerFamilies(s, /*web_config=*/false, &model);
   EXPECT_EQ(Page(model),
             "# HELP nvml_exporter_http_connections_total HTTP connections by outcome: accepted; "
-            "refused (503 at the connection limit or out of file descriptors); evicted (idle "
-            "keep-alive connections closed to make room).\n"
+            "refused (503 at the connection limit or out of file descriptors); refused_per_source "
+            "(one source address at a quarter of the limit); evicted (waiting connections closed "
+            "to make room: never-completed requests first, then idle keep-alive).\n"
             "# TYPE nvml_exporter_http_connections_total counter\n"
             "nvml_exporter_http_connections_total{outcome=\"accepted\"} 12\n"
             "nvml_exporter_http_connections_total{outcome=\"refused\"} 3\n"
+            "nvml_exporter_http_connections_total{outcome=\"refused_per_source\"} 6\n"
             "nvml_exporter_http_connections_total{outcome=\"evicted\"} 1\n"
             "# HELP nvml_exporter_http_open_connections HTTP connections open.\n"
             "# TYPE nvml_exporter_http_open_connections gauge\n"

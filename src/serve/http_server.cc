@@ -290,7 +290,7 @@ void HttpServer::Impl::ShedBacklog() {
   // closes were slow enough for the CI run to catch that race). Only when nothing is idle is
   // what waits in the backlog refused, through the reserve descriptor, one at a time.
   int evicted = 0;
-  while (evicted < 8 && core.EvictOldestIdle()) ++evicted;
+  while (evicted < 8 && core.EvictOldestWaiting()) ++evicted;
   if (evicted > 0 || reserve_fd < 0) return;
   ::close(reserve_fd);
   reserve_fd = -1;
@@ -339,10 +339,24 @@ void HttpServer::Impl::OnAccept(error_code ec, tcp::socket socket) {
   backoff = std::chrono::milliseconds(0);
   core.stats.connections_accepted.fetch_add(1, std::memory_order_relaxed);
   const int64_t open = core.stats.connections_open.load(std::memory_order_relaxed);
-  // At the limit, the connection idle the longest makes room (its close is on its way); a few
-  // over the limit are tolerated while those closes land, never more.
+  // One peer holds at most a quarter of the slots: past that, its own oldest waiting connection
+  // makes room, or the new one is refused (hardening round two, row 1).
+  error_code peer_ec;
+  const tcp::endpoint remote = socket.remote_endpoint(peer_ec);
+  if (!peer_ec && core.max_per_peer < core.max_connections) {
+    const std::string peer = remote.address().to_string();
+    if (core.PeerConnections(peer) >= core.max_per_peer && !core.EvictOldestWaiting(&peer)) {
+      core.stats.connections_refused_per_peer.fetch_add(1, std::memory_order_relaxed);
+      const std::shared_ptr<const WebState> web = core.Web();
+      RefuseFd(socket.release(), !(web && web->tls));
+      return Accept();
+    }
+  }
+  // At the limit, a waiting connection makes room (its close is on its way): one that never
+  // completed a request header first, then the one kept alive the longest; a few over the limit
+  // are tolerated while those closes land, never more.
   const bool over = open >= core.max_connections &&
-                    (open >= core.max_connections + 16 || !core.EvictOldestIdle());
+                    (open >= core.max_connections + 16 || !core.EvictOldestWaiting());
   if (over) {
     if (!limit_streak) {
       limit_streak = true;
@@ -413,6 +427,7 @@ Status HttpServer::Start() {
   core.stopping = false;
   core.max_connections =
       core.options.max_connections > 0 ? core.options.max_connections : DefaultMaxConnections();
+  core.max_per_peer = std::max(4, core.max_connections / 4);
   if (!core.options.web_config_file.empty()) {
     Result<std::shared_ptr<const WebState>> web = LoadWebState(core.options.web_config_file);
     if (!web.ok()) return web.status();

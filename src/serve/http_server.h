@@ -10,10 +10,13 @@
 // Hostile and heavy clients (docs/web.md lists every limit and what a client sees):
 //  - every connection is asynchronous on a pool of io threads (two by default): a slow reader,
 //    a slowloris client or a flood holds a socket and a little memory, never a thread;
-//  - at most max_connections connections: at the limit the connection idle the longest
-//    (between keep-alive requests) is closed to make room, else the new one gets a 503 with
-//    "Connection: close" (plain HTTP; a TLS listener closes it) and is counted in
-//    ServerStats::connections_refused;
+//  - at most max_connections connections: at the limit a waiting connection is closed to make
+//    room — one that never completed a request header (a slowloris, a connection that sent
+//    nothing), oldest first, then the one kept alive the longest between requests — else the new
+//    one gets a 503 with "Connection: close" (plain HTTP; a TLS listener closes it) and is
+//    counted in ServerStats::connections_refused. One source address holds at most a quarter of
+//    the slots (its own oldest waiting connection makes room, or the new one is refused:
+//    connections_refused_per_peer);
 //  - out of file descriptors (EMFILE) the listener backs off, sheds idle connections, refuses
 //    what waits in the backlog through a reserved descriptor, logs once per streak and resumes;
 //  - read deadline per request, write deadline per response, idle deadline between requests,
@@ -116,8 +119,9 @@ struct ServerOptions {
 struct ServerStats {
   std::atomic<uint64_t> connections_accepted{0};
   std::atomic<uint64_t> connections_refused{0};  // at max_connections or out of descriptors
-  std::atomic<uint64_t> connections_evicted{0};  // idle keep-alive closed to make room
-  std::atomic<uint64_t> accept_errors{0};        // accept() failed (EMFILE, ENFILE, ...)
+  std::atomic<uint64_t> connections_evicted{0};  // waiting connections closed to make room
+  std::atomic<uint64_t> connections_refused_per_peer{0};  // a source at its quarter of the slots
+  std::atomic<uint64_t> accept_errors{0};                 // accept() failed (EMFILE, ENFILE, ...)
   std::atomic<int64_t> connections_open{0};
   std::atomic<uint64_t> auth_failures{0};      // 401: missing or wrong credentials
   std::atomic<uint64_t> auth_rate_limited{0};  // 401 without a bcrypt run (rate limit)

@@ -52,12 +52,16 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
   ~Session() override {
     ReleaseScrapeSlot();  // a write that never completed (the server stopped meanwhile)
-    if (id_ != 0) core_.Unregister(id_);
+    if (id_ != 0) core_.Unregister(id_, peer);
     core_.stats.connections_open.fetch_sub(1, std::memory_order_relaxed);
   }
 
   void Start() {
-    id_ = core_.Register(this->weak_from_this());
+    error_code ec;
+    const tcp::endpoint remote = Lowest().socket().remote_endpoint(ec);
+    if (!ec) peer = remote.address().to_string();
+    waiting_since.store(SteadyNowNs(), std::memory_order_relaxed);  // its first request
+    id_ = core_.Register(this->weak_from_this(), peer);
     // The whole first request, TLS handshake included, within read_timeout of the accept.
     Lowest().expires_after(core_.options.read_timeout);
     if constexpr (kTls) {
@@ -88,7 +92,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       if (waiting) Close();  // a request in auth or being written finishes, then closes
       return;
     }
-    if (phase_ == Phase::kIdle) {
+    if (waiting) {  // not once its request is being authenticated or answered
       core_.stats.connections_evicted.fetch_add(1, std::memory_order_relaxed);
       Close();
     }
@@ -114,7 +118,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if (core_.stopping.load()) return Close();
     if (buffer_.size() > 0) return ReadRequest(true);  // pipelined bytes already here
     phase_ = Phase::kIdle;
-    idle_since.store(SteadyNowNs(), std::memory_order_relaxed);
+    waiting_since.store(SteadyNowNs(), std::memory_order_relaxed);
     if (!first) {
       const auto& o = core_.options;
       Lowest().expires_after(o.idle_timeout.count() > 0 ? o.idle_timeout : o.read_timeout);
@@ -126,7 +130,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void OnFirstBytes(error_code ec, size_t n, bool first) {
-    idle_since.store(0, std::memory_order_relaxed);
+    // Still waiting (evictable) while the header arrives: a client that sends half of one and
+    // stops must not hold its slot against new connections.
     if (ec || phase_ == Phase::kClosed) return Close();
     buffer_.commit(n);
     ReadRequest(!first);
@@ -143,7 +148,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void OnHeader(error_code ec, size_t /*bytes*/) {
+    waiting_since.store(0, std::memory_order_relaxed);
     if (phase_ == Phase::kClosed) return;
+    if (!ec) completed_request.store(true, std::memory_order_relaxed);
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
       return SendError(http::status::request_header_fields_too_large, "request header too large\n");
     }
@@ -361,7 +368,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void Close() {
     phase_ = Phase::kClosed;
-    idle_since.store(0, std::memory_order_relaxed);
+    waiting_since.store(0, std::memory_order_relaxed);
     error_code ignored;
     Lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
     Lowest().close();

@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -51,8 +52,15 @@ class SessionBase {
   // a response is in flight, which then ends the connection); else an eviction (close only if
   // still waiting for a request).
   virtual void Interrupt(bool stopping) = 0;
-  // Steady-clock nanoseconds since when the session waits for a request; 0 while busy.
-  std::atomic<int64_t> idle_since{0};
+  // Steady-clock nanoseconds since when the session waits for a request or reads its header
+  // (TLS handshake included): it may then be evicted at the connection limit. 0 while busy
+  // (authenticating, writing) or closed.
+  std::atomic<int64_t> waiting_since{0};
+  // A request header completed on this connection: a scraper, not a slowloris. Evicted only
+  // after every connection that never completed one.
+  std::atomic<bool> completed_request{false};
+  // The peer's address (per-source limit); set before Register, then read-only.
+  std::string peer;
 };
 
 // Everything the sessions share. The options and providers are read-only while the server
@@ -65,26 +73,37 @@ struct Core {
   HttpServer::ActionProvider actions;      // may be null
   ServerStats stats;
   int max_connections = 0;
+  int max_per_peer = 0;  // a quarter of max_connections, at least 4
   std::atomic<bool> stopping{false};
   std::unique_ptr<BasicAuth> auth;  // with a web config; its worker outlives every session
 
   util::Mutex mu;
   std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions NVMLX_GUARDED_BY(mu);
+  std::unordered_map<std::string, int> per_peer NVMLX_GUARDED_BY(mu);  // open sessions per address
   uint64_t next_id NVMLX_GUARDED_BY(mu) = 1;
   std::shared_ptr<const WebState> web NVMLX_GUARDED_BY(mu);
   // rate_limit of the web config (token bucket over every request).
   double rate_tokens NVMLX_GUARDED_BY(mu) = 0;
   std::chrono::steady_clock::time_point rate_at NVMLX_GUARDED_BY(mu);
 
-  uint64_t Register(std::weak_ptr<SessionBase> s) NVMLX_EXCLUDES(mu) {
+  uint64_t Register(std::weak_ptr<SessionBase> s, const std::string& peer) NVMLX_EXCLUDES(mu) {
     util::MutexLock l(&mu);
     const uint64_t id = next_id++;
     sessions.emplace(id, std::move(s));
+    ++per_peer[peer];
     return id;
   }
-  void Unregister(uint64_t id) NVMLX_EXCLUDES(mu) {
+  void Unregister(uint64_t id, const std::string& peer) NVMLX_EXCLUDES(mu) {
     util::MutexLock l(&mu);
     sessions.erase(id);
+    if (auto it = per_peer.find(peer); it != per_peer.end() && --it->second <= 0) {
+      per_peer.erase(it);
+    }
+  }
+  int PeerConnections(const std::string& peer) NVMLX_EXCLUDES(mu) {
+    util::MutexLock l(&mu);
+    auto it = per_peer.find(peer);
+    return it == per_peer.end() ? 0 : it->second;
   }
   std::shared_ptr<const WebState> Web() NVMLX_EXCLUDES(mu) {
     util::MutexLock l(&mu);
@@ -106,23 +125,39 @@ struct Core {
     }
     return out;
   }
-  // Asks the session idle the longest to close; false when none waits for a request.
-  bool EvictOldestIdle() NVMLX_EXCLUDES(mu) {
+  // A connection younger than this that has not completed a request yet is not suspected of
+  // holding its slot: a scraper's request arrives within milliseconds of its connect.
+  static constexpr int64_t kGraceNs = 1'000'000'000;
+  // Asks a waiting session to close to make room (hardening round two, row 1), in this order:
+  // one that has waited over a second without completing a request header (a slowloris, or a
+  // connection that never sent anything), then one kept alive between requests, then a younger
+  // one that has not completed a request yet; the oldest first within each; only `peer`'s when
+  // given. False when none waits: every session is authenticating or writing a response.
+  bool EvictOldestWaiting(const std::string* peer = nullptr) NVMLX_EXCLUDES(mu) {
     std::shared_ptr<SessionBase> victim;
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
     {
       util::MutexLock l(&mu);
-      int64_t oldest = std::numeric_limits<int64_t>::max();
+      // Rank: (tier, waiting since), lowest first.
+      std::pair<int, int64_t> best{3, std::numeric_limits<int64_t>::max()};
       for (auto& [id, w] : sessions) {
         auto s = w.lock();
-        if (!s) continue;
-        const int64_t since = s->idle_since.load(std::memory_order_relaxed);
-        if (since != 0 && since < oldest) {
-          oldest = since;
+        if (!s || (peer != nullptr && s->peer != *peer)) continue;
+        const int64_t since = s->waiting_since.load(std::memory_order_relaxed);
+        if (since == 0) continue;
+        const int tier = s->completed_request.load(std::memory_order_relaxed) ? 1
+                         : now - since >= kGraceNs                            ? 0
+                                                                              : 2;
+        const std::pair<int, int64_t> rank{tier, since};
+        if (!victim || rank < best) {
+          best = rank;
           victim = std::move(s);
         }
       }
-      // Not twice: it no longer counts as idle while its close is on the way.
-      if (victim) victim->idle_since.store(0, std::memory_order_relaxed);
+      // Not twice: it no longer counts as waiting while its close is on the way.
+      if (victim) victim->waiting_since.store(0, std::memory_order_relaxed);
     }
     if (!victim) return false;
     victim->Interrupt(false);
@@ -149,8 +184,8 @@ struct Core {
 // beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>.
 //
 // Thread-safety: every handler runs on the connection's strand, so the members need no lock
-// (idle_since, read by the registry, is atomic). The session keeps itself alive through
-// shared_from_this in its pending handlers.
+// (waiting_since and completed_request, read by the registry, are atomic). The session keeps itself
+// alive through shared_from_this in its pending handlers.
 
 // Applies the server's limits to a request parser (header block, body).
 void ConfigureParser(const ServerOptions& o,
