@@ -56,6 +56,13 @@ void AddServerFamilies(const serve::ServerStats& s, bool web_config, render::Ser
   Add(model, "nvml_exporter_http_bcrypt_checks_total", "counter",
       "bcrypt verifications computed (cached credentials need none).", "",
       {{"", I(s.bcrypt_runs)}});
+  render::SeriesFamily& cpu = render::AddOwnFamily(
+      model, "nvml_exporter_http_bcrypt_failed_cpu_seconds_total", "counter",
+      "CPU time of the bcrypt verifications that failed (wrong passwords), budgeted per source "
+      "address and in total (docs/web.md).");
+  cpu.points.push_back(render::SeriesPoint::Double(
+      model->AddLabelSet({}), static_cast<double>(s.bcrypt_failure_cpu_ns.load()) / 1e9,
+      render::kToPrometheus));
   Add(model, "nvml_exporter_http_tls_handshake_errors_total", "counter",
       "TLS handshakes that failed (bad client certificate, protocol or cipher mismatch).", "",
       {{"", I(s.tls_handshake_errors)}});

@@ -3,6 +3,7 @@
 #include <crypt.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstring>
@@ -95,37 +96,48 @@ bool BcryptMatches(const std::string& hash, const std::string& password) {
 }
 
 BasicAuth::BasicAuth(ServerStats* stats)
-    : stats_(stats), refilled_(std::chrono::steady_clock::now()) {
+    : stats_(stats), global_refilled_(std::chrono::steady_clock::now()) {
   worker_ = std::thread([this] { Loop(); });
 }
 
 BasicAuth::~BasicAuth() { Stop(); }
 
 void BasicAuth::Stop() {
-  std::deque<Job> dropped;
+  std::deque<Job> dropped, dropped_priority;
   {
     util::MutexLock l(&mu_);
     stop_ = true;
     dropped.swap(queue_);
+    dropped_priority.swap(priority_);
   }
   cv_.SignalAll();
   if (worker_.joinable()) worker_.join();
-  // `dropped` (and the sessions its callbacks hold) goes here, outside the lock.
+  // The dropped jobs (and the sessions their callbacks hold) go here, outside the lock.
 }
 
-bool BasicAuth::TakeFailureToken() {
-  const auto now = std::chrono::steady_clock::now();
-  const double elapsed = std::chrono::duration<double>(now - refilled_).count();
-  refilled_ = now;
-  tokens_ = std::min<double>(kFailureBurst, tokens_ + elapsed * kFailuresPerSecond);
-  if (tokens_ < 1) return false;
-  tokens_ -= 1;
-  return true;
+BasicAuth::Source& BasicAuth::Refill(const std::string& source,
+                                     std::chrono::steady_clock::time_point now) {
+  const double g = std::chrono::duration<double>(now - global_refilled_).count();
+  global_refilled_ = now;
+  global_cpu_s_ = std::min(kGlobalCpuBurst, global_cpu_s_ + g * kGlobalCpuPerSecond);
+  if (sources_.size() >= kMaxSources && sources_.find(source) == sources_.end()) {
+    // Bounded: forget the sources that have nothing to remember (budgets full, never failed).
+    std::erase_if(sources_, [](const auto& e) { return !e.second.failed_ever; });
+    if (sources_.size() >= kMaxSources) sources_.clear();
+  }
+  auto [it, fresh] = sources_.try_emplace(source);
+  Source& s = it->second;
+  if (fresh) s.refilled = now;
+  const double e = std::chrono::duration<double>(now - s.refilled).count();
+  s.refilled = now;
+  s.failures = std::min<double>(kFailureBurst, s.failures + e * kFailuresPerSecond);
+  s.cpu_s = std::min(kSourceCpuBurst, s.cpu_s + e * kSourceCpuPerSecond);
+  return s;
 }
 
 std::optional<BasicAuth::Verdict> BasicAuth::Check(const Users& users,
                                                    std::string_view authorization,
-                                                   Pending* pending) {
+                                                   std::string_view source, Pending* pending) {
   auto creds = ParseBasicAuthorization(authorization);
   if (!creds) return Verdict::kDenied;
   auto it = users.find(creds->first);
@@ -134,23 +146,27 @@ std::optional<BasicAuth::Verdict> BasicAuth::Check(const Users& users,
   pending->password = std::move(creds->second);
   pending->hash = pending->known_user ? it->second : std::string(kDecoyHash);
   pending->key = CacheKey(pending->user, pending->hash, pending->password);
+  pending->source = std::string(source);
   util::MutexLock l(&mu_);
   if (ok_.count(pending->key)) return pending->known_user ? Verdict::kOk : Verdict::kDenied;
   if (failed_.count(pending->key)) return Verdict::kDenied;
-  // Peek at the bucket without taking a token: the token is taken when the check fails.
   const auto now = std::chrono::steady_clock::now();
-  const double elapsed = std::chrono::duration<double>(now - refilled_).count();
-  if (std::min<double>(kFailureBurst, tokens_ + elapsed * kFailuresPerSecond) < 1) {
-    return Verdict::kRateLimited;
-  }
+  const Source& src = Refill(pending->source, now);
+  pending->priority = !src.failed_ever || (src.last_ok && now - *src.last_ok < kRecentOk);
+  // This source spent its own budget: refused at once, whoever else is asking.
+  if (src.failures < 1 || src.cpu_s <= 0) return Verdict::kRateLimited;
+  // Everyone together spent the global one: only priority checks still run.
+  if (global_cpu_s_ <= 0 && !pending->priority) return Verdict::kRateLimited;
   return std::nullopt;
 }
 
 void BasicAuth::Verify(Pending pending, std::function<void(Verdict)> done) {
   {
     util::MutexLock l(&mu_);
-    if (!stop_ && queue_.size() < kMaxQueued) {
-      queue_.push_back({std::move(pending), std::move(done)});
+    std::deque<Job>& q = pending.priority ? priority_ : queue_;
+    const size_t cap = pending.priority ? kMaxPriorityQueued : kMaxQueued;
+    if (!stop_ && q.size() < cap) {
+      q.push_back({std::move(pending), std::move(done)});
       cv_.Signal();
       return;
     }
@@ -158,40 +174,56 @@ void BasicAuth::Verify(Pending pending, std::function<void(Verdict)> done) {
   done(Verdict::kRateLimited);
 }
 
+void BasicAuth::Record(const Pending& p, bool ok, double cpu_s) {
+  util::MutexLock l(&mu_);
+  const auto now = std::chrono::steady_clock::now();
+  Source& src = Refill(p.source, now);
+  if (ok) {
+    if (ok_.size() >= kMaxCachedSuccesses) ok_.clear();
+    ok_.insert(p.key);
+    src.last_ok = now;
+    return;
+  }
+  if (failed_.size() >= kMaxCachedFailures) failed_.clear();
+  failed_.insert(p.key);
+  src.failed_ever = true;
+  src.failures -= 1;
+  src.cpu_s -= cpu_s;
+  // Not below minus its burst: a source (or everyone) in debt recovers within a bounded time.
+  src.cpu_s = std::max(src.cpu_s, -kSourceCpuBurst);
+  global_cpu_s_ = std::max(global_cpu_s_ - cpu_s, -kGlobalCpuBurst);
+}
+
 void BasicAuth::Loop() {
   for (;;) {
     Job job;
+    bool cached_ok = false, cached_failed = false;
     {
       util::MutexLock l(&mu_);
-      while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
+      while (!stop_ && queue_.empty() && priority_.empty()) cv_.Wait(&mu_);
       if (stop_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      std::deque<Job>& q = priority_.empty() ? queue_ : priority_;
+      job = std::move(q.front());
+      q.pop_front();
+      // A credential verified while this one waited needs no second bcrypt.
+      cached_ok = ok_.count(job.pending.key) > 0;
+      cached_failed = failed_.count(job.pending.key) > 0;
     }
-    // A credential verified while this one waited needs no second bcrypt.
-    const bool cached_ok = [&] {
-      util::MutexLock l(&mu_);
-      return ok_.count(job.pending.key) > 0;
-    }();
-    const bool cached_failed = [&] {
-      util::MutexLock l(&mu_);
-      return failed_.count(job.pending.key) > 0;
-    }();
     Verdict v;
     if (cached_ok || cached_failed) {
       v = cached_ok && job.pending.known_user ? Verdict::kOk : Verdict::kDenied;
     } else {
       stats_->bcrypt_runs.fetch_add(1, std::memory_order_relaxed);
+      timespec t0{}, t1{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
       const bool match = BcryptMatches(job.pending.hash, job.pending.password);
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+      const double cpu_s = double(t1.tv_sec - t0.tv_sec) + double(t1.tv_nsec - t0.tv_nsec) / 1e9;
       const bool ok = match && job.pending.known_user;
-      util::MutexLock l(&mu_);
-      if (ok) {
-        if (ok_.size() >= kMaxCachedSuccesses) ok_.clear();
-        ok_.insert(job.pending.key);
-      } else {
-        if (failed_.size() >= kMaxCachedFailures) failed_.clear();
-        failed_.insert(job.pending.key);
-        (void)TakeFailureToken();
+      Record(job.pending, ok, cpu_s);
+      if (!ok) {
+        stats_->bcrypt_failure_cpu_ns.fetch_add(static_cast<uint64_t>(cpu_s * 1e9),
+                                                std::memory_order_relaxed);
       }
       v = ok ? Verdict::kOk : Verdict::kDenied;
     }

@@ -126,6 +126,7 @@ struct ServerStats {
   std::atomic<uint64_t> auth_failures{0};      // 401: missing or wrong credentials
   std::atomic<uint64_t> auth_rate_limited{0};  // 401 without a bcrypt run (rate limit)
   std::atomic<uint64_t> bcrypt_runs{0};        // bcrypt verifications actually computed
+  std::atomic<uint64_t> bcrypt_failure_cpu_ns{0};  // CPU of the runs that failed
   std::atomic<uint64_t> tls_handshake_errors{0};
   std::atomic<uint64_t> config_reloads_ok{0};
   std::atomic<uint64_t> config_reloads_failed{0};

@@ -186,7 +186,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
                                    : std::string_view(it->value().data(), it->value().size());
       BasicAuth::Pending pending;
       std::optional<BasicAuth::Verdict> v =
-          core_.auth->Check(web_now_->config.users, authz, &pending);
+          core_.auth->Check(web_now_->config.users, authz, peer, &pending);
       if (v) return OnAuth(*v);
       phase_ = Phase::kAuth;
       auto self = this->shared_from_this();

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "serve/basic_auth.h"
 #include "serve/http_server.h"
 
 namespace nvmlx::serve {
@@ -110,7 +111,7 @@ class WebServerTest : public ::testing::Test {
   // One request; over TLS when `tls`, trusting ca.crt, with a client certificate `client`
   // (file stem) when not empty.
   Reply Get(const std::string& target, bool tls, const std::string& auth = "",
-            const std::string& client = "") {
+            const std::string& client = "", const std::string& source = "") {
     Reply r;
     asio::io_context ioc;
     http::request<http::empty_body> req(http::verb::get, target, 11);
@@ -145,6 +146,10 @@ class WebServerTest : public ::testing::Test {
     } else {
       beast::tcp_stream s(ioc);
       s.expires_after(std::chrono::seconds(5));
+      if (!source.empty()) {  // another loopback address: another client for the server
+        s.socket().open(tcp::v4());
+        s.socket().bind(tcp::endpoint(asio::ip::make_address(source), 0));
+      }
       s.connect(ep);
       http::write(s, req, ec);
       if (!ec) http::read(s, buf, res, ec);
@@ -283,6 +288,68 @@ TEST_F(WebServerTest, WrongPasswordStormIsRateLimited) {
   EXPECT_LE(runs, 10 + 5 * secs + 2) << secs;
   EXPECT_GE(server_->stats().auth_rate_limited.load(), 50u);
   EXPECT_EQ(Get("/metrics", false, Basic("alice:secret")).status, 200);
+}
+
+// Hardening round two, row 2: a storm of wrong passwords from other addresses does not lock out
+// a scraper whose password is not cached yet (it got 401 rate_limited on 94 of 94 scrapes when
+// the failure budget was one for everyone): each address spends its own budget, and a first check
+// from an address that never failed runs before strangers'.
+TEST_F(WebServerTest, PasswordStormElsewhereDoesNotLockOutANewScraper) {
+  Start(std::string("basic_auth_users:\n  alice: ") + kHash + "\n");
+  std::atomic<bool> stop{false};
+  std::atomic<int> storm{0};
+  std::vector<std::thread> attackers;
+  for (int t = 0; t < 4; ++t) {
+    attackers.emplace_back([&, t] {
+      const std::string from = "127.0.0." + std::to_string(2 + t);
+      for (int i = 0; !stop; ++i) {
+        Get("/metrics", false, Basic("alice:x" + std::to_string(t) + "_" + std::to_string(i)), "",
+            from);
+        ++storm;
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // every budget of theirs spent
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t runs_before = server_->stats().bcrypt_runs.load();
+  int ok = 0;
+  for (int i = 0; i < 10; ++i) {  // the first one needs a bcrypt: not cached yet
+    ok += Get("/metrics", false, Basic("alice:secret")).status == 200 ? 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t runs = server_->stats().bcrypt_runs.load() - runs_before;
+  stop = true;
+  for (auto& t : attackers) t.join();
+  EXPECT_EQ(ok, 10);
+  EXPECT_GT(storm.load(), 200);
+  EXPECT_GT(server_->stats().auth_rate_limited.load(), 100u);
+  // Four addresses at 5 failures a second each, and the scraper's one.
+  EXPECT_LE(runs, 4 * 5 * secs + 4 + 1) << secs;
+}
+
+// Row 2 too: failures are budgeted in bcrypt CPU time per address. With a cost-10 hash (tens of
+// milliseconds a run) one address sending distinct wrong passwords for 2 s gets at most its
+// burst (0.5 s) and refill (0.05 s/s) of CPU, plus the run in progress.
+TEST_F(WebServerTest, WrongPasswordsAreBudgetedInCpuTimePerAddress) {
+  // bcrypt of "fakepassword" at cost 10.
+  Start(
+      "basic_auth_users:\n  alice: $2b$10$cLTpLCeQz0brzZB6qzwM8uz3kOZLryPKfOBfWMUm/tm54DmA9S4j.\n");
+  const auto start = std::chrono::steady_clock::now();
+  int limited = 0;
+  for (int i = 0; std::chrono::steady_clock::now() - start < std::chrono::seconds(2); ++i) {
+    limited += Get("/metrics", false, Basic("alice:guess" + std::to_string(i))).status == 401;
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu = static_cast<double>(server_->stats().bcrypt_failure_cpu_ns.load()) / 1e9;
+  const double run = cpu / std::max<uint64_t>(1, server_->stats().bcrypt_runs.load());
+  EXPECT_LE(cpu, BasicAuth::kSourceCpuBurst + BasicAuth::kSourceCpuPerSecond * secs + 2 * run)
+      << "runs " << server_->stats().bcrypt_runs.load() << ", " << run << " s each";
+  EXPECT_GE(server_->stats().auth_rate_limited.load(), 1u);
+  EXPECT_EQ(Get("/metrics", false, Basic("alice:fakepassword"), "", "127.0.0.9").status, 200)
+      << "another address is not affected";
 }
 
 TEST_F(WebServerTest, CertificateRotationServesTheNewCertificate) {
