@@ -457,14 +457,28 @@ std::shared_ptr<model::Snapshot> Collector::Assemble(uint64_t round,
   snap->devices.resize(devices_.size());
   for (size_t g = 0; g < groups_.size(); ++g) {
     Group& group = groups_[g];
-    const bool answered = results[g].round == round;
+    // A late answer (reads that finished after their round's deadline) is published now, one
+    // collection late: the GPU is slow, not stuck (hardening round two, row 7).
+    const bool late = results[g].late;
+    const bool answered = results[g].round == round || late;
     if (answered) {
       for (size_t k = 0; k < group.devices.size(); ++k) {
         snap->devices[group.devices[k]] = std::move(results[g].devices[k]);
+        snap->devices[group.devices[k]].late = late;
       }
       if (group.fast_stale) {
         group.fast_stale = false;
         log::Info("GPU reads answer again; its series are back", {{"gpu", GpuOf(g)}});
+      }
+      if (late && !group.fast_late) {
+        group.fast_late = true;
+        log::Warn(
+            "GPU reads are slow: they finish after the read deadline, so their values are "
+            "published one collection late (logged once per streak)",
+            {{"gpu", GpuOf(g)}, {"read_deadline_ms", std::to_string(read_deadline_.count())}});
+      } else if (!late && group.fast_late) {
+        group.fast_late = false;
+        log::Info("GPU reads finish within the read deadline again", {{"gpu", GpuOf(g)}});
       }
     } else {
       MarkUnanswered(g, now, snap.get());

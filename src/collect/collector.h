@@ -243,6 +243,7 @@ class Collector {
     std::unique_ptr<std::atomic<bool>> slow_handoff = std::make_unique<std::atomic<bool>>(false);
     // The fast loop's own: inside a stale streak (logged once at its start and end).
     bool fast_stale = false;
+    bool fast_late = false;  // the last answer came after its round's deadline
     bool slow_stale = false;
   };
   // On device i's fast (slow) worker: rebuilds its readers for `plan` if they are older.

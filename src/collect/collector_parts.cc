@@ -5,6 +5,7 @@ namespace nvmlx::collect {
 void RoundBoard::Resize(size_t groups) {
   util::MutexLock lock(&mu_);
   results_.resize(groups);
+  handed_.assign(groups, true);
 }
 
 std::optional<uint64_t> RoundBoard::Begin(int jobs) {
@@ -24,6 +25,7 @@ void RoundBoard::Deliver(size_t g, uint64_t round, GroupResult result) {
   util::MutexLock lock(&mu_);
   result.round = round;
   results_[g] = std::move(result);
+  handed_[g] = false;
 }
 
 void RoundBoard::FinishJob(uint64_t round) {
@@ -41,7 +43,10 @@ std::optional<std::vector<GroupResult>> RoundBoard::Await(uint64_t round, util::
   if (stopping_) return std::nullopt;
   std::vector<GroupResult> out(results_.size());
   for (size_t g = 0; g < results_.size(); ++g) {
-    if (results_[g].round == round) out[g] = std::move(results_[g]);
+    if (handed_[g] || results_[g].round > round) continue;
+    out[g] = std::move(results_[g]);
+    out[g].late = out[g].round != round;
+    handed_[g] = true;
   }
   return out;
 }

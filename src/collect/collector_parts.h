@@ -31,6 +31,9 @@ struct GroupResult {
   uint64_t round = 0;
   std::vector<model::DeviceSnapshot> devices;  // in the group's device order
   std::vector<bool> all_failed;                // per device: reads were made and all failed
+  // Handed out by Await for a later round than its own: the reads finished after their round's
+  // deadline (slow, not stuck), and their values are published one collection late.
+  bool late = false;
 };
 
 class RoundBoard {
@@ -46,8 +49,9 @@ class RoundBoard {
   // One job of `round` finished; a late job of an earlier round is ignored.
   void FinishJob(uint64_t round) NVMLX_EXCLUDES(mu_);
   // Waits until every job of `round` has finished, `deadline` (on `clock`) has passed, or Stop;
-  // then hands over the answers of `round` (a group that did not answer has round != `round`).
-  // nullopt when stopping.
+  // then hands over the answers of `round`; a group that did not answer in time gets its answer
+  // to an earlier round if that came after its own round was handed over (`late`), else none
+  // (round != `round`). Each answer is handed over once. nullopt when stopping.
   std::optional<std::vector<GroupResult>> Await(uint64_t round, util::Clock* clock,
                                                 util::Clock::TimePoint deadline)
       NVMLX_EXCLUDES(mu_);
@@ -60,6 +64,7 @@ class RoundBoard {
   util::CondVar cv_;  // a job of this round reported, or Stop
   uint64_t round_ NVMLX_GUARDED_BY(mu_) = 0;
   std::vector<GroupResult> results_ NVMLX_GUARDED_BY(mu_);  // per group
+  std::vector<bool> handed_ NVMLX_GUARDED_BY(mu_);          // per group: results_ handed over
   // Jobs of round_ not finished yet (fast reads, and with read_slow_inline the slow ones).
   int outstanding_ NVMLX_GUARDED_BY(mu_) = 0;
   bool stopping_ NVMLX_GUARDED_BY(mu_) = false;

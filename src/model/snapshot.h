@@ -101,6 +101,9 @@ struct DeviceSnapshot {
   bool stale = false;
   // Its slow reads (energy, PCIe throughput, violations) are stuck: their samples are left out.
   bool slow_stale = false;
+  // Its reads finished after the read deadline (slow, not stuck): the samples are those of the
+  // previous collection, published one collection late.
+  bool late = false;
   std::vector<Sample> samples;  // ascending field id; failed fields are absent
   // DCGM_FI_DEV_XID_ERRORS (the last Xid) is a sample of `samples` like any field. The windowed
   // counts are not a single value: xid_watched says whether they are known at all (false: Xid

@@ -331,6 +331,23 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
     }
   }
 
+  // Only while some GPU's reads are slow (pages of healthy GPUs are unchanged).
+  bool any_late = false;
+  for (const model::DeviceSnapshot& dev : snapshot.devices) any_late |= dev.late;
+  if (any_late) {
+    SeriesFamily& late = family(
+        "nvml_exporter_gpu_slow_reads",
+        "1 if the GPU's reads finished after the read deadline: slow, not stuck; the values "
+        "shown are those of the previous collection. Present while any GPU's reads are slow.");
+    for (const model::DeviceSnapshot& dev : snapshot.devices) {
+      if (dev.identity == nullptr || dev.identity->mig) continue;
+      std::vector<LabelView> set = {{"gpu", model->InternInt(dev.identity->index)}};
+      if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
+      late.points.push_back(
+          SeriesPoint::Int(model->AddLabelSet(set), dev.late ? 1 : 0, kToPrometheus));
+    }
+  }
+
   // PM sampling's state (docs/pm-sampling.md §5), only where it serves a GPU: pages of GPUs
   // served by GPM alone are unchanged.
   bool any_pm = false;
