@@ -18,7 +18,9 @@
 #   9. our CPU per collection minus the NVML floor's on 8 simulated GPUs (bench/collect_overhead.sh;
 #      BEFORE_BIN=<another build> adds a before/after);
 #  10. scaling: 1, 8, 64 GPUs and 0..5000 pods, with a plot (bench/scaling.sh);
-#  11. the Container Insights EMF schema per collection (bench/container_insights.sh).
+#  11. the Container Insights EMF schema per collection (bench/container_insights.sh);
+#  12. a scraper's success and latency under slowloris, a password storm and a rewrite storm,
+#      beside unattacked runs (bench/adversarial.sh).
 set -euo pipefail
 build="${1:-build}"
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -136,6 +138,8 @@ bash "$src/bench/kubelet.sh" "$build" --write
 bash "$src/bench/rss.sh" "$build" --write
 # --emf-schema container-insights at 8 GPUs and 500 pods against the Prometheus page (likewise).
 bash "$src/bench/container_insights.sh" "$build" --write
+# A scraper under attack (hardening round two) beside the same scraper unattacked (likewise).
+bash "$src/bench/adversarial.sh" "$build" --write
 # The process-attribution section: cgroup parsing, attributor passes, and the render with
 # per-pod families against the same render with them off (the baseline), in the same binary.
 "$build/bench/attribution_bench" --benchmark_format=json --benchmark_min_time=0.3 \
