@@ -241,6 +241,27 @@ class DeviceLabels {
   std::vector<LabelView> scratch_;
 };
 
+// Reads that finished after the read deadline (docs/faults.md): only while some GPU's reads are
+// slow, so that pages of healthy GPUs are unchanged.
+template <typename FamilyFn>
+void AddSlowReads(const model::Snapshot& snapshot, std::string_view uuid_label, SeriesModel* model,
+                  FamilyFn& family) {
+  bool any_late = false;
+  for (const model::DeviceSnapshot& dev : snapshot.devices) any_late |= dev.late;
+  if (!any_late) return;
+  SeriesFamily& late =
+      family("nvml_exporter_gpu_slow_reads",
+             "1 if the GPU's reads finished after the read deadline: slow, not stuck; the values "
+             "shown are those of the previous collection. Present while any GPU's reads are slow.");
+  for (const model::DeviceSnapshot& dev : snapshot.devices) {
+    if (dev.identity == nullptr || dev.identity->mig) continue;
+    std::vector<LabelView> set = {{"gpu", model->InternInt(dev.identity->index)}};
+    if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
+    late.points.push_back(
+        SeriesPoint::Int(model->AddLabelSet(set), dev.late ? 1 : 0, kToPrometheus));
+  }
+}
+
 // PM sampling's alternation (docs/pm-sampling.md §3): per GPU the configurations it cycles
 // through, and per served field the fraction of the last window it was measured in.
 template <typename FamilyFn>
@@ -331,22 +352,7 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
     }
   }
 
-  // Only while some GPU's reads are slow (pages of healthy GPUs are unchanged).
-  bool any_late = false;
-  for (const model::DeviceSnapshot& dev : snapshot.devices) any_late |= dev.late;
-  if (any_late) {
-    SeriesFamily& late = family(
-        "nvml_exporter_gpu_slow_reads",
-        "1 if the GPU's reads finished after the read deadline: slow, not stuck; the values "
-        "shown are those of the previous collection. Present while any GPU's reads are slow.");
-    for (const model::DeviceSnapshot& dev : snapshot.devices) {
-      if (dev.identity == nullptr || dev.identity->mig) continue;
-      std::vector<LabelView> set = {{"gpu", model->InternInt(dev.identity->index)}};
-      if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
-      late.points.push_back(
-          SeriesPoint::Int(model->AddLabelSet(set), dev.late ? 1 : 0, kToPrometheus));
-    }
-  }
+  AddSlowReads(snapshot, uuid_label, model, family);
 
   // PM sampling's state (docs/pm-sampling.md §5), only where it serves a GPU: pages of GPUs
   // served by GPM alone are unchanged.
