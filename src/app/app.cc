@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -268,10 +269,30 @@ int StopDuringStartup(Startup* startup, std::thread* starter) {
 // Waits for the start-up thread, answering signals meanwhile: a stop signal ends the start-up
 // even while NVML or the collectors file blocks it. Returns the exit code when one did; nullopt
 // once the start-up finished (the thread joined, its results in *startup).
-std::optional<int> AwaitStartup(const MainSignals& signals, Startup* startup,
-                                std::thread* starter) {
+// An NVML call that has not returned after `warn_after` is logged once, naming it (hardening
+// round two, row 5: a call hung from start-up used to say nothing until SIGTERM).
+std::optional<int> AwaitStartup(const MainSignals& signals, Startup* startup, std::thread* starter,
+                                std::chrono::milliseconds warn_after) {
+  const char* watched = nullptr;  // the call the start-up was in at the last look
+  auto watched_since = std::chrono::steady_clock::now();
+  bool warned = false;
   while (!startup->done.load()) {
     const int sig = signals.Wait(std::chrono::milliseconds(100));
+    const char* call = startup->site.current();
+    const auto now = std::chrono::steady_clock::now();
+    if (call != watched) {
+      watched = call;
+      watched_since = now;
+    } else if (call != nullptr && !warned && now - watched_since >= warn_after) {
+      warned = true;
+      log::Error(
+          "start-up is waiting on an NVML call that has not returned; the port opens once it "
+          "does (SIGTERM still stops the daemon)",
+          {{"call", call},
+           {"waiting_ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             now - watched_since)
+                                             .count())}});
+    }
     if (sig == 0) continue;
     if (sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2) {
       log::Info("signal during start-up: ignored", {{"signal", SignalName(sig)}});
@@ -379,7 +400,13 @@ int Run(int argc, char** argv) {
   const Daemon::Environment env{nvml_library, CuptiLibrary(opts, nvml_library), GetEnv};
   Startup startup;
   std::thread starter([&opts, &env, &startup] { RunStartup(opts, env, &startup); });
-  if (std::optional<int> code = AwaitStartup(signals, &startup, &starter)) return *code;
+  // Logged within the collector's read deadline (half the interval, 1 to 5 s).
+  const auto warn_after =
+      std::clamp<std::chrono::milliseconds>(std::chrono::milliseconds(opts.collect_interval_ms / 2),
+                                            std::chrono::seconds(1), std::chrono::seconds(5));
+  if (std::optional<int> code = AwaitStartup(signals, &startup, &starter, warn_after)) {
+    return *code;
+  }
   if (startup.daemon == nullptr) return startup.exit_code;
   if (opts.once) return PrintOnce(startup.once_body, startup.daemon.get());
   return Serve(argv, opts, signals, &startup.daemon);

@@ -70,10 +70,20 @@ await_signals_blocked() {
 
 # 1. A call hung from the start: the port never opens, SIGTERM still works.
 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_start.yaml" \
-  -a "127.0.0.1:$(free_port)" -f "$CSV" 2>"$WORK/start.log" &
+  -a "127.0.0.1:$(free_port)" -f "$CSV" -c 2000 2>"$WORK/start.log" &
 PIDS+=($!); pid=$!
 await_signals_blocked "$pid"
 sleep 1.5
+kill -0 "$pid" || fail "daemon died during a hung start-up"
+# Hardening round two, row 5 (in part): the stuck call is named while it hangs (-c 2000: within
+# the 1 s read deadline), not only at exit.
+for _ in $(seq 100); do
+  grep -q 'start-up is waiting on an NVML call that has not returned.*call=nvmlDeviceGetTemperature' \
+    "$WORK/start.log" && break
+  sleep 0.1
+done
+grep -q 'start-up is waiting on an NVML call that has not returned.*call=nvmlDeviceGetTemperature' \
+  "$WORK/start.log" || { cat "$WORK/start.log"; fail "the hung call was not logged while it hung"; }
 kill -0 "$pid" || fail "daemon died during a hung start-up"
 stop_within "$pid" "$STOP_LIMIT"
 grep -q 'start-up is stuck.*call=nvmlDeviceGetTemperature' "$WORK/start.log" ||
