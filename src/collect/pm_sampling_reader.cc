@@ -1,6 +1,8 @@
 #include "collect/pm_sampling_reader.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 
 #include "fields/pm_metrics.h"
@@ -24,6 +26,30 @@ bool NeedsSysclkTrigger(const std::string& chip) {
 
 int64_t Ms(ProfilingSource::Clock::duration d) {
   return std::chrono::duration_cast<milliseconds>(d).count();
+}
+
+// The plan of a GPU's configurations (fields/pm_plan.h), and every one-pass configuration the
+// host API built while planning, by metric set: the image does not depend on the order of the
+// names (those given to GetCounterDataSize and EvaluateToGpuValues need only be a subset of it),
+// so each configuration chosen is built once.
+struct PlannedConfigurations {
+  fields::PmPlan plan;
+  std::map<std::set<std::string>, cupti::Config> built;
+};
+PlannedConfigurations PlanConfigurations(const cupti::Library& lib, const std::string& chip,
+                                         const std::vector<uint8_t>& avail,
+                                         const std::vector<const fields::PmFieldMetric*>& wanted,
+                                         const std::vector<int>& pinned) {
+  PlannedConfigurations out;
+  out.plan = fields::PlanPmConfigurations(
+      wanted, pinned, chip, [&](const std::vector<std::string>& metrics) {
+        Result<cupti::Config> c = lib.BuildConfig(chip, avail, metrics);
+        if (!c.ok()) return Result<size_t>(c.status());
+        const size_t passes = c->passes;
+        if (passes == 1) out.built[{metrics.begin(), metrics.end()}] = std::move(c).value();
+        return Result<size_t>(passes);
+      });
+  return out;
 }
 
 }  // namespace
@@ -59,12 +85,7 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
   const std::vector<uint8_t> avail =
       availability.ok() ? std::move(availability).value() : std::vector<uint8_t>{};
 
-  const fields::PmPlan plan = fields::PlanPmConfigurations(
-      wanted, options.pinned, r->chip_, [&](const std::vector<std::string>& metrics) {
-        Result<cupti::Config> c = lib.BuildConfig(r->chip_, avail, metrics);
-        if (!c.ok()) return Result<size_t>(c.status());
-        return Result<size_t>(c->passes);
-      });
+  auto [plan, built] = PlanConfigurations(lib, r->chip_, avail, wanted, options.pinned);
   for (const fields::PmPlan::Dropped& d : plan.dropped) {
     WarnField(gpu, *fields::FindById(d.metric->field_id), d.why);
   }
@@ -101,15 +122,15 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
     // the names given to GetCounterDataSize and EvaluateToGpuValues must be a subset of it).
     std::sort(slot.fields.begin(), slot.fields.end());
     for (size_t index : slot.fields) so.metrics.push_back(r->metrics_[index]);
-    Result<cupti::Config> c = lib.BuildConfig(r->chip_, avail, so.metrics);
-    if (!c.ok() || c->passes != 1) {  // the plan was made with the same answers
+    // Every configuration of the plan was built by the planner, as one pass.
+    auto image = built.find({so.metrics.begin(), so.metrics.end()});
+    if (image == built.end()) {  // not reached: the planner asked for each set it returns
       for (size_t index : slot.fields) {
-        WarnField(gpu, *r->fields_[index],
-                  c.ok() ? "configuration changed its pass count" : c.status().ToString());
+        WarnField(gpu, *r->fields_[index], "configuration not built");
       }
       continue;
     }
-    so.config = std::move(c).value();
+    so.config = image->second;
     so.device_index = cuda_index;
     so.chip = r->chip_;
     so.availability = avail;
@@ -141,7 +162,6 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
              {"interval_ms", std::to_string(options.interval.count())},
              {"max_samples", std::to_string(r->slots_[0].sampler.max_samples)}});
   const Clock::time_point now = Clock::now();
-  r->created_at_ = now;
   r->last_read_at_ = now;
   if (options.paused == nullptr || !options.paused->load()) r->StartFrom(0, now);
   return r;

@@ -114,7 +114,6 @@ class PmSamplingReader : public ProfilingSource {
   size_t live_ = 0;   // the slot of sampler_
   size_t live_reads_ = 0;
   std::unique_ptr<cupti::PmSampler> sampler_;
-  Clock::time_point created_at_{};
   Clock::time_point started_at_{};  // the first session's start
   Clock::time_point period_at_{};   // the live session's start, or its last decode
   Clock::time_point last_read_at_{};

@@ -241,6 +241,14 @@ class DeviceLabels {
   std::vector<LabelView> scratch_;
 };
 
+// The labels of a GPU's own series: gpu, and UUID when it could be read (never UUID="").
+std::vector<LabelView> GpuLabels(SeriesModel* model, const model::DeviceIdentity& id,
+                                 std::string_view uuid_label) {
+  std::vector<LabelView> set = {{"gpu", model->InternInt(id.index)}};
+  if (!id.uuid.empty()) set.emplace_back(uuid_label, id.uuid);
+  return set;
+}
+
 // Reads that finished after the read deadline (docs/faults.md): only while some GPU's reads are
 // slow, so that pages of healthy GPUs are unchanged.
 template <typename FamilyFn>
@@ -255,10 +263,9 @@ void AddSlowReads(const model::Snapshot& snapshot, std::string_view uuid_label, 
              "shown are those of the previous collection. Present while any GPU's reads are slow.");
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || dev.identity->mig) continue;
-    std::vector<LabelView> set = {{"gpu", model->InternInt(dev.identity->index)}};
-    if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
     late.points.push_back(
-        SeriesPoint::Int(model->AddLabelSet(set), dev.late ? 1 : 0, kToPrometheus));
+        SeriesPoint::Int(model->AddLabelSet(GpuLabels(model, *dev.identity, uuid_label)),
+                         dev.late ? 1 : 0, kToPrometheus));
   }
 }
 
@@ -273,11 +280,9 @@ void AddPmCoverage(const model::Snapshot& snapshot, std::string_view uuid_label,
       "alternate between collections and each field is measured part of the time.");
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || !dev.pm_sampling) continue;
-    const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
-                                {uuid_label, dev.identity->uuid}};
-    configs.points.push_back(SeriesPoint::Int(
-        model->AddLabelSet(std::span<const LabelView>(labels, dev.identity->uuid.empty() ? 1 : 2)),
-        static_cast<int64_t>(dev.pm_sampling->configurations), kToPrometheus));
+    configs.points.push_back(
+        SeriesPoint::Int(model->AddLabelSet(GpuLabels(model, *dev.identity, uuid_label)),
+                         static_cast<int64_t>(dev.pm_sampling->configurations), kToPrometheus));
   }
   SeriesFamily& coverage = family(
       "nvml_exporter_pm_sampling_coverage_ratio",
@@ -288,8 +293,7 @@ void AddPmCoverage(const model::Snapshot& snapshot, std::string_view uuid_label,
     for (const model::FieldCoverage& c : dev.pm_sampling->coverage) {
       const fields::FieldDef* f = fields::FindById(c.field_id);
       if (f == nullptr) continue;
-      std::vector<LabelView> set = {{"gpu", model->InternInt(dev.identity->index)}};
-      if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
+      std::vector<LabelView> set = GpuLabels(model, *dev.identity, uuid_label);
       set.emplace_back("field", f->name);
       coverage.points.push_back(
           SeriesPoint::Double(model->AddLabelSet(set), c.ratio, kToPrometheus));
@@ -328,11 +332,9 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     // One per physical GPU: a MIG instance is up exactly when its GPU is.
     if (dev.identity == nullptr || dev.identity->mig) continue;
-    const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
-                                {uuid_label, dev.identity->uuid}};
-    // No UUID label when the UUID could not be read (never UUID="").
-    const std::span<const LabelView> set(labels, dev.identity->uuid.empty() ? 1 : 2);
-    up.points.push_back(SeriesPoint::Int(model->AddLabelSet(set), dev.up ? 1 : 0, kToPrometheus));
+    up.points.push_back(
+        SeriesPoint::Int(model->AddLabelSet(GpuLabels(model, *dev.identity, uuid_label)),
+                         dev.up ? 1 : 0, kToPrometheus));
   }
   // A read stuck in the driver (docs/faults.md): the GPU's series of those reads are left out.
   SeriesFamily& stale = family(
@@ -341,10 +343,8 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
       "the read deadline (a call stuck in the driver); their series are left out meanwhile.");
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || dev.identity->mig) continue;
-    const std::string_view gpu = model->InternInt(dev.identity->index);
     for (const bool slow : {false, true}) {
-      std::vector<LabelView> set = {{"gpu", gpu}};
-      if (!dev.identity->uuid.empty()) set.emplace_back(uuid_label, dev.identity->uuid);
+      std::vector<LabelView> set = GpuLabels(model, *dev.identity, uuid_label);
       set.emplace_back("reads", slow ? "slow" : "fast");
       const bool is_stale = slow ? dev.slow_stale : dev.stale;
       stale.points.push_back(
@@ -372,12 +372,10 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
                           "profiler (retrying with backoff).");
       for (const model::DeviceSnapshot& dev : snapshot.devices) {
         if (dev.identity == nullptr || !dev.pm_sampling) continue;
-        const LabelView labels[] = {{"gpu", model->InternInt(dev.identity->index)},
-                                    {uuid_label, dev.identity->uuid}};
-        const std::span<const LabelView> set(labels, dev.identity->uuid.empty() ? 1 : 2);
         const int64_t v = losses ? static_cast<int64_t>(dev.pm_sampling->losses)
                                  : (dev.pm_sampling->active ? 1 : 0);
-        f.points.push_back(SeriesPoint::Int(model->AddLabelSet(set), v, kToPrometheus));
+        f.points.push_back(SeriesPoint::Int(
+            model->AddLabelSet(GpuLabels(model, *dev.identity, uuid_label)), v, kToPrometheus));
       }
     }
     AddPmCoverage(snapshot, uuid_label, model, family);

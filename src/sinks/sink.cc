@@ -213,9 +213,7 @@ void Sink::Loop() {
     }
     // The connection goes: what it holds unacknowledged never reached the receiver.
     CountAcknowledged(now);
-    if (st.message().find("receiver too slow") != std::string::npos) {
-      stalled_.store(true, std::memory_order_relaxed);
-    }
+    if (transport_->LastSendTimedOut()) stalled_.store(true, std::memory_order_relaxed);
     dropped_.fetch_add(transport_->TakeUnacknowledged(), std::memory_order_relaxed);
     transport_->Reset();
     failed_at = now;

@@ -81,6 +81,8 @@ class Transport {
   virtual uint64_t Unacknowledged() const { return 0; }
   // Forgets the unacknowledged documents (the connection is being dropped): how many.
   virtual uint64_t TakeUnacknowledged() { return 0; }
+  // The last Send failed because the receiver took nothing in time (connected, not reading).
+  virtual bool LastSendTimedOut() const { return false; }
   // From any thread (Sink::RequestStop): a Send or connect waiting now, or later, ends by
   // `deadline` at the latest (steady clock), so that a stop is never held by a stuck receiver.
   virtual void CapDeadline(std::chrono::steady_clock::time_point /*deadline*/) {}

@@ -146,6 +146,7 @@ class TcpTransport : public Transport {
   }
 
   Status Send(std::string_view doc, std::chrono::milliseconds budget) override {
+    timed_out_ = false;
     const auto deadline = std::chrono::steady_clock::now() + std::min(budget, timeout_);
     if (fd_ >= 0 && PeerClosed()) Reset();
     if (fd_ < 0) NVMLX_RETURN_IF_ERROR(Connect(deadline));
@@ -161,7 +162,10 @@ class TcpTransport : public Transport {
       }
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) return Unavailable(Errno("send"));
-      if (!AwaitWritable(deadline)) return Unavailable("send: receiver too slow (timed out)");
+      if (!AwaitWritable(deadline)) {
+        timed_out_ = true;
+        return Unavailable("send: receiver too slow (timed out)");
+      }
     }
     ends_.push_back(written_);
     return Status::Ok();
@@ -188,6 +192,7 @@ class TcpTransport : public Transport {
     return n;
   }
   uint64_t Unacknowledged() const override { return ends_.size(); }
+  bool LastSendTimedOut() const override { return timed_out_; }
   uint64_t TakeUnacknowledged() override {
     const uint64_t n = ends_.size();
     ends_.clear();
@@ -253,6 +258,7 @@ class TcpTransport : public Transport {
   int fd_ = -1;
   std::string line_;
   std::atomic<int64_t> cap_ns_{std::numeric_limits<int64_t>::max()};  // CapDeadline's
+  bool timed_out_ = false;     // the last Send waited on the receiver past its deadline
   uint64_t written_ = 0;       // bytes written on this connection
   std::deque<uint64_t> ends_;  // per written, unacknowledged document: its end in written_
 };
