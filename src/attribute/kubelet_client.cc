@@ -3,12 +3,18 @@
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
 namespace nvmlx::attribute {
 namespace {
+
+// How long the one retry of an UNAVAILABLE call waits for the channel to reconnect
+// (kubelet_client.h).
+constexpr std::chrono::milliseconds kReconnectWait(1000);
 
 std::string_view GrpcCodeName(grpc::StatusCode code) {
   switch (code) {
@@ -84,8 +90,11 @@ Status KubeletClient::Connect() {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(options_.max_receive_bytes);
     // A kubelet restart is short; reconnect within a refresh period, not gRPC's 1 s..120 s.
+    // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS stays at gRPC's default: gRPC also takes it as the time a
+    // connection attempt may take to get the server's SETTINGS frame, and at 100 ms a loaded
+    // kubelet (or a loaded CI run's fixture) failed every attempt ("connection attempt timed out
+    // before receiving SETTINGS frame"). The call's own deadline bounds the wait.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     channel_ = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
     stub_ = v1::PodResourcesLister::NewStub(channel_);
@@ -114,24 +123,48 @@ Status KubeletClient::CallError(std::string_view call, const grpc::Status& statu
   }
 }
 
+template <typename Call>
+grpc::Status KubeletClient::CallWithReconnect(Call&& call) {
+  const auto deadline = std::chrono::system_clock::now() + options_.deadline;
+  grpc::ClientContext first;
+  first.set_deadline(deadline);
+  grpc::Status status = call(&first);
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+  // A kubelet that answered UNAVAILABLE itself left the channel READY: that is its answer. A
+  // connection that failed leaves it otherwise; Connect() saw the socket file, so the kubelet is
+  // (or was just) there: wait for the channel's next connection instead.
+  if (channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY) return status;
+  const auto retry_deadline = std::min(deadline, std::chrono::system_clock::now() + kReconnectWait);
+  if (retry_deadline <= std::chrono::system_clock::now()) return status;
+  grpc::ClientContext second;
+  second.set_wait_for_ready(true);
+  second.set_deadline(retry_deadline);
+  grpc::Status retried = call(&second);
+  // Out of time waiting to reconnect: the first failure says why better than "no answer".
+  if (retried.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return status;
+  return retried;
+}
+
 Result<v1::ListPodResourcesResponse> KubeletClient::ListProto() {
   if (Status st = Connect(); !st.ok()) return st;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
   v1::ListPodResourcesRequest request;
   v1::ListPodResourcesResponse response;
-  grpc::Status status = stub_->List(&context, request, &response);
+  grpc::Status status = CallWithReconnect([&](grpc::ClientContext* context) {
+    response.Clear();
+    return stub_->List(context, request, &response);
+  });
   if (status.ok()) return response;
   return CallError("List", status);
 }
 
 Result<v1::AllocatableResourcesResponse> KubeletClient::GetAllocatableProto() {
   if (Status st = Connect(); !st.ok()) return st;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + options_.deadline);
   v1::AllocatableResourcesRequest request;
   v1::AllocatableResourcesResponse response;
-  grpc::Status status = stub_->GetAllocatableResources(&context, request, &response);
+  grpc::Status status = CallWithReconnect([&](grpc::ClientContext* context) {
+    response.Clear();
+    return stub_->GetAllocatableResources(context, request, &response);
+  });
   if (status.ok()) return response;
   return CallError("GetAllocatableResources", status);
 }

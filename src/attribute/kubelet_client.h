@@ -10,6 +10,12 @@
 // - A missing socket fails at once with NOT_FOUND, without a gRPC call (dcgm-exporter stats the
 //   socket first as well).
 // - Every call has a deadline; a kubelet that is slow past it counts as failed (UNAVAILABLE).
+// - A call that fails UNAVAILABLE because its connection failed (the channel is not READY after
+//   it; the socket file exists; seen under load as "tcp handshaker shutdown") is tried once more,
+//   waiting for the channel to reconnect (100 ms backoff) for at most 1 s within the same
+//   deadline, so that one dropped connection does not cost a refresh period of pod labels (or
+//   the only page of --once). A socket nobody listens on still fails, 1 s later. A kubelet that
+//   answers UNAVAILABLE itself (the channel stays READY) is not asked again.
 // - The receive limit defaults to 64 MiB instead of gRPC's 4 MiB: List is node-wide and
 //   includes every device of every pod, and 4 MiB is exceeded on dense nodes
 //   (dcgm-exporter #509: 4753177 vs 4194304). A 110-pod node with 8 GPUs answers in ~50 KiB.
@@ -57,6 +63,10 @@ class KubeletClient : public PodResourcesLister {
   // A failed call's Status: the gRPC code named, UNAVAILABLE / DEADLINE_EXCEEDED -> UNAVAILABLE,
   // UNIMPLEMENTED -> NOT_SUPPORTED, anything else -> INTERNAL.
   Status CallError(std::string_view call, const grpc::Status& status) const;
+  // Runs `call` (one RPC on stub_ with the context it is given) under the deadline, with the one
+  // reconnecting retry described above; returns the status to report.
+  template <typename Call>
+  grpc::Status CallWithReconnect(Call&& call);
 
   KubeletClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;

@@ -5,15 +5,19 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "attribute/pod_resources_refresher.h"
@@ -127,6 +131,113 @@ TEST_F(KubeletClientTest, RefusedConnectionIsUnavailable) {
   Result<v1::ListPodResourcesResponse> r = client.ListProto();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+}
+
+TEST_F(KubeletClientTest, ConnectionDroppedWhileSettingUpIsRetriedWithinTheDeadline) {
+  // The first connection is accepted and closed at once (what a kubelet restarting, or one too
+  // loaded to finish the handshake, looks like); then the real server takes the socket. The call
+  // waits for the channel to reconnect instead of failing on the dropped connection (the
+  // integration_dra_test of a loaded CI run lost the only page of --once to it).
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  kubelet_.SetScript({OnePod("p")});
+  std::thread dropper([&] {
+    const int conn = accept(fd, nullptr, nullptr);
+    if (conn >= 0) close(conn);
+    close(fd);
+    unlink(socket_.c_str());
+    (void)kubelet_.Start(socket_);
+  });
+  KubeletClient client(Options(/*deadline_ms=*/5000));
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
+  dropper.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->pod_resources(0).name(), "p");
+  EXPECT_EQ(kubelet_.calls(), 1);
+}
+
+// A unix-socket proxy in front of the fake kubelet that holds each connection `delay` before it
+// connects it through (bytes piped both ways): a kubelet slow to send its HTTP/2 SETTINGS frame.
+class SlowHandshakeProxy {
+ public:
+  SlowHandshakeProxy(std::string listen_path, std::string target_path,
+                     std::chrono::milliseconds delay)
+      : target_(std::move(target_path)), delay_(delay) {
+    listen_fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr = Address(listen_path);
+    ok_ = listen_fd_ >= 0 &&
+          bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+          listen(listen_fd_, 8) == 0;
+    if (ok_) acceptor_ = std::thread([this] { AcceptLoop(); });
+  }
+  ~SlowHandshakeProxy() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    close(listen_fd_);
+    if (acceptor_.joinable()) acceptor_.join();
+    for (std::thread& t : pipes_) t.join();
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  static sockaddr_un Address(const std::string& path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    return addr;
+  }
+  void AcceptLoop() {
+    for (;;) {
+      const int client = accept(listen_fd_, nullptr, nullptr);
+      if (client < 0) return;
+      pipes_.emplace_back([this, client] { Pipe(client); });
+    }
+  }
+  void Pipe(int client) {
+    std::this_thread::sleep_for(delay_);
+    const int server = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr = Address(target_);
+    if (server >= 0 && connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+      char buf[16384];
+      bool open = true;
+      while (open && poll(fds, 2, 5000) > 0) {
+        for (int i = 0; i < 2 && open; ++i) {
+          if (fds[i].revents == 0) continue;
+          const ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+          open = n > 0 && send(fds[1 - i].fd, buf, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
+        }
+      }
+    }
+    if (server >= 0) close(server);
+    close(client);
+  }
+
+  const std::string target_;
+  const std::chrono::milliseconds delay_;
+  int listen_fd_ = -1;
+  bool ok_ = false;
+  std::thread acceptor_;
+  std::vector<std::thread> pipes_;  // only the acceptor adds, joined after it
+};
+
+TEST_F(KubeletClientTest, KubeletSlowToFinishTheHandshakeIsWaitedForWithinTheDeadline) {
+  // Every connection waits 600 ms before the kubelet's SETTINGS frame can arrive. gRPC takes
+  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS as the time a connection attempt may take: set to 100 ms
+  // it failed every attempt, and so every refresh on a loaded node (kubelet_client.cc).
+  kubelet_.SetScript({OnePod("p")});
+  const std::string real = dir_ + "/real.sock";
+  ASSERT_TRUE(kubelet_.Start(real).ok());
+  SlowHandshakeProxy proxy(socket_, real, std::chrono::milliseconds(600));
+  ASSERT_TRUE(proxy.ok());
+  KubeletClient client(Options(/*deadline_ms=*/5000));
+  Result<v1::ListPodResourcesResponse> r = client.ListProto();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->pod_resources(0).name(), "p");
 }
 
 TEST_F(KubeletClientTest, SlowPastTheDeadlineFails) {

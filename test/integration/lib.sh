@@ -11,7 +11,15 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# On failure, the daemon's last log lines too: CI keeps no work folder.
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -s "$WORK/exporter.log" ]; then
+    echo "--- last lines of the daemon's log:" >&2
+    tail -n 15 "$WORK/exporter.log" >&2
+  fi
+  exit 1
+}
 pass() { echo "ok: $*"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # wait_http URL SECONDS: until it answers 200
