@@ -7,6 +7,7 @@
 
 #include "fields/pm_metrics.h"
 #include "fields/pm_plan.h"
+#include "util/cpu_time.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
@@ -190,8 +191,21 @@ void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
   for (size_t k = 0; k < slots_.size(); ++k) {
     const size_t s = (from + k) % slots_.size();
     if (now < slots_[s].retry_at) continue;
+    Slot& slot = slots_[s];
+    uint64_t host_cpu_ns = 0;  // 0 once the slot has its host
+    if (slot.host == nullptr) {
+      const uint64_t cpu = util::ThreadCpuNs();
+      Result<std::shared_ptr<cupti::PmHost>> host = cupti::PmHost::Create(
+          lib_, slot.sampler.chip, slot.sampler.availability, slot.sampler.metrics);
+      if (!host.ok()) {
+        NoteLoss(s, host.status(), now);
+        continue;
+      }
+      slot.host = std::move(host).value();
+      host_cpu_ns = util::ThreadCpuNs() - cpu;
+    }
     Result<std::unique_ptr<cupti::PmSampler>> started =
-        cupti::PmSampler::Start(lib_, slots_[s].sampler);
+        cupti::PmSampler::Start(lib_, slot.sampler, slot.host);
     if (!started.ok()) {
       NoteLoss(s, started.status(), now);
       // HARDWARE_BUSY: another profiler holds the whole GPU, and every configuration would get
@@ -206,6 +220,17 @@ void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
       continue;
     }
     sampler_ = std::move(started).value();
+    const cupti::PmSampler::StartCost& cost = sampler_->start_cost();
+    log::Debug("PM sampling configuration started",
+               {{"gpu", std::to_string(gpu_)},
+                {"configuration", SlotName(s)},
+                {"cpu_us_stop_previous", std::to_string(release_cpu_ns_ / 1000)},
+                {"cpu_us_host_built", std::to_string(host_cpu_ns / 1000)},
+                {"cpu_us_enable", std::to_string(cost.enable_ns / 1000)},
+                {"cpu_us_set_config", std::to_string(cost.set_config_ns / 1000)},
+                {"cpu_us_counter_data", std::to_string(cost.counter_data_ns / 1000)},
+                {"cpu_us_start", std::to_string(cost.start_ns / 1000)}});
+    release_cpu_ns_ = 0;
     if (started_at_ == Clock::time_point{}) started_at_ = now;
     live_ = s;
     live_reads_ = 0;
@@ -216,7 +241,9 @@ void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
 }
 
 void PmSamplingReader::Release() {
+  const uint64_t cpu = util::ThreadCpuNs();
   sampler_.reset();  // stop and disable: the counters are free for whoever wants them
+  release_cpu_ns_ = util::ThreadCpuNs() - cpu;
   active_.store(false);
 }
 

@@ -85,6 +85,9 @@ class PmSamplingReader : public ProfilingSource {
   struct Slot {
     std::vector<size_t> fields;  // indices into fields_
     cupti::PmSampler::Options sampler;
+    // Built at its first session and kept: building it is most of a session start's CPU time
+    // (docs/validation/h200-pm-sampling.md), and alternating starts one every dwell_.
+    std::shared_ptr<const cupti::PmHost> host;
     Clock::time_point retry_at{};
     std::chrono::milliseconds backoff{0};
     Clock::duration quiet{0};  // live time since its last completed sample
@@ -120,6 +123,7 @@ class PmSamplingReader : public ProfilingSource {
   bool logged_pause_ = false;
   std::vector<std::optional<model::Value>> last_values_;  // per field: the last measured mean
   std::vector<double> coverage_;                          // per field, the last window
+  uint64_t release_cpu_ns_ = 0;  // the last Release()'s CPU time, reported with the next start
   std::atomic<bool> active_{false};
   std::atomic<uint64_t> losses_{0};
 };

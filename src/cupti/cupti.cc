@@ -210,34 +210,66 @@ Result<Config> Library::BuildConfig(const std::string& chip,
   return config;
 }
 
-Result<std::unique_ptr<PmSampler>> PmSampler::Start(const Library& lib, Options options) {
-  std::unique_ptr<PmSampler> s(new PmSampler(lib, std::move(options)));
-  const Options& o = s->options_;
-  for (const std::string& m : o.metrics) s->metric_names_.push_back(m.c_str());
+PmHost::PmHost(const Library& lib, std::vector<std::string> metrics)
+    : lib_(lib), metrics_(std::move(metrics)) {
+  for (const std::string& m : metrics_) names_.push_back(m.c_str());
+}
 
+Result<std::shared_ptr<PmHost>> PmHost::Create(const Library& lib, const std::string& chip,
+                                               const std::vector<uint8_t>& availability,
+                                               const std::vector<std::string>& metrics) {
+  std::shared_ptr<PmHost> h(new PmHost(lib, metrics));
   api::HostInitializeParams init{};
   init.structSize = api::kHostInitializeParamsSize;
   init.profilerType = api::kProfilerTypePmSampling;
-  init.pChipName = o.chip.c_str();
-  init.pCounterAvailabilityImage = o.availability.empty() ? nullptr : o.availability.data();
+  init.pChipName = chip.c_str();
+  init.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
   NVMLX_RETURN_IF_ERROR(
       lib.Check(lib.cuptiProfilerHostInitialize(&init), "cuptiProfilerHostInitialize"));
-  s->host_ = init.pHostObject;
+  h->host_ = init.pHostObject;
   // The host object evaluates counter data of the metrics it was configured with.
   api::HostConfigAddMetricsParams add{};
   add.structSize = api::kHostConfigAddMetricsParamsSize;
-  add.pHostObject = s->host_;
-  add.ppMetricNames = s->metric_names_.data();
-  add.numMetrics = s->metric_names_.size();
+  add.pHostObject = h->host_;
+  add.ppMetricNames = h->names_.data();
+  add.numMetrics = h->names_.size();
   NVMLX_RETURN_IF_ERROR(
       lib.Check(lib.cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"));
+  return h;
+}
 
+PmHost::~PmHost() {
+  if (host_ == nullptr) return;
+  api::HostDeinitializeParams d{};
+  d.structSize = api::kHostDeinitializeParamsSize;
+  d.pHostObject = host_;
+  (void)lib_.cuptiProfilerHostDeinitialize(&d);
+}
+
+Result<std::unique_ptr<PmSampler>> PmSampler::Start(const Library& lib, Options options,
+                                                    std::shared_ptr<const PmHost> host) {
+  std::unique_ptr<PmSampler> s(new PmSampler(lib, std::move(options)));
+  const Options& o = s->options_;
+  uint64_t cpu = util::ThreadCpuNs();
+  if (host == nullptr) {
+    Result<std::shared_ptr<PmHost>> built = PmHost::Create(lib, o.chip, o.availability, o.metrics);
+    if (!built.ok()) return built.status();
+    host = std::move(built).value();
+  }
+  s->host_ = std::move(host);
+  s->start_cost_.host_ns = util::ThreadCpuNs() - cpu;
+  s->metric_names_ = s->host_->metric_names();
+  std::vector<const char*>& names = s->metric_names_;
+
+  cpu = util::ThreadCpuNs();
   api::PmEnableParams enable{};
   enable.structSize = api::kPmEnableParamsSize;
   enable.deviceIndex = o.device_index;
   NVMLX_RETURN_IF_ERROR(lib.Check(lib.cuptiPmSamplingEnable(&enable), "cuptiPmSamplingEnable"));
   s->object_ = enable.pPmSamplingObject;
+  s->start_cost_.enable_ns = util::ThreadCpuNs() - cpu;
 
+  cpu = util::ThreadCpuNs();
   api::PmSetConfigParams config{};
   config.structSize = api::kPmSetConfigParamsSize;
   config.pPmSamplingObject = s->object_;
@@ -256,23 +288,28 @@ Result<std::unique_ptr<PmSampler>> PmSampler::Start(const Library& lib, Options 
   }
   NVMLX_RETURN_IF_ERROR(
       lib.Check(lib.cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig"));
+  s->start_cost_.set_config_ns = util::ThreadCpuNs() - cpu;
 
+  cpu = util::ThreadCpuNs();
   api::PmGetCounterDataSizeParams size{};
   size.structSize = api::kPmGetCounterDataSizeParamsSize;
   size.pPmSamplingObject = s->object_;
-  size.pMetricNames = s->metric_names_.data();
-  size.numMetrics = s->metric_names_.size();
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
   size.maxSamples = o.max_samples;
   NVMLX_RETURN_IF_ERROR(
       lib.Check(lib.cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize"));
   s->counter_data_.resize(size.counterDataSize);
   NVMLX_RETURN_IF_ERROR(s->InitCounterData());
+  s->start_cost_.counter_data_ns = util::ThreadCpuNs() - cpu;
 
+  cpu = util::ThreadCpuNs();
   api::PmObjectParams start{};
   start.structSize = api::kPmObjectParamsSize;
   start.pPmSamplingObject = s->object_;
   NVMLX_RETURN_IF_ERROR(lib.Check(lib.cuptiPmSamplingStart(&start), "cuptiPmSamplingStart"));
   s->started_ = true;
+  s->start_cost_.start_ns = util::ThreadCpuNs() - cpu;
   return s;
 }
 
@@ -282,12 +319,7 @@ PmSampler::~PmSampler() {
   p.pPmSamplingObject = object_;
   if (started_) (void)lib_.cuptiPmSamplingStop(&p);
   if (object_ != nullptr) (void)lib_.cuptiPmSamplingDisable(&p);
-  if (host_ != nullptr) {
-    api::HostDeinitializeParams d{};
-    d.structSize = api::kHostDeinitializeParamsSize;
-    d.pHostObject = host_;
-    (void)lib_.cuptiProfilerHostDeinitialize(&d);
-  }
+  // host_ (shared) is deinitialised by its last owner.
 }
 
 Status PmSampler::InitCounterData() {
@@ -302,11 +334,12 @@ Status PmSampler::InitCounterData() {
 
 Result<PmSampler::Window> PmSampler::Decode() {
   Window w;
-  w.means.assign(metric_names_.size(), 0.0);
+  std::vector<const char*>& metric_names = metric_names_;
+  w.means.assign(metric_names.size(), 0.0);
   // Per metric: a sample whose value is not finite (seen: none yet; CUPTI documents NaN for
   // metrics it cannot evaluate) is left out of that metric's mean instead of poisoning it.
-  std::vector<double> weight(metric_names_.size(), 0.0);
-  std::vector<double> values(metric_names_.size());
+  std::vector<double> weight(metric_names.size(), 0.0);
+  std::vector<double> values(metric_names.size());
   // The image keeps what was decoded until every sample in it is complete: a sample whose records
   // are only partly in the hardware buffer at this decode stays populated-but-incomplete and
   // completes at the next one. Re-initialising after every decode, as CUPTI's own sample does,
@@ -355,12 +388,12 @@ Result<PmSampler::Window> PmSampler::Decode() {
                                        "cuptiPmSamplingCounterDataGetSampleInfo"));
       api::HostEvaluateToGpuValuesParams ev{};
       ev.structSize = api::kHostEvaluateToGpuValuesParamsSize;
-      ev.pHostObject = host_;
+      ev.pHostObject = host_->object();
       ev.pCounterDataImage = counter_data_.data();
       ev.counterDataImageSize = counter_data_.size();
       ev.rangeIndex = i;
-      ev.ppMetricNames = metric_names_.data();
-      ev.numMetrics = metric_names_.size();
+      ev.ppMetricNames = metric_names.data();
+      ev.numMetrics = metric_names.size();
       ev.pMetricValues = values.data();
       NVMLX_RETURN_IF_ERROR(lib_.Check(lib_.cuptiProfilerHostEvaluateToGpuValues(&ev),
                                        "cuptiProfilerHostEvaluateToGpuValues"));

@@ -89,6 +89,33 @@ class Library {
   std::vector<PciAddress> cuda_devices_;
 };
 
+// The host half of a PM-sampling configuration: CUPTI's host object for `chip` with the metrics
+// added, which evaluates the counter data of a session of that configuration. Creating one loads
+// the chip's metric tables, the costly part of starting a session, so a reader that alternates
+// configurations keeps one per configuration for its life instead of one per session. Not
+// thread-safe: the sessions that use it are on one collector thread.
+class PmHost {
+ public:
+  static Result<std::shared_ptr<PmHost>> Create(const Library& lib, const std::string& chip,
+                                                const std::vector<uint8_t>& availability,
+                                                const std::vector<std::string>& metrics);
+  ~PmHost();
+  PmHost(const PmHost&) = delete;
+  PmHost& operator=(const PmHost&) = delete;
+
+  api::HostObject* object() const { return host_; }
+  // The metric names, in the order they were added (and are evaluated in).
+  const std::vector<const char*>& metric_names() const { return names_; }
+
+ private:
+  PmHost(const Library& lib, std::vector<std::string> metrics);
+
+  const Library& lib_;
+  const std::vector<std::string> metrics_;
+  std::vector<const char*> names_;  // into metrics_
+  api::HostObject* host_ = nullptr;
+};
+
 // One GPU's PM-sampling session: enabled and started by Start(), stopped and disabled by the
 // destructor. Decode() drains the hardware buffer and returns the duration-weighted mean of every
 // metric over the samples completed since the previous Decode(). Not thread-safe: one collector
@@ -113,6 +140,10 @@ class PmSampler {
     // were only partly decoded (the first implementation; tools/pm-probe --fresh-image compares).
     bool fresh_image_each_decode = false;
   };
+  // This thread's CPU time in each step of Start() (where a configuration switch's cost goes).
+  struct StartCost {
+    uint64_t host_ns = 0, enable_ns = 0, set_config_ns = 0, counter_data_ns = 0, start_ns = 0;
+  };
   static constexpr double kAssumedSysclkHz = 1.0e9;
 
   struct SampleValues {
@@ -136,13 +167,16 @@ class PmSampler {
     size_t resets = 0;     // counter-data image re-initialisations in this call
   };
 
-  static Result<std::unique_ptr<PmSampler>> Start(const Library& lib, Options options);
+  // `host`: the configuration's PmHost (see above), or null to build one for this session.
+  static Result<std::unique_ptr<PmSampler>> Start(const Library& lib, Options options,
+                                                  std::shared_ptr<const PmHost> host = nullptr);
   ~PmSampler();
   PmSampler(const PmSampler&) = delete;
   PmSampler& operator=(const PmSampler&) = delete;
 
   Result<Window> Decode();
   size_t counter_data_bytes() const { return counter_data_.size(); }
+  const StartCost& start_cost() const { return start_cost_; }
 
  private:
   PmSampler(const Library& lib, Options options) : lib_(lib), options_(std::move(options)) {}
@@ -150,13 +184,14 @@ class PmSampler {
 
   const Library& lib_;
   Options options_;
+  std::shared_ptr<const PmHost> host_;
   api::PmSamplingObject* object_ = nullptr;
-  api::HostObject* host_ = nullptr;
   bool started_ = false;
   std::vector<uint8_t> counter_data_;
   // Samples [0, next_sample_) of the image are already averaged into an earlier window.
   size_t next_sample_ = 0;
-  std::vector<const char*> metric_names_;
+  StartCost start_cost_;
+  std::vector<const char*> metric_names_;  // host_'s (CUPTI takes them non-const)
 };
 
 }  // namespace nvmlx::cupti

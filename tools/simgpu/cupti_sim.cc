@@ -103,6 +103,7 @@ struct State {
   bool frozen = false;
   double frozen_s = 0;
   std::set<unsigned> enabled;  // GPUs with a session
+  long long host_objects = 0;  // cuptiProfilerHostInitialize successes since load
 };
 
 State& S() {
@@ -273,6 +274,7 @@ __attribute__((visibility("default"))) int cuptiProfilerHostInitialize(
   if (p == nullptr || p->pChipName == nullptr) return api::kErrorInvalidParameter;
   if (GpuByChip(s, p->pChipName) == nullptr) return 46;  // CUPTI_ERROR_INVALID_CHIP_NAME
   p->pHostObject = reinterpret_cast<api::HostObject*>(new Host{p->pChipName, {}});
+  ++s.host_objects;
   return api::kSuccess;
 }
 
@@ -506,6 +508,14 @@ __attribute__((visibility("default"))) int nvmlxSimCuptiRestartClock() {
   NEED_INIT();
   s.origin = std::chrono::steady_clock::now();
   return api::kSuccess;
+}
+
+// Not CUPTI: a test control. How many host objects cuptiProfilerHostInitialize made since load
+// (the reader keeps one per configuration instead of one per session).
+__attribute__((visibility("default"))) long long nvmlxSimCuptiHostObjects() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.host_objects;
 }
 
 }  // extern "C"

@@ -85,6 +85,17 @@ inline std::string RestartCuptiClock(const char* library_path) {
   return error;
 }
 
+// How many host objects the loaded simulated CUPTI created since load; -1 when it cannot say.
+inline long long CuptiHostObjects(const char* library_path) {
+  void* handle = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return -1;
+  using CountFn = long long (*)();
+  auto count = reinterpret_cast<CountFn>(dlsym(handle, "nvmlxSimCuptiHostObjects"));
+  const long long n = count != nullptr ? count() : -1;
+  dlclose(handle);
+  return n;
+}
+
 }  // namespace nvmlx::simgpu
 
 #endif  // NVML_EXPORTER_TOOLS_SIMGPU_SIM_CONTROL_H_
