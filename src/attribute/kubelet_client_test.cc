@@ -34,6 +34,20 @@ using ::testing::HasSubstr;
 
 constexpr char kGpu0[] = "GPU-00000000-0000-0000-0000-000000000000";
 
+// A unix stream socket bound to `path` (not listening), or -1.
+int BoundUnixSocket(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 class KubeletClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -120,12 +134,8 @@ TEST_F(KubeletClientTest, MissingSocketIsNotFoundWithoutACall) {
 
 TEST_F(KubeletClientTest, RefusedConnectionIsUnavailable) {
   // A socket file nobody listens on: what a crashed kubelet leaves behind.
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  const int fd = BoundUnixSocket(socket_);
   ASSERT_GE(fd, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   close(fd);  // bound, never listened: connect() is refused
   KubeletClient client(Options());
   Result<v1::ListPodResourcesResponse> r = client.ListProto();
@@ -138,12 +148,8 @@ TEST_F(KubeletClientTest, ConnectionDroppedWhileSettingUpIsRetriedWithinTheDeadl
   // loaded to finish the handshake, looks like); then the real server takes the socket. The call
   // waits for the channel to reconnect instead of failing on the dropped connection (the
   // integration_dra_test of a loaded CI run lost the only page of --once to it).
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  const int fd = BoundUnixSocket(socket_);
   ASSERT_GE(fd, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   ASSERT_EQ(listen(fd, 4), 0);
   kubelet_.SetScript({OnePod("p")});
   std::thread dropper([&] {
@@ -168,11 +174,8 @@ class SlowHandshakeProxy {
   SlowHandshakeProxy(std::string listen_path, std::string target_path,
                      std::chrono::milliseconds delay)
       : target_(std::move(target_path)), delay_(delay) {
-    listen_fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un addr = Address(listen_path);
-    ok_ = listen_fd_ >= 0 &&
-          bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-          listen(listen_fd_, 8) == 0;
+    listen_fd_ = BoundUnixSocket(listen_path);
+    ok_ = listen_fd_ >= 0 && listen(listen_fd_, 8) == 0;
     if (ok_) acceptor_ = std::thread([this] { AcceptLoop(); });
   }
   ~SlowHandshakeProxy() {
