@@ -56,6 +56,11 @@ PageStore::GpuCounts CountGpus(const model::Snapshot& s) {
     if (d.up) continue;
     if (d.lost) {
       ++n.lost;
+    } else if (d.setting_up) {
+      ++n.setting_up;
+      n.setting_up_calls += (n.setting_up_calls.empty() ? "" : ", ") + std::string("gpu ") +
+                            std::to_string(d.identity->index) + " in " +
+                            (d.stuck_call.empty() ? "no NVML call" : d.stuck_call);
     } else if (d.stale) {
       ++n.stale;
     } else {
@@ -265,6 +270,7 @@ Status Daemon::BuildCollector(std::shared_ptr<const plan::FieldPlan> plan) {
   if (sources_->enabled()) {
     copts.attribution = [sources = sources_.get()] { return sources->Latest(); };
   }
+  if (!opts.once) copts.on_late_gpu = [this] { RequestRestart(); };
   Result<std::unique_ptr<collect::Collector>> collector =
       collect::Collector::Create(*nvml_, std::move(copts));
   if (!collector.ok()) return Fail(config::ExitCode::kUnavailable, collector.status().ToString());
@@ -456,6 +462,13 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
 void Daemon::SetRestartHandler(std::function<void()> restart) {
   util::MutexLock lock(&reload_mu_);
   restart_ = std::move(restart);
+  if (restart_wanted_ && restart_) restart_();
+}
+
+void Daemon::RequestRestart() {
+  util::MutexLock lock(&reload_mu_);
+  restart_wanted_ = true;
+  if (restart_) restart_();
 }
 
 void Daemon::RejectReload(std::string_view why, const std::string& err) {

@@ -126,6 +126,9 @@ class Daemon {
   // app::Run's re-execution of the daemon. Unset: the reload logs that a restart is needed.
   // Thread-safe; called on the reloader thread.
   void SetRestartHandler(std::function<void()> restart) NVMLX_EXCLUDES(reload_mu_);
+  // A GPU whose set-up outlasted the start-up finished it (Collector's on_late_gpu): it needs a
+  // new start. Calls the restart handler, or, before one is set, when it is set. Thread-safe.
+  void RequestRestart() NVMLX_EXCLUDES(reload_mu_);
 
   // How often the reloader looks at the collectors file.
   static constexpr std::chrono::seconds kCollectorsPoll{2};
@@ -200,6 +203,7 @@ class Daemon {
   // being written (truncated, then filled) is never read half-way.
   std::optional<FileId> changing_ NVMLX_GUARDED_BY(reload_mu_);
   std::function<void()> restart_ NVMLX_GUARDED_BY(reload_mu_);  // SetRestartHandler
+  bool restart_wanted_ NVMLX_GUARDED_BY(reload_mu_) = false;    // RequestRestart before a handler
   uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;
   double last_reload_success_s_ NVMLX_GUARDED_BY(reload_mu_) = 0;  // Unix time; start-up too
   std::unique_ptr<util::PeriodicWorker> reloader_;                 // null with -m or --once

@@ -48,6 +48,11 @@ serve::Health PageStore::Health(serve::Probe probe, Clock::time_point now) const
     if (require_gpus_) return {false, "no GPU is being collected (--health-require-gpus)"};
     return {true, "OK: no GPU is being collected"};
   }
+  if (gpus_.setting_up > 0) {
+    return {false, "start-up incomplete: " + std::to_string(gpus_.setting_up) + " of " +
+                       std::to_string(gpus_.total) + " GPU(s) still in their set-up (" +
+                       gpus_.setting_up_calls + "); the others are served"};
+  }
   std::string body = "OK";
   const std::string of = " of " + std::to_string(gpus_.total) + " GPU(s) ";
   const char* sep = ": ";

@@ -7,6 +7,10 @@
 //    until the first page). GPU state does not fail it: a node whose GPUs are lost or absent
 //    gets nothing from a restart loop; that state is in the metrics (nvml_exporter_gpu_up) and
 //    in the body text.
+//    The one GPU state that fails it: a GPU whose set-up at start never finished (a driver call
+//    hung since the start, hardening round two, row 5). The other GPUs are served meanwhile,
+//    but the start is incomplete, and only a new start can collect that GPU; a kubelet restart
+//    is what dcgm-exporter gets there too (its port never opens).
 //    With --health-require-gpus (dcgm-exporter 4.8.4's) it also fails while the latest page
 //    collected no GPU, for fleets where every node has GPUs and an exporter that sees none is
 //    broken (a restart may pick up a driver that came late).
@@ -50,6 +54,10 @@ class PageStore {
     int lost = 0;        // fallen off the bus (GPU_IS_LOST, Xid 79)
     int stale = 0;       // a read stuck in the driver (docs/faults.md)
     int unreadable = 0;  // every read failed this round
+    // Stale because their set-up at start has not finished: the start is incomplete, and
+    // /health fails (the one GPU state that does; see the class comment).
+    int setting_up = 0;
+    std::string setting_up_calls = {};  // "gpu 0 in nvmlDeviceGetTemperature, ..."
   };
   void Publish(std::shared_ptr<const serve::Page> page, GpuCounts gpus,
                Clock::time_point at = Clock::now()) NVMLX_EXCLUDES(mu_);

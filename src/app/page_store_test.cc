@@ -64,6 +64,26 @@ TEST(PageStoreTest, LostOrNoGpusAreReportedButHealthy) {
             "unreadable (every read failed)");
 }
 
+// Hardening round two, row 5: a GPU whose set-up at start never finished is the one GPU state
+// that fails the probes (the start is incomplete; only a new start can collect it), naming the
+// call it is stuck in; once it is set up, the probes pass again.
+TEST(PageStoreTest, GpuStillInItsSetUpFailsTheProbesNamingTheCall) {
+  PageStore store(milliseconds(30000), kT0);
+  store.Publish(std::make_shared<serve::Page>(),
+                {.total = 2, .setting_up = 1, .setting_up_calls = "gpu 0 in nvmlDeviceGetUUID"},
+                kT0);
+  for (Probe p : {Probe::kLive, Probe::kReady}) {
+    serve::Health h = store.Health(p, kT0);
+    EXPECT_FALSE(h.ok);
+    EXPECT_EQ(h.reason,
+              "start-up incomplete: 1 of 2 GPU(s) still in their set-up (gpu 0 in "
+              "nvmlDeviceGetUUID); the others are served");
+  }
+  store.Publish(std::make_shared<serve::Page>(), {.total = 2}, kT0);
+  EXPECT_TRUE(store.Health(Probe::kLive, kT0).ok);
+  EXPECT_EQ(store.Health(Probe::kReady, kT0).reason, "OK");
+}
+
 // --health-require-gpus: a page that collected no GPU fails both probes; GPUs that are there but
 // lost still pass (dcgm-exporter keys on a GPU collector existing, not on its GPUs' state), and
 // the start-up grace before the first page is unchanged.

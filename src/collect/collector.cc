@@ -1,5 +1,5 @@
-// Collector, part 1: creation (enumeration, identities, readers), the rounds that post each GPU's
-// reads and wait for them until the read deadline, and the lifecycle. Reading one GPU is
+// Collector, part 1: the rounds that post each GPU's reads and wait for them until the read
+// deadline, and the lifecycle. Creation is collector_setup.cc; reading one GPU is
 // collector_read.cc; the field plan is collector_plan.cc.
 #include "collect/collector.h"
 
@@ -15,75 +15,6 @@ namespace nvmlx::collect {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
-std::string ReplaceBlanks(const std::string& name) {
-  std::string out;
-  bool in_blank = false;
-  for (char c : name) {
-    if (c == ' ' || c == '\t' || c == '\n') {
-      in_blank = true;
-      continue;
-    }
-    if (in_blank && !out.empty()) out.push_back('-');
-    in_blank = false;
-    out.push_back(c);
-  }
-  return out;
-}
-
-// The identity of GPU `index`, read once: UUID, name, PCI bus id, minor number and the values of
-// the CSV's label rows (a failing label is omitted with one warning).
-model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle, unsigned index,
-                                   bool replace_blanks,
-                                   const std::vector<const fields::FieldDef*>& label_fields) {
-  model::DeviceIdentity id;
-  id.index = index;
-  // A failing identity read leaves its label out of every series of the GPU (never `UUID=""`);
-  // said once here, as it is read once.
-  auto unreadable = [index](const char* label, const Status& st) {
-    log::Error("GPU identity read failed; the label is left out of its series",
-               {{"gpu", std::to_string(index)}, {"label", label}, {"err", st.ToString()}});
-  };
-  if (auto r = lib.Uuid(handle); r.ok()) {
-    id.uuid = *r;
-  } else {
-    unreadable("UUID", r.status());
-  }
-  if (auto r = lib.Name(handle); r.ok()) {
-    id.model_name = *r;
-  } else {
-    unreadable("modelName", r.status());
-  }
-  if (replace_blanks) id.model_name = ReplaceBlanks(id.model_name);
-  if (auto r = lib.Pci(handle); r.ok()) {
-    id.pci_bus_id = r->bus_id;
-  } else {
-    unreadable("pci_bus_id", r.status());
-  }
-  if (auto r = lib.MinorNumber(handle); r.ok()) id.minor_number = *r;
-  fields::ReadContext ctx{lib, handle, {}, {}, {}};
-  for (const fields::FieldDef* f : label_fields) {
-    if (f->read == nullptr) continue;
-    Result<model::Value> v = f->read(ctx);
-    if (!v.ok()) {
-      log::Warn("label field unavailable; label omitted", {{"gpu", std::to_string(index)},
-                                                           {"field", std::string(f->name)},
-                                                           {"err", v.status().ToString()}});
-      continue;
-    }
-    std::string text;
-    if (const auto* s = std::get_if<std::string>(&*v)) {
-      text = *s;
-    } else if (const auto* n = std::get_if<int64_t>(&*v)) {
-      text = std::to_string(*n);
-    } else {
-      text = std::to_string(std::get<double>(*v));
-    }
-    id.label_values.emplace_back(f->id, std::move(text));
-  }
-  return id;
-}
 
 }  // namespace
 
@@ -113,191 +44,8 @@ Collector::~Collector() {
   // The workers' destructors (groups_) join their threads; Stop(max) has already waited.
 }
 
-Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
-                                                     CollectorOptions options) {
-  std::unique_ptr<Collector> c(new Collector(lib, std::move(options)));
-  if (c->options_.plan == nullptr) return InvalidArgument("Collector::Create: no field plan");
-  c->plan_.Publish(c->options_.plan);
-  Result<unsigned> count = lib.DeviceCount();
-  if (!count.ok()) return count.status();
-  if (Status st = c->CheckGpuSelector(*count); !st.ok()) return st;
-  auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
-  unsigned instance_count = 0;  // MIG instances seen so far on the host
-  for (unsigned i = 0; i < *count; ++i) c->AddGpu(i, &instance_count, identities.get());
-  const config::DeviceSelector& sel = c->options_.devices;
-  const bool instance_list =
-      (sel.kind == config::DeviceSelector::Kind::kInstances && !sel.all) ||
-      (sel.kind == config::DeviceSelector::Kind::kGpusAndInstances && !sel.instances_all);
-  if (instance_list) {
-    const std::vector<unsigned>& ids =
-        sel.kind == config::DeviceSelector::Kind::kInstances ? sel.ids : sel.instance_ids;
-    for (unsigned id : ids) {
-      if (id >= instance_count) {
-        return InvalidArgument("device selector names MIG instance " + std::to_string(id) +
-                               " but only " + std::to_string(instance_count) +
-                               " MIG instance(s) exist");
-      }
-    }
-  }
-  c->identities_ = std::move(identities);
-  c->slow_.Resize(c->devices_.size());
-  c->StartXidWatcher();
-  c->MakeGroups();
-  return c;
-}
-
-Status Collector::CheckGpuSelector(unsigned count) const {
-  const config::DeviceSelector& sel = options_.devices;
-  if (sel.all || (sel.kind != config::DeviceSelector::Kind::kGpus &&
-                  sel.kind != config::DeviceSelector::Kind::kGpusAndInstances)) {
-    return Status::Ok();
-  }
-  for (unsigned id : sel.ids) {
-    if (id >= count) {
-      return InvalidArgument("device selector names GPU " + std::to_string(id) + " but only " +
-                             std::to_string(count) + " GPU(s) exist");
-    }
-  }
-  return Status::Ok();
-}
-
-void Collector::AddGpu(unsigned i, unsigned* instance_count,
-                       std::vector<model::DeviceIdentity>* identities) {
-  const config::DeviceSelector& sel = options_.devices;
-  if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) return;
-  Result<nvml::Device> handle = lib_.DeviceByIndex(i);
-  if (!handle.ok() && handle.status().code() == StatusCode::kGpuLost) {
-    // Lost before we could open it (fell off the bus before start): an entity with no handle
-    // and no readers, lost from the first snapshot, so that gpu_up says 0 and /health counts it
-    // instead of the GPU vanishing from the page (hardening round two, row 6).
-    log::Error("GPU is lost at start (fell off the bus?); reported as down, never read",
-               {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
-    auto dev = std::make_unique<Device>();
-    dev->index = i;
-    dev->lost.store(true);
-    devices_.push_back(std::move(dev));
-    model::DeviceIdentity id;
-    id.index = i;
-    identities->push_back(std::move(id));
-    return;
-  }
-  if (!handle.ok()) {
-    // Counted but not reachable (NO_PERMISSION: a GPU this container may not open): skip it,
-    // loudly.
-    log::Error("cannot open GPU; it will not be collected",
-               {{"gpu", std::to_string(i)}, {"err", handle.status().ToString()}});
-    return;
-  }
-  model::DeviceIdentity id = ReadIdentity(lib_, *handle, i, options_.replace_blanks_in_model_name,
-                                          options_.plan->label_fields());
-  // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
-  bool mig_on = false;
-  std::vector<MigInstance> instances;
-  if (sel.kind != config::DeviceSelector::Kind::kGpus) {
-    if (Result<bool> m = lib_.MigEnabled(*handle); !m.ok()) {
-      log::Warn("cannot read the MIG mode; collecting the GPU as a whole",
-                {{"gpu", std::to_string(i)}, {"err", m.status().ToString()}});
-    } else if (*m) {
-      mig_on = true;
-      instances = DiscoverMig(lib_, *handle, i);
-    }
-  }
-  std::vector<const MigInstance*> chosen;
-  for (const MigInstance& inst : instances) {
-    // `i:<ids>` numbers the MIG instances of the host from 0, GPU by GPU in slot order.
-    const unsigned ordinal = (*instance_count)++;
-    if (sel.SelectsInstance(ordinal)) chosen.push_back(&inst);
-  }
-  if (sel.kind == config::DeviceSelector::Kind::kInstances && chosen.empty()) return;
-  if (sel.kind == config::DeviceSelector::Kind::kGpusAndInstances && chosen.empty()) {
-    // `g+i`: a GPU none of whose instances is chosen is collected as `g` collects it, or not.
-    if (!sel.SelectsGpu(i)) return;
-    mig_on = false;
-  }
-  // (`g+i` with chosen instances: the GPU is their parent, as under `f`, whether or not the g
-  // part names it: an instance's series need their GPU's identity and GPU-wide fields.)
-  const size_t gpu_position = devices_.size();
-  model::DeviceIdentity parent_identity = id;
-  AddEntity(*handle, std::move(id), mig_on ? plan::Scope::kMigGpu : plan::Scope::kWhole, *handle,
-            std::nullopt, std::nullopt, identities);
-  // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
-  // aggregate, and only for privileged users: docs/nvml.md §5).
-  if (options_.process_metrics && !mig_on) {
-    devices_.back()->processes = std::make_unique<ProcessReader>(lib_, *handle);
-  }
-  for (const MigInstance* inst : chosen) {
-    model::DeviceIdentity inst_id = parent_identity;
-    inst_id.mig = inst->mig;
-    AddEntity(inst->handle, std::move(inst_id), plan::Scope::kInstance, *handle,
-              inst->mig.gpu_instance_id, gpu_position, identities);
-    if (options_.process_metrics) {
-      devices_.back()->processes =
-          std::make_unique<ProcessReader>(lib_, inst->handle, ProcessReader::Mode::kMemoryOnly);
-    }
-  }
-  if (mig_on) {
-    log::Info("MIG enabled", {{"gpu", std::to_string(i)},
-                              {"instances", std::to_string(instances.size())},
-                              {"collected", std::to_string(chosen.size())}});
-  }
-}
-
-void Collector::StartXidWatcher() {
-  // (The health readers came with each GPU's plan: ApplyFastPlan.)
-  if (!options_.plan->NeedsXidWatcher()) return;
-  std::vector<XidWatcher::Gpu> gpus;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i]->parent) continue;       // Xids are reported for the GPU
-    if (devices_[i]->lost.load()) continue;  // lost at start: no handle to watch
-    devices_[i]->xid_slot = gpus.size();
-    gpus.push_back({devices_[i]->handle, (*identities_)[i].index});
-  }
-  xids_ = XidWatcher::Create(lib_, std::move(gpus), options_.xid_window, clock_);
-  xids_->Start();
-}
-
-void Collector::MakeGroups() {
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i]->parent) {
-      // A MIG instance follows its GPU (AddEntity order): it joins the GPU's group.
-      groups_.back().devices.push_back(i);
-      continue;
-    }
-    Group g;
-    g.devices.push_back(i);
-    const std::string gpu = std::to_string((*identities_)[i].index);
-    g.fast = std::make_unique<DeviceWorker>("gpu " + gpu + " fast reads", clock_);
-    g.slow = std::make_unique<DeviceWorker>("gpu " + gpu + " slow reads", clock_);
-    groups_.push_back(std::move(g));
-  }
-  rounds_.Resize(groups_.size());
-}
-
 std::string Collector::GpuOf(size_t g) const {
   return std::to_string((*identities_)[groups_[g].devices.front()].index);
-}
-
-void Collector::AddEntity(nvml::Device handle, model::DeviceIdentity identity, plan::Scope scope,
-                          nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
-                          std::optional<size_t> parent,
-                          std::vector<model::DeviceIdentity>* identities) {
-  auto dev = std::make_unique<Device>();
-  dev->handle = handle;
-  dev->parent = parent;
-  dev->scope = scope;
-  dev->index = identity.index;
-  dev->gpm_device = gpm_device;
-  dev->gpm_gi = gpm_gpu_instance;
-  dev->mig_gpu = scope != plan::Scope::kWhole;
-  dev->pci_bus_id = identity.pci_bus_id;
-  devices_.push_back(std::move(dev));
-  identities->push_back(std::move(identity));
-  // The readers, the priming reads of rate fields (NVLINK_BANDWIDTH_TOTAL needs a previous raw
-  // sample, so that the very first collection and --once have them) and GPM's priming sample (or
-  // its warning once per field when the GPU has no GPM); clock events where the plan has them.
-  const plan::FieldPlan& plan = *options_.plan;
-  ApplyFastPlan(devices_.size() - 1, plan);
-  ApplySlowPlan(devices_.size() - 1, plan);
 }
 
 bool Collector::Lost(size_t device) const {
@@ -432,6 +180,10 @@ void Collector::PostReads(uint64_t round, const std::shared_ptr<const plan::Fiel
   // threads at once: on an H200 a call made while the ~4 ms energy read holds the GPU waits for
   // it, and the waiting costs CPU (docs/benchmarks.md).
   for (size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].never_read) {  // still in its start-up probe, or ended it late: stale
+      rounds_.Skip(read_slow_inline ? 2 : 1);
+      continue;
+    }
     auto result = std::make_shared<GroupResult>();
     const bool posted = groups_[g].fast->Post(
         [this, g, result, plan] {
@@ -468,7 +220,9 @@ std::shared_ptr<model::Snapshot> Collector::Assemble(uint64_t round,
       }
       if (group.fast_stale) {
         group.fast_stale = false;
-        log::Info("GPU reads answer again; its series are back", {{"gpu", GpuOf(g)}});
+        log::Info(group.stale_in_set_up ? "GPU set-up finished; its series start"
+                                        : "GPU reads answer again; its series are back",
+                  {{"gpu", GpuOf(g)}});
       }
       if (late && !group.fast_late) {
         group.fast_late = true;
@@ -494,17 +248,24 @@ std::shared_ptr<model::Snapshot> Collector::Assemble(uint64_t round,
 
 void Collector::MarkUnanswered(size_t g, util::Clock::TimePoint now, model::Snapshot* snap) {
   Group& group = groups_[g];
+  const char* call = group.fast->CurrentCall();
+  const bool setting_up = !group.set_up->load();
   for (size_t i : group.devices) {
     model::DeviceSnapshot& ds = snap->devices[i];
     ds.identity = &(*identities_)[i];
     ds.up = false;
     ds.lost = Lost(i);
     ds.stale = !ds.lost;
+    ds.setting_up = ds.stale && setting_up;
+    if (ds.stale && call != nullptr) ds.stuck_call = call;
   }
   if (group.fast_stale || Lost(group.devices.front())) return;
   group.fast_stale = true;
+  group.stale_in_set_up = setting_up;
+  // A GPU still in its set-up was named when the start-up stopped waiting for it (AwaitSetUp);
+  // its streak is still marked, so that its first answer is logged.
+  if (setting_up) return;
   const std::optional<util::Clock::TimePoint> since = group.fast->BusySince();
-  const char* call = group.fast->CurrentCall();
   log::Error(
       "GPU read did not finish within the read deadline; GPU marked stale, its series left "
       "out until it answers, other GPUs go on (logged once per streak)",
@@ -580,10 +341,8 @@ void Collector::SettleLost(const plan::FieldPlan& plan, model::Snapshot* snap) c
 std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
   // GPM values are window averages: give the window since the priming sample a useful length.
   Clock::time_point ready = Clock::now();
-  for (const auto& d : devices_) {
-    if (d->gpm != nullptr) {
-      ready = std::max(ready, d->gpm->OnceReadyAt());
-    }
+  for (size_t i : SetUpDevices()) {
+    if (devices_[i]->gpm != nullptr) ready = std::max(ready, devices_[i]->gpm->OnceReadyAt());
   }
   std::this_thread::sleep_until(ready);
   return Collect(true, std::max<util::Clock::Duration>(read_deadline_, kOnceReadDeadline));
@@ -599,8 +358,8 @@ void Collector::Start(PublishFn publish) {
   // on the loop's thread (a RunSoon run, which keeps the fixed schedule), so that Start returns
   // at once and the server answers with the first page meanwhile.
   Clock::time_point gpm_ready = Clock::time_point::min();
-  for (const auto& d : devices_) {
-    if (d->gpm != nullptr) gpm_ready = std::max(gpm_ready, d->gpm->ReadyAt());
+  for (size_t i : SetUpDevices()) {
+    if (devices_[i]->gpm != nullptr) gpm_ready = std::max(gpm_ready, devices_[i]->gpm->ReadyAt());
   }
   if (gpm_ready != Clock::time_point::min() && gpm_ready > Clock::now() &&
       gpm_ready - Clock::now() < options_.interval / 2) {
@@ -624,6 +383,14 @@ bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
     ended = false;
   }
   return ended;
+}
+
+std::vector<size_t> Collector::SetUpDevices() const {
+  std::vector<size_t> out;
+  for (const Group& g : groups_) {
+    if (g.set_up->load()) out.insert(out.end(), g.devices.begin(), g.devices.end());
+  }
+  return out;
 }
 
 size_t Collector::ReadsInProgress() const {

@@ -32,6 +32,10 @@
 // comes from one reasons-bitmask read per GPU per fast collection, counted over its window
 // (ClockEventWindow); DCGM_EXP_CLOCK_EVENTS_TOTAL from the same read, as rising edges
 // (ClockEventTotals).
+// Set-up (Create, collector_setup.cc): each GPU is opened, identified and its readers built and
+// primed on its own fast DeviceWorker, all GPUs at once, and Create waits for them up to
+// kSetUpDeadline: a GPU whose set-up hangs in the driver is published stale (setting_up) and the
+// others are collected (hardening round two, row 5; docs/faults.md).
 // Device handles, UUIDs, names and PCI ids are read once, in Create(), and so is the MIG layout:
 // on a MIG-enabled GPU the selector's entities are the GPU (GPU-wide fields) and its MIG
 // instances (per-instance fields), as collect/mig.h describes. MIG configuration is only read,
@@ -126,11 +130,15 @@ struct CollectorOptions {
   ProfilingChoice profiling = ProfilingChoice::kAuto;
   // CUPTI for PM sampling, loaded on first need (a GPU without GPM, or a forced PM source), so
   // that GPUs GPM serves cost nothing; returns null when it cannot be loaded (it warns once).
-  // Empty: no PM sampling. What it returns must outlive the Collector. Called from Create and
-  // from the fast workers on a reload, one at a time (the caller memoises).
+  // Empty: no PM sampling. What it returns must outlive the Collector. Called from the GPUs' fast
+  // workers, at start and on a reload, possibly at once: it must be thread-safe (and memoise).
   std::function<const cupti::Library*()> cupti;
   // PM sampling's interval and backoff (collect_interval and paused are set by the Collector).
   PmSamplingOptions pm_sampling;
+  // Called (on that GPU's worker) when a GPU whose set-up outlasted the set-up deadline finishes
+  // it: such a GPU can only be collected by a new start (the daemon re-executes). Empty: it stays
+  // unread, and its set-up's end is only logged.
+  std::function<void()> on_late_gpu;
 };
 
 class Collector {
@@ -145,6 +153,12 @@ class Collector {
   // ones included: --once prints one complete page, and SIGTERM still ends it (app/app.cc).
   static constexpr std::chrono::seconds kOnceReadDeadline{10};
 
+  // Each GPU is set up (opened, identified, its readers built and primed) on its own worker, all
+  // at once; Create waits for them up to kSetUpDeadline (the read deadline, if longer) and then
+  // returns with a GPU still in its set-up published stale (DeviceSnapshot::setting_up), so that
+  // one call hung in the driver does not keep the other GPUs (and the port) waiting. A device
+  // selector that lists MIG instances by number waits for every GPU (the numbering needs them).
+  static constexpr std::chrono::seconds kSetUpDeadline{5};
   static Result<std::unique_ptr<Collector>> Create(const nvml::Library& lib,
                                                    CollectorOptions options);
   ~Collector();
@@ -243,8 +257,35 @@ class Collector {
     std::unique_ptr<std::atomic<bool>> slow_handoff = std::make_unique<std::atomic<bool>>(false);
     // The fast loop's own: inside a stale streak (logged once at its start and end).
     bool fast_stale = false;
-    bool fast_late = false;  // the last answer came after its round's deadline
+    bool stale_in_set_up = false;  // that streak began before its set-up finished
+    bool fast_late = false;        // the last answer came after its round's deadline
     bool slow_stale = false;
+    // Its set-up at start has not finished: a GPU known by its index only, never read (its
+    // probe outlasted the set-up deadline; its end asks for a restart: on_late_gpu). Fixed.
+    bool never_read = false;
+    // Its readers are built and primed (set by its fast worker at the end of PrimeGroups' job):
+    // until then it is published stale as setting up, and its profiling source is not read.
+    std::unique_ptr<std::atomic<bool>> set_up = std::make_unique<std::atomic<bool>>(false);
+  };
+  // One GPU's probe at start: opened, identified and its MIG layout read on its own fast worker.
+  // Shared by that job and Create: `state` says who owns the other members, the job until it
+  // ends (kDone), or nobody once Create stopped waiting (kAbandoned: the job's end is late).
+  struct GpuProbe {
+    enum : int { kRunning, kDone, kAbandoned };
+    unsigned index = 0;
+    std::atomic<int> state{kRunning};
+    Status open;  // DeviceByIndex's failure; OK when opened
+    nvml::Device handle = nullptr;
+    model::DeviceIdentity identity;
+    bool mig_on = false;
+    std::vector<MigInstance> instances;
+  };
+  // A probed GPU with the workers that will read it.
+  struct ProbedGpu {
+    std::shared_ptr<GpuProbe> probe;
+    std::unique_ptr<DeviceWorker> fast;
+    std::unique_ptr<DeviceWorker> slow;
+    bool claimed = false;  // the probe ended in time: its results are Create's
   };
   // On device i's fast (slow) worker: rebuilds its readers for `plan` if they are older.
   void ApplyFastPlan(size_t i, const plan::FieldPlan& plan);
@@ -255,18 +296,36 @@ class Collector {
   // --- Create's steps (collector.cc). ---
   // Fails when the selector names a GPU that does not exist.
   Status CheckGpuSelector(unsigned count) const;
-  // Opens GPU `index` and adds its entities (the GPU, and the chosen MIG instances after it),
-  // unless the selector leaves it out. `instance_count` numbers the host's MIG instances.
-  void AddGpu(unsigned index, unsigned* instance_count,
+  // Probes every GPU the selector may collect, each on its own new workers, and waits for them
+  // (AwaitSetUp; `wait_for_all`: without the set-up deadline).
+  std::vector<ProbedGpu> ProbeGpus(unsigned count, bool wait_for_all);
+  // On the GPU's fast worker: opens it, reads its identity and (`read_mig`) its MIG layout.
+  void Probe(GpuProbe* probe, bool read_mig);
+  // A probe that ended after Create stopped waiting: logged, and on_late_gpu called.
+  void NoteLateProbe(const GpuProbe& probe);
+  // Waits for the jobs of set-up round `round` up to the set-up deadline (`wait_for_all`: for
+  // ever), naming each GPU of `workers` still busy, and its call, at the read deadline and when
+  // it gives up. `step`: what those jobs do, for the log.
+  void AwaitSetUp(uint64_t round, const char* step,
+                  const std::vector<std::pair<unsigned, const DeviceWorker*>>& workers,
+                  bool wait_for_all);
+  // Adds a probed GPU's entities (the GPU, and the chosen MIG instances after it) and its group,
+  // unless the selector leaves it out or it cannot be opened. `instance_count` numbers the host's
+  // MIG instances.
+  void AddGpu(ProbedGpu p, unsigned* instance_count,
               std::vector<model::DeviceIdentity>* identities);
-  // Adds one entity (GPU or MIG instance) with its readers; takes the priming reads.
+  // Adds one entity (GPU or MIG instance), without its readers (PrimeGroups builds them).
   void AddEntity(nvml::Device handle, model::DeviceIdentity identity, plan::Scope scope,
                  nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
                  std::optional<size_t> parent, std::vector<model::DeviceIdentity>* identities);
+  // The group of `devices` (positions in devices_, the GPU first), read by p's workers.
+  void AddGroup(ProbedGpu p, std::vector<size_t> devices, bool never_read);
   // The Xid watcher, when the start-up plan needs it (end of Create).
   void StartXidWatcher();
-  // Sets up groups_ and their workers (end of Create).
-  void MakeGroups();
+  // Each group's readers for the start-up plan, built on its workers with their priming reads
+  // (rate fields' first raw sample, GPM's first sample, PM sampling's session), all at once,
+  // waiting for them up to the set-up deadline.
+  void PrimeGroups();
 
   // --- One round (collector.cc). ---
   // Posts the reads, waits for them at most `wait`, builds the snapshot. Null when the collector
@@ -285,6 +344,9 @@ class Collector {
   // been running past the deadline.
   void MergeSlow(size_t g, bool answered, const GroupResult& result, util::Clock::TimePoint now,
                  model::Snapshot* snap);
+  // The entities whose readers are built (their group is set up): the only ones whose readers
+  // the controlling thread may look at while a set-up may still run on a worker.
+  std::vector<size_t> SetUpDevices() const;
   // Lost GPUs keep only their health series, and their peers' P2P entries toward them go.
   void SettleLost(const plan::FieldPlan& plan, model::Snapshot* snap) const;
   // On group g's fast worker, once its fast read of `round` is done: posts the group's slow read

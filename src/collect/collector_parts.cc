@@ -51,6 +51,14 @@ std::optional<std::vector<GroupResult>> RoundBoard::Await(uint64_t round, util::
   return out;
 }
 
+bool RoundBoard::AwaitJobs(uint64_t round, util::Clock* clock, util::Clock::TimePoint deadline) {
+  util::MutexLock lock(&mu_);
+  while (round == round_ && outstanding_ > 0 && !stopping_) {
+    if (clock->WaitUntil(&cv_, &mu_, deadline)) break;
+  }
+  return round == round_ && outstanding_ <= 0;
+}
+
 void RoundBoard::Stop() {
   {
     util::MutexLock lock(&mu_);

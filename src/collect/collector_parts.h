@@ -55,6 +55,10 @@ class RoundBoard {
   std::optional<std::vector<GroupResult>> Await(uint64_t round, util::Clock* clock,
                                                 util::Clock::TimePoint deadline)
       NVMLX_EXCLUDES(mu_);
+  // Waits until every job of `round` has finished (true), `deadline` (on `clock`) has passed or
+  // Stop (false); hands over nothing (Create's set-up rounds have no answers).
+  bool AwaitJobs(uint64_t round, util::Clock* clock, util::Clock::TimePoint deadline)
+      NVMLX_EXCLUDES(mu_);
   // No new round from now on; a waiting Await returns nullopt.
   void Stop() NVMLX_EXCLUDES(mu_);
   bool stopping() const NVMLX_EXCLUDES(mu_);

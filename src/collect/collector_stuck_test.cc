@@ -218,6 +218,78 @@ TEST_F(StuckCollectorTest, HungCallOnOneGpuLeavesTheOthersCollected) {
   EXPECT_EQ(Count(log, "GPU reads answer again"), 1u) << log;
 }
 
+// Hardening round two, row 5: a call hung in one GPU's set-up (its readers' priming reads, from
+// the start) kept Create, and with it the port, waiting for ever. Create now gives up on that GPU
+// at the set-up deadline, having named its call at the read deadline; the GPU is published stale
+// as setting up, with its call; the other GPU is collected; once the call returns, the GPU's
+// first answer is logged and its series start.
+TEST_F(StuckCollectorTest, HungSetUpOnOneGpuLeavesTheOthersCollected) {
+  // The scenario whose GPU 0 temperature read hangs from the first call (the World is built
+  // again at the next load).
+  lib_.reset();
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/hang_start.yaml", 1);
+  auto lib = nvml::Library::Load(NVMLX_SIMGPU_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  lib_ = std::move(lib).value();
+  ::testing::internal::CaptureStderr();
+  Result<std::unique_ptr<Collector>> created = InvalidArgument("not created");
+  std::thread creator([&] { created = Collector::Create(*lib_, options_); });
+  // Create waits on the fake clock: first until the read deadline, then until the set-up one.
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  AwaitHungCalls(1);
+  clock_.Advance(options_.read_deadline);
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  clock_.Advance(Collector::kSetUpDeadline);
+  creator.join();
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  collector_ = std::move(created).value();
+  collector_->Start([this](std::shared_ptr<const model::Snapshot> s) {
+    util::MutexLock lock(&mu_);
+    got_.push_back(std::move(s));
+    published_.SignalAll();
+  });
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  auto first = Await(1);
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(first->devices.size(), 2u);
+  EXPECT_FALSE(first->devices[0].up);
+  EXPECT_TRUE(first->devices[0].stale);
+  EXPECT_TRUE(first->devices[0].setting_up);
+  EXPECT_EQ(first->devices[0].stuck_call, "nvmlDeviceGetTemperature");
+  EXPECT_TRUE(first->devices[0].samples.empty());
+  EXPECT_EQ(first->identities->at(0).uuid, "GPU-00000000-0000-0000-0000-000000000000")
+      << "opened and identified: only its priming read hangs";
+  EXPECT_TRUE(first->devices[1].up);
+  EXPECT_FALSE(first->devices[1].setting_up);
+  ASSERT_NE(FindIn(first->devices[1], kGpuTemp), nullptr);
+  // Later rounds do not wait for it (its worker is busy: no read is posted).
+  auto second = Tick(/*expect_wait=*/false, /*hung=*/1);
+  ASSERT_NE(second, nullptr);
+  EXPECT_TRUE(second->devices[0].setting_up);
+  EXPECT_NE(FindIn(second->devices[1], kGpuTemp), nullptr);
+
+  // The call returns: the set-up ends, and GPU 0 is read from the next round on.
+  ASSERT_EQ(simgpu::ReleaseHangs(NVMLX_SIMGPU_LIBRARY), "");
+  AwaitReadsInProgress(0);
+  std::shared_ptr<const model::Snapshot> fresh;
+  for (int round = 0; round < 50; ++round) {
+    fresh = Tick(/*expect_wait=*/false, /*hung=*/0);
+    if (fresh->devices[0].up) break;
+  }
+  ASSERT_TRUE(fresh->devices[0].up);
+  EXPECT_FALSE(fresh->devices[0].setting_up);
+  EXPECT_NE(FindIn(fresh->devices[0], kGpuTemp), nullptr);
+  EXPECT_TRUE(collector_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Count(log, "GPU set-up has not finished within the read deadline"), 1u) << log;
+  EXPECT_EQ(Count(log, "GPU set-up did not finish within the set-up deadline"), 1u) << log;
+  EXPECT_EQ(Count(log, "call=nvmlDeviceGetTemperature"), 2u) << log;
+  EXPECT_EQ(Count(log, "GPU read did not finish within the read deadline"), 0u)
+      << "said once, at set-up: " << log;
+  EXPECT_EQ(Count(log, "GPU set-up finished; its series start"), 1u) << log;
+  setenv("NVMLX_SIMGPU_SCENARIO", NVMLX_SOURCE_DIR "/testdata/scenarios/hang.yaml", 1);
+}
+
 // Defect 1 at the collector's level: Stop returns by its deadline with a call hung, and says
 // where; once the call returns, the collector can be destroyed.
 TEST_F(StuckCollectorTest, StopIsBoundedWithACallHung) {

@@ -99,6 +99,11 @@ struct DeviceSnapshot {
   // Its reads did not answer within the collector's read deadline (a call stuck in the driver):
   // no samples this round. docs/faults.md.
   bool stale = false;
+  // Stale because its set-up at start (opening it, its readers' priming reads) has not finished:
+  // the daemon's start is incomplete (/health fails; docs/faults.md).
+  bool setting_up = false;
+  // The NVML call a stale entity's read (or set-up) is inside, when it is inside one.
+  std::string stuck_call;
   // Its slow reads (energy, PCIe throughput, violations) are stuck: their samples are left out.
   bool slow_stale = false;
   // Its reads finished after the read deadline (slow, not stuck): the samples are those of the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The daemon's lifecycle against a stuck driver (docs/faults.md), defects 1, 3, 4 and 5 of the
 # hardening issue, each as a real process on the simulated GPUs:
+#  - a call hung in one GPU's set-up leaves the other GPU served and /health failing, naming it;
 #  - SIGTERM ends it within 2 s with an NVML call hung at start, with a call hung mid fast
 #    collection and with one hung in the slow loop; a FIFO as the collectors file is refused;
 #  - a hung call on one GPU leaves the others collected (stale metric, one log line, /health 200)
@@ -68,27 +69,90 @@ await_signals_blocked() {
   fail "the daemon never blocked SIGTERM"
 }
 
-# 1. A call hung from the start: the port never opens, SIGTERM still works.
+# await_port PORT SECONDS: waits until the daemon answers /health, whatever the status.
+await_port() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/health")" != 000 ] && return 0
+    sleep 0.1
+  done
+  fail "the port never opened"
+}
+# health_is PORT CODE BODY: /health answers CODE with BODY.
+health_is() {
+  local got
+  got=$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$1/health")
+  [ "$got" = "$3 $2" ] || fail "/health: want '$3 $2', got '$got'"
+}
+
+# 1. Hardening round two, row 5: a call hung from the start in GPU 0's set-up (its priming
+#    temperature read). The call is named within the read deadline (-c 2000: 1 s); the port opens
+#    at the set-up deadline (5 s) with GPU 1 served, GPU 0 stale, and /health failing, naming the
+#    call; SIGTERM still ends it within 2 s while the call hangs, naming it.
+export NVMLX_SIMGPU_RELEASE_FILE="$WORK/release"
+rm -f "$WORK/release"
+port=$(free_port)
 "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_start.yaml" \
-  -a "127.0.0.1:$(free_port)" -f "$CSV" -c 2000 2>"$WORK/start.log" &
+  -a "127.0.0.1:$port" -f "$CSV" -c 2000 2>"$WORK/start.log" &
 PIDS+=($!); pid=$!
 await_signals_blocked "$pid"
-sleep 1.5
-kill -0 "$pid" || fail "daemon died during a hung start-up"
-# Hardening round two, row 5 (in part): the stuck call is named while it hangs (-c 2000: within
-# the 1 s read deadline), not only at exit.
-for _ in $(seq 100); do
-  grep -q 'start-up is waiting on an NVML call that has not returned.*call=nvmlDeviceGetTemperature' \
+for _ in $(seq 30); do
+  grep -q 'GPU set-up has not finished within the read deadline.*gpu=0.*call=nvmlDeviceGetTemperature' \
     "$WORK/start.log" && break
   sleep 0.1
 done
-grep -q 'start-up is waiting on an NVML call that has not returned.*call=nvmlDeviceGetTemperature' \
-  "$WORK/start.log" || { cat "$WORK/start.log"; fail "the hung call was not logged while it hung"; }
-kill -0 "$pid" || fail "daemon died during a hung start-up"
+grep -q 'GPU set-up has not finished within the read deadline.*gpu=0.*call=nvmlDeviceGetTemperature' \
+  "$WORK/start.log" || { cat "$WORK/start.log"; fail "the hung call was not named within the read deadline"; }
+await_port "$port" 20
+health_is "$port" 503 "start-up incomplete: 1 of 2 GPU(s) still in their set-up (gpu 0 in nvmlDeviceGetTemperature); the others are served"
+curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/m.txt"
+[ "$(metric "$WORK/m.txt" 'DCGM_FI_DEV_GPU_TEMP\{gpu="1",')" = 35 ] || fail "GPU 1 must be served"
+grep -q '^DCGM_FI_DEV_GPU_TEMP{gpu="0"' "$WORK/m.txt" && fail "GPU 0 is still in its set-up"
+[ "$(metric "$WORK/m.txt" 'nvml_exporter_gpu_up\{gpu="0",')" = 0 ] || fail "gpu_up of the GPU in its set-up"
+[ "$(metric "$WORK/m.txt" 'nvml_exporter_gpu_stale\{gpu="0",[^}]*reads="fast"\}')" = 1 ] || fail "gpu_stale of GPU 0"
 stop_within "$pid" "$STOP_LIMIT"
-grep -q 'start-up is stuck.*call=nvmlDeviceGetTemperature' "$WORK/start.log" ||
-  { cat "$WORK/start.log"; fail "no log line naming the stuck call"; }
-pass "SIGTERM within 2 s with an NVML call hung at start"
+grep -q 'exiting with an NVML call still in progress.*gpu=0 loop=fast call=nvmlDeviceGetTemperature' "$WORK/start.log" ||
+  { cat "$WORK/start.log"; fail "the exit must name the stuck call"; }
+pass "a call hung in GPU 0's set-up: port open with GPU 1 served, /health 503 naming the call, SIGTERM within 2 s"
+
+# 1b. The same, and the call returns: GPU 0's series start and /health passes (no restart).
+: >"$WORK/exporter.log"
+port=$(free_port)
+"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_start.yaml" \
+  -a "127.0.0.1:$port" -f "$CSV" -c 500 2>"$WORK/exporter.log" &
+PIDS+=($!); pid=$!
+await_port "$port" 20
+touch "$WORK/release"
+until_metric "$port" 'DCGM_FI_DEV_GPU_TEMP\{gpu="0",' 35 10
+health_is "$port" 200 OK
+grep -q 'GPU set-up finished; its series start.*gpu=0' "$WORK/exporter.log" || fail "no line for the set-up's end"
+stop_within "$pid" "$STOP_LIMIT"
+rm -f "$WORK/release"
+pass "the hung set-up call returns: GPU 0 collected, /health OK"
+
+# 1c. A call hung while GPU 0 is opened and identified (its UUID): GPU 1 served, /health names the
+#     call; when it returns, the daemon re-executes itself (same pid) and collects both GPUs.
+: >"$WORK/exporter.log"
+port=$(free_port)
+"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_probe.yaml" \
+  -a "127.0.0.1:$port" -f "$CSV" -c 500 2>"$WORK/exporter.log" &
+PIDS+=($!); pid=$!
+await_port "$port" 20
+health_is "$port" 503 "start-up incomplete: 1 of 2 GPU(s) still in their set-up (gpu 0 in nvmlDeviceGetUUID); the others are served"
+curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/m.txt"
+[ "$(metric "$WORK/m.txt" 'nvml_exporter_gpu_up\{gpu="0"\}')" = 0 ] || fail "gpu_up of a GPU not yet identified"
+[ "$(metric "$WORK/m.txt" 'DCGM_FI_DEV_GPU_TEMP\{gpu="1",')" = 35 ] || fail "GPU 1 must be served"
+touch "$WORK/release"
+until_metric "$port" 'DCGM_FI_DEV_GPU_TEMP\{gpu="0",' 35 20
+health_is "$port" 200 OK
+kill -0 "$pid" || fail "the re-executed daemon keeps its pid"
+grep -q 'GPU set-up finished after the start-up stopped waiting for it.*gpu=0' "$WORK/exporter.log" ||
+  fail "no line for the late set-up"
+grep -q 're-executing the daemon' "$WORK/exporter.log" || fail "no re-execution"
+stop_within "$pid" "$STOP_LIMIT"
+rm -f "$WORK/release"
+unset NVMLX_SIMGPU_RELEASE_FILE
+pass "a call hung while opening GPU 0: GPU 1 served; when it returns the daemon re-executes and collects both"
 
 # 2. A FIFO as the collectors file (nobody writes): refused at once with a clear error (exit 2),
 #    not waited on (hardening round two, row 11; it used to hold the start-up until SIGTERM).
