@@ -255,7 +255,9 @@ void Collector::AddGpu(ProbedGpu p, unsigned* instance_count,
     identities->push_back(std::move(id));
     return;
   }
-  GpuProbe& probe = *p.probe;
+  // Ours for the rest of this function (AddGroup takes p, and the job may drop its own).
+  const std::shared_ptr<GpuProbe> kept = p.probe;
+  GpuProbe& probe = *kept;
   if (probe.open.code() == StatusCode::kGpuLost) {
     // Lost before we could open it (fell off the bus before start): an entity with no handle
     // and no readers, lost from the first snapshot, so that gpu_up says 0 and /health counts it
