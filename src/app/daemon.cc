@@ -271,6 +271,7 @@ Status Daemon::BuildCollector(std::shared_ptr<const plan::FieldPlan> plan) {
     copts.attribution = [sources = sources_.get()] { return sources->Latest(); };
   }
   if (!opts.once) copts.on_late_gpu = [this] { RequestRestart(); };
+  copts.watch_faults = opts.kubernetes_node_conditions && !opts.once;
   Result<std::unique_ptr<collect::Collector>> collector =
       collect::Collector::Create(*nvml_, std::move(copts));
   if (!collector.ok()) return Fail(config::ExitCode::kUnavailable, collector.status().ToString());
@@ -302,6 +303,27 @@ void Daemon::BuildRenderOptions(const std::string& driver) {
   ropts_.pods = sources_->PodRenderOptions();
 }
 
+Status Daemon::BuildNodeFaults(const Environment& env) {
+  const config::Options& opts = options_;
+  if (opts.node_name.empty()) {
+    return Fail(config::ExitCode::kUsage,
+                "--kubernetes-node-conditions needs NODE_NAME, this node's name (the downward "
+                "API's spec.nodeName)");
+  }
+  Result<attribute::KubeApiConfig> api = attribute::ResolveKubeApiConfig(
+      opts.kubernetes_api_server, opts.kubernetes_token_file, opts.kubernetes_ca_file, env.getenv);
+  if (!api.ok()) {
+    return Fail(
+        config::ExitCode::kUsage,
+        "--kubernetes-node-conditions needs the Kubernetes API server: " + api.status().message());
+  }
+  attribute::NodeFaultReporterOptions o;
+  o.api = *api;
+  o.node_name = opts.node_name;
+  faults_ = std::make_unique<attribute::NodeFaultReporter>(std::move(o));
+  return Status::Ok();
+}
+
 Status Daemon::BuildOutputs(const Environment& env) {
   const config::Options& opts = options_;
   if (!opts.emf.outputs.empty()) {
@@ -311,6 +333,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
     }
     emf_ = std::move(*p);
   }
+  if (opts.kubernetes_node_conditions) NVMLX_RETURN_IF_ERROR(BuildNodeFaults(env));
   const std::chrono::milliseconds interval(opts.collect_interval_ms);
   store_ = std::make_unique<PageStore>(
       opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval),
@@ -515,7 +538,11 @@ Status Daemon::Start() {
     reloader_->Start();
   }
   sources_->Start();
-  collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) { Publish(*snap); });
+  if (faults_) faults_->Start();
+  collector_->Start([this](const std::shared_ptr<const model::Snapshot>& snap) {
+    if (faults_) faults_->Offer(snap);  // a pointer swap: its thread writes to the API server
+    Publish(*snap);
+  });
   if (Status st = server_->Start(); !st.ok()) {
     Stop();
     return Fail(config::ExitCode::kUnavailable, st.message());
@@ -549,6 +576,7 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
     }
     emf_->Stop(drain);
   }
+  if (faults_) faults_->Stop();
   if (sources_) sources_->Stop();
   return collector_stopped_;
 }
@@ -576,6 +604,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
   // Then our own families, Prometheus only, with the sinks' counters after this round's queueing.
   AddReloadFamilies(&series_);
   if (emf_) emf_->AddFamilies(&series_);
+  if (faults_) AddNodeFaultFamilies(faults_->stats(), &series_);
   AddServerFamilies(server_->stats(), !options_.web_config_file.empty(), &series_);
   if (options_.enable_exporter_metrics) {
     // Read here, once per collection: a scrape only ever serves the page.

@@ -51,6 +51,7 @@
 #include "app/emf_pipeline.h"
 #include "app/live_page.h"
 #include "app/page_store.h"
+#include "attribute/node_fault_reporter.h"
 #include "collect/collector.h"
 #include "config/options.h"
 #include "cupti/cupti.h"
@@ -148,7 +149,9 @@ class Daemon {
   explicit Daemon(const config::Options& options) : options_(options) {}
   Status Build(const Environment& env);                                // Create's steps
   Status BuildCollector(std::shared_ptr<const plan::FieldPlan> plan);  // steps 3 and 4
-  Status BuildOutputs(const Environment& env);                         // step 5
+  // --kubernetes-node-conditions: the reporter (usage errors without NODE_NAME or an API server).
+  Status BuildNodeFaults(const Environment& env);
+  Status BuildOutputs(const Environment& env);  // step 5
   void BuildRenderOptions(const std::string& driver);
   // The collector's publish callback (collector thread): render once (the series model under the
   // snapshot's own plan), feed the EMF pipeline, add the exporter's own families, swap the page
@@ -178,9 +181,11 @@ class Daemon {
   // The collector thread's (Publish), reused across collections. Its names and labels point into
   // the snapshot being published (and its plan) and into ropts_, both alive while Publish runs.
   render::SeriesModel series_;
-  render::GzipCompressor gzip_;                // the collector thread's (Publish), one zlib stream
-  bool process_stats_warned_ = false;          // the collector thread's (Publish)
-  std::unique_ptr<EmfPipeline> emf_;           // null without --emf-output
+  render::GzipCompressor gzip_;        // the collector thread's (Publish), one zlib stream
+  bool process_stats_warned_ = false;  // the collector thread's (Publish)
+  std::unique_ptr<EmfPipeline> emf_;   // null without --emf-output
+  // --kubernetes-node-conditions: GPU faults to the Node; null without it (and with --once).
+  std::unique_ptr<attribute::NodeFaultReporter> faults_;
   std::unique_ptr<PageStore> store_;           // null with --once
   std::unique_ptr<LivePage> live_;             // null with --once
   std::unique_ptr<serve::HttpServer> server_;  // null with --once

@@ -105,4 +105,28 @@ void AddSinkFamilies(const sinks::SinkSet& sinks, render::SeriesModel* model) {
   }
 }
 
+void AddNodeFaultFamilies(const attribute::NodeFaultReporter::Stats& s,
+                          render::SeriesModel* model) {
+  render::SeriesFamily& f = render::AddOwnFamily(
+      model, "nvml_exporter_node_fault_condition", "gauge",
+      "1 while this node's GPU condition is in its problem state (GpuHealthy False, GpuXidCritical "
+      "or GpuLost True), as last decided (--kubernetes-node-conditions).");
+  for (const auto& [type, problem] : s.problems) {
+    const LabelView l[] = {{"condition", type}};
+    render::AddOwnPoint(model, &f, l, problem ? 1 : 0);
+  }
+  Add(model, "nvml_exporter_node_fault_condition_writes_total", "counter",
+      "PATCHes of this node's GPU conditions, by result (failed: refused or unreachable; see the "
+      "log).",
+      "result", {{"ok", I(s.condition_writes)}, {"failed", I(s.condition_failures)}});
+  Add(model, "nvml_exporter_node_fault_events_total", "counter",
+      "GPU fault Events: created, updated (a repeat's count), failed, and rate_limited (new "
+      "Events the token bucket dropped).",
+      "result",
+      {{"created", I(s.events_created)},
+       {"updated", I(s.events_updated)},
+       {"failed", I(s.events_failed)},
+       {"rate_limited", I(s.events_rate_limited)}});
+}
+
 }  // namespace nvmlx::app

@@ -12,6 +12,7 @@
 #ifndef NVML_EXPORTER_APP_OWN_FAMILIES_H_
 #define NVML_EXPORTER_APP_OWN_FAMILIES_H_
 
+#include "attribute/node_fault_reporter.h"
 #include "render/series_model.h"
 #include "serve/http_server.h"
 #include "sinks/sink_set.h"
@@ -24,6 +25,10 @@ void AddServerFamilies(const serve::ServerStats& s, bool web_config, render::Ser
 
 // nvml_exporter_emf_sent_total, _dropped_total and _queue_length, one series per sink.
 void AddSinkFamilies(const sinks::SinkSet& sinks, render::SeriesModel* model);
+
+// --kubernetes-node-conditions: nvml_exporter_node_fault_condition{condition} (1 in its problem
+// state), _condition_writes_total{result} and _events_total{result}.
+void AddNodeFaultFamilies(const attribute::NodeFaultReporter::Stats& s, render::SeriesModel* model);
 
 }  // namespace nvmlx::app
 

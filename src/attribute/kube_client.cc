@@ -95,10 +95,16 @@ class Connection {
     return Status::Ok();
   }
 
-  // Sends the GET of `target`, with the token as a bearer token unless it is empty.
-  Status Send(const std::string& target, const std::string& token,
+  // Sends `call` (a GET unless it says otherwise), with the token as a bearer token unless it is
+  // empty.
+  Status Send(const KubeApiCall& call, const std::string& token,
               std::chrono::milliseconds timeout) {
-    http::request<http::empty_body> req{http::verb::get, target, 11};
+    http::request<http::string_body> req{http::string_to_verb(call.method), call.target, 11};
+    if (!call.body.empty() || req.method() != http::verb::get) {
+      req.set(http::field::content_type, call.content_type);
+      req.body() = call.body;
+      req.prepare_payload();
+    }
     const bool v6 = config_.host.find(':') != std::string::npos;
     req.set(http::field::host, (v6 ? "[" + config_.host + "]" : config_.host) + ":" + config_.port);
     req.set(http::field::user_agent, "nvml-exporter");
@@ -262,16 +268,21 @@ void KubeApiClient::Stop() { stop_.store(true); }
 
 Result<HttpResponse> KubeApiClient::Get(const std::string& target,
                                         std::chrono::milliseconds timeout) {
-  return Request(target, timeout, nullptr);
+  return Request(KubeApiCall{.target = target}, timeout, nullptr);
+}
+
+Result<HttpResponse> KubeApiClient::Call(const KubeApiCall& call,
+                                         std::chrono::milliseconds timeout) {
+  return Request(call, timeout, nullptr);
 }
 
 Result<HttpResponse> KubeApiClient::Stream(const std::string& target,
                                            std::chrono::milliseconds idle_timeout,
                                            const std::function<bool(std::string_view)>& on_line) {
-  return Request(target, idle_timeout, &on_line);
+  return Request(KubeApiCall{.target = target}, idle_timeout, &on_line);
 }
 
-Result<HttpResponse> KubeApiClient::Request(const std::string& target,
+Result<HttpResponse> KubeApiClient::Request(const KubeApiCall& call,
                                             std::chrono::milliseconds timeout,
                                             const std::function<bool(std::string_view)>* on_line) {
   if (stop_.load()) return Unavailable("stopped");
@@ -290,7 +301,7 @@ Result<HttpResponse> KubeApiClient::Request(const std::string& target,
     ctx.set_verify_mode(ssl::verify_peer);
     Connection connection(config_, ctx, stop_);
     NVMLX_RETURN_IF_ERROR(connection.Open(timeout));
-    NVMLX_RETURN_IF_ERROR(connection.Send(target, token, timeout));
+    NVMLX_RETURN_IF_ERROR(connection.Send(call, token, timeout));
     if (on_line == nullptr) return connection.ReadWhole(timeout);
     return connection.ReadLines(timeout, *on_line);
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
-// KubeApiClient: the few HTTPS GETs the PodWatcher makes to the Kubernetes API server (Boost.Beast
-// over OpenSSL), and where the server is (in-cluster config, overridable by flags).
+// KubeApiClient: the few HTTPS requests the daemon makes to the Kubernetes API server (Boost.Beast
+// over OpenSSL): the PodWatcher's GETs, the node fault watch's PATCHes and POSTs; and where the
+// server is (in-cluster config, overridable by flags).
 //
 // In-cluster config, as client-go's rest.InClusterConfig: https://$KUBERNETES_SERVICE_HOST:
 // $KUBERNETES_SERVICE_PORT, the service account token from
@@ -11,7 +12,7 @@
 // whose body is read line by line as it arrives. A request can be interrupted from another thread
 // with Stop(), which is how the watcher's thread is shut down promptly.
 //
-// Thread-safety: one thread makes the requests (Get/Stream are not re-entrant); Stop() may be
+// Thread-safety: one thread makes the requests (Get/Call/Stream are not re-entrant); Stop() may be
 // called from any thread.
 #ifndef NVML_EXPORTER_ATTRIBUTE_KUBE_CLIENT_H_
 #define NVML_EXPORTER_ATTRIBUTE_KUBE_CLIENT_H_
@@ -56,6 +57,14 @@ struct HttpResponse {
   std::string body;  // for Stream: only when the status is not 200 (the error body)
 };
 
+// One request with a body (KubeApiClient::Call): a PATCH of a Node's status, a POST of an Event.
+struct KubeApiCall {
+  std::string method = "GET";
+  std::string target = {};  // "/api/v1/nodes/n1/status"
+  std::string body = {};
+  std::string content_type = "application/json";
+};
+
 class KubeApiClient {
  public:
   explicit KubeApiClient(KubeApiConfig config);
@@ -66,6 +75,9 @@ class KubeApiClient {
   // GET `target` ("/api/v1/pods?..."); the whole body. Transport and TLS failures are
   // UNAVAILABLE; any HTTP status comes back as a response.
   Result<HttpResponse> Get(const std::string& target, std::chrono::milliseconds timeout);
+
+  // Any request (`call.method`, its body and content type); the whole response, as Get.
+  Result<HttpResponse> Call(const KubeApiCall& call, std::chrono::milliseconds timeout);
 
   // GET a streaming body, calling on_line for every complete line as it arrives (false stops).
   // Ends OK when the server ends the body; UNAVAILABLE when nothing arrived for idle_timeout, the
@@ -78,7 +90,7 @@ class KubeApiClient {
   bool stopped() const { return stop_.load(); }
 
  private:
-  Result<HttpResponse> Request(const std::string& target, std::chrono::milliseconds timeout,
+  Result<HttpResponse> Request(const KubeApiCall& call, std::chrono::milliseconds timeout,
                                const std::function<bool(std::string_view)>* on_line);
 
   const KubeApiConfig config_;

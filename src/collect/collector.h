@@ -135,6 +135,9 @@ struct CollectorOptions {
   std::function<const cupti::Library*()> cupti;
   // PM sampling's interval and backoff (collect_interval and paused are set by the Collector).
   PmSamplingOptions pm_sampling;
+  // The node's fault watch (--kubernetes-node-conditions): the Xid watcher runs whatever the
+  // plan, and each GPU's snapshot carries its Xid totals (DeviceSnapshot::fault_xids).
+  bool watch_faults = false;
   // Called (on that GPU's worker) when a GPU whose set-up outlasted the set-up deadline finishes
   // it: such a GPU can only be collected by a new start (the daemon re-executes). Empty: it stays
   // unread, and its set-up's end is only logged.

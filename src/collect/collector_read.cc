@@ -277,6 +277,7 @@ void Collector::ReadXidsAndHealth(size_t i, const plan::FieldPlan& plan,
     ds->xid_counts = std::move(counts);
   }
   if (xid_totals) (void)xids_->ReadTotals(*xid_slot, &ds->xid_totals);  // watched: Read said so
+  if (options_.watch_faults) (void)xids_->ReadTotals(*xid_slot, &ds->fault_xids);
 }
 
 void Collector::ReadGroup(size_t g, const plan::FieldPlan& plan, GroupResult* out) {

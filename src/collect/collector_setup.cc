@@ -330,7 +330,7 @@ void Collector::AddGpu(ProbedGpu p, unsigned* instance_count,
 
 void Collector::StartXidWatcher() {
   // (The health readers came with each GPU's plan: ApplyFastPlan.)
-  if (!options_.plan->NeedsXidWatcher()) return;
+  if (!options_.plan->NeedsXidWatcher() && !options_.watch_faults) return;
   std::vector<XidWatcher::Gpu> gpus;
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (devices_[i]->parent) continue;  // Xids are reported for the GPU

@@ -175,6 +175,10 @@ struct Options {
   // (/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt}).
   std::string kubernetes_token_file;
   std::string kubernetes_ca_file;
+  // --kubernetes-node-conditions / NVML_EXPORTER_KUBERNETES_NODE_CONDITIONS: GPU faults on this
+  // node's Node ($NODE_NAME): the GpuHealthy, GpuXidCritical and GpuLost conditions and an Event
+  // per fault (docs/faults.md §5).
+  bool kubernetes_node_conditions = false;
 
   // Series shape and probes (nvml-exporter's own; config/options_series.cc).
   // --dcgm-exporter-compat / NVML_EXPORTER_DCGM_EXPORTER_COMPAT: the dcgm-exporter release whose

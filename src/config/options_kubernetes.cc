@@ -42,6 +42,11 @@ constexpr FlagSpec kKubernetes[] = {
   {"kubernetes-ca-file", "", "NVML_EXPORTER_KUBERNETES_CA_FILE", Kind::kString, "", true, "FILE",
    "CA bundle for the API server (default: the service account's ca.crt)."},
 
+  {"kubernetes-node-conditions", "", "NVML_EXPORTER_KUBERNETES_NODE_CONDITIONS", Kind::kBool,
+   "false", true, "",
+   "GPU faults on this node's Node ($NODE_NAME): conditions GpuHealthy, GpuXidCritical, "
+   "GpuLost and an Event per fault (needs patch on nodes/status, create/patch on events)."},
+
   {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", Kind::kBool,
    "false", true, "", "Copy pod labels (sanitised names) onto per-pod and device series."},
   {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
@@ -117,6 +122,8 @@ Status ConvertKubernetes(const RawFlags& raw, Options* o) {
   ToText(raw.Get("kubernetes-api-server"), &o->kubernetes_api_server);
   ToText(raw.Get("kubernetes-token-file"), &o->kubernetes_token_file);
   ToText(raw.Get("kubernetes-ca-file"), &o->kubernetes_ca_file);
+  NVMLX_RETURN_IF_ERROR(
+      ToBool(raw.Get("kubernetes-node-conditions"), &o->kubernetes_node_conditions));
   return Status::Ok();
 }
 

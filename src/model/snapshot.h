@@ -127,6 +127,9 @@ struct DeviceSnapshot {
   // the field is not enabled, the GPU is not watched, or nothing happened yet.
   std::vector<XidCount> xid_totals;                 // ascending xid; Xids since start
   std::vector<ClockEventCount> clock_event_totals;  // ascending reason; activations since start
+  // The Xids since start for the node's fault watch (--kubernetes-node-conditions), whatever the
+  // collected fields: ascending xid; empty when nothing happened or the watch is off.
+  std::vector<XidCount> fault_xids;
   // DCGM_EXP_GPU_HEALTH_STATUS: one result per watch in collect/health.h's order; empty unless
   // the field is enabled and this is a GPU (health is GPU-wide, as DCGM's FE_GPU group). Also
   // set for a lost GPU (up == false), whose only series these are (ALL fails, fell off the bus).

@@ -232,17 +232,23 @@ for k, objs in rendered.items():
                 ports = [p["port"] for rule in np["spec"].get("ingress", []) for p in rule.get("ports", [])]
                 if 9400 not in ports:
                     fail(f"{k}: the NetworkPolicy closes :9400")
-    # The exporter's ClusterRole: the pod watch and the Node GET (--emf-schema
-    # container-insights) need these; a missing one shows up only as 403s in a cluster.
-    for role in by.get("ClusterRole", []):
-        if "nvml-exporter" not in role["metadata"]["name"]:
-            continue
-        grants = {(g, r, v) for rule in role.get("rules", []) for g in rule.get("apiGroups", [])
-                  for r in rule.get("resources", []) for v in rule.get("verbs", [])}
-        for need in [("", "pods", "list"), ("", "pods", "watch"), ("", "nodes", "get")]:
+    # The exporter's ClusterRoles (together): the pod watch and the Node GET (--emf-schema
+    # container-insights) need these, and --kubernetes-node-conditions the status patch and the
+    # Events; a missing one shows up only as 403s in a cluster.
+    grants = {(g, r, v) for role in by.get("ClusterRole", []) if "nvml-exporter" in role["metadata"]["name"]
+              for rule in role.get("rules", []) for g in rule.get("apiGroups", [])
+              for r in rule.get("resources", []) for v in rule.get("verbs", [])}
+    needs = [("", "pods", "list"), ("", "pods", "watch"), ("", "nodes", "get")]
+    env = {e["name"]: e.get("value") for ds in by.get("DaemonSet", [])
+           for c in ds["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])}
+    if env.get("NVML_EXPORTER_KUBERNETES_NODE_CONDITIONS") == "true":
+        needs += [("", "nodes/status", "patch"), ("", "events", "create"), ("", "events", "patch")]
+        if not by.get("ValidatingAdmissionPolicy"):
+            fail(f"{k}: --kubernetes-node-conditions without the own-node-only policy")
+    if by.get("ClusterRole"):
+        for need in needs:
             if need not in grants:
-                fail(f"{k}: ClusterRole {role['metadata']['name']} does not grant "
-                     f"{need[2]} on {need[1]}")
+                fail(f"{k}: the exporter's ClusterRoles do not grant {need[2]} on {need[1]}")
     if "podmonitor" in k and not by.get("PodMonitor"):
         fail(f"{k}: no PodMonitor")
     if "kube-prometheus-stack" in k and not by.get("ServiceMonitor"):

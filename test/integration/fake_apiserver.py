@@ -17,6 +17,15 @@ directory). Behaviour is switched at run time through files in the control direc
                        listed in resourceslice_versions (default v1), else 404
   resourceslice_queries  written by the server: "<version> <fieldSelector>" per slice list
 
+  PATCH /api/v1/nodes/<name>/status   a strategic merge patch of status.conditions (merged on
+              "type", as the real API server does for that list); other content types get 415;
+              the stored node file is updated; each accepted patch appends to node_patches
+  POST /api/v1/namespaces/<ns>/events  a core/v1 Event, validated as the API server does (name,
+              involvedObject kind and name, reason, type Normal or Warning, count > 0; a taken name
+              is 409 AlreadyExists); stored as events/<ns>_<name>.json
+  PATCH /api/v1/namespaces/<ns>/events/<name>  a strategic merge patch of its top-level fields
+  deny_writes  when present, every PATCH and POST gets 403 (RBAC granting reads only)
+
 In mode 401 every request gets 401, in mode 403 every request gets 403 (RBAC refusing); badjson sends a garbage watch line (lists stay good);
 gone answers the next watch with an ERROR 410 event. Changing the mode drops open watches,
 mid-chunk, as a broken connection would.
@@ -152,6 +161,91 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(0.1)
         self.wfile.write(b"0\r\n\r\n")
 
+
+def read_json(handler):
+    length = int(handler.headers.get("Content-Length", "0"))
+    return json.loads(handler.rfile.read(length) or b"null")
+
+
+def write_json(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path + ".tmp", "w").write(json.dumps(obj))
+    os.rename(path + ".tmp", path)
+
+
+def refuse_write(handler):
+    if handler.headers.get("Authorization") != "Bearer " + token or mode() == "401":
+        return handler.reply(401, {"kind": "Status", "code": 401, "reason": "Unauthorized"})
+    if mode() == "403" or os.path.exists(os.path.join(control, "deny_writes")):
+        return handler.reply(403, {"kind": "Status", "code": 403, "reason": "Forbidden",
+                                   "message": "cannot patch resource in API group"})
+    return None
+
+
+def Handler_do_PATCH(self):
+    if refuse_write(self) is not None:
+        return
+    url = urllib.parse.urlparse(self.path)
+    if self.headers.get("Content-Type") != "application/strategic-merge-patch+json":
+        body = read_json(self)
+        return self.reply(415, {"kind": "Status", "code": 415, "reason": "UnsupportedMediaType"})
+    patch = read_json(self)
+    status = re.match(r"^/api/v1/nodes/([^/]+)/status$", url.path)
+    event = re.match(r"^/api/v1/namespaces/([^/]+)/events/([^/]+)$", url.path)
+    with lists_lock:
+        if status:
+            path = os.path.join(control, "nodes", urllib.parse.unquote(status.group(1)) + ".json")
+            if not os.path.exists(path):
+                return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+            node = json.load(open(path))
+            conditions = node.setdefault("status", {}).setdefault("conditions", [])
+            for c in patch.get("status", {}).get("conditions", []):
+                if c.get("status") not in ("True", "False", "Unknown") or not c.get("type"):
+                    return self.reply(422, {"kind": "Status", "code": 422, "reason": "Invalid"})
+                for k, old in enumerate(conditions):
+                    if old["type"] == c["type"]:
+                        conditions[k] = dict(old, **c)
+                        break
+                else:
+                    conditions.append(c)
+            write_json(path, node)
+            with open(os.path.join(control, "node_patches"), "a") as log:
+                log.write(json.dumps(patch) + "\n")
+            return self.reply(200, node)
+        if event:
+            path = os.path.join(control, "events", f"{event.group(1)}_{event.group(2)}.json")
+            if not os.path.exists(path):
+                return self.reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+            ev = dict(json.load(open(path)), **patch)
+            write_json(path, ev)
+            return self.reply(200, ev)
+    return self.reply(404, {"kind": "Status", "code": 404})
+
+
+def Handler_do_POST(self):
+    if refuse_write(self) is not None:
+        return
+    url = urllib.parse.urlparse(self.path)
+    m = re.match(r"^/api/v1/namespaces/([^/]+)/events$", url.path)
+    ev = read_json(self)
+    if not m:
+        return self.reply(404, {"kind": "Status", "code": 404})
+    name = (ev.get("metadata") or {}).get("name", "")
+    obj = ev.get("involvedObject") or {}
+    if (not name or not obj.get("kind") or not obj.get("name") or not ev.get("reason")
+            or ev.get("type") not in ("Normal", "Warning") or int(ev.get("count", 0)) < 1
+            or (ev.get("metadata") or {}).get("namespace", m.group(1)) != m.group(1)):
+        return self.reply(422, {"kind": "Status", "code": 422, "reason": "Invalid"})
+    path = os.path.join(control, "events", f"{m.group(1)}_{name}.json")
+    with lists_lock:
+        if os.path.exists(path):
+            return self.reply(409, {"kind": "Status", "code": 409, "reason": "AlreadyExists"})
+        write_json(path, ev)
+    return self.reply(201, ev)
+
+
+Handler.do_PATCH = Handler_do_PATCH
+Handler.do_POST = Handler_do_POST
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
