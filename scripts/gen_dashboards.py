@@ -367,6 +367,20 @@ def pods():
                "GPU {{gpu}} not in a pod", ref="B")], "none",
         description="Processes NVML lists on each GPU; those not in a pod run on the host or in a "
                     "container the exporter cannot map."), 24, 8))
+    p.append(L.row("Energy (-k or --kubernetes-process-metrics)"))
+    p.append(L.place(timeseries("GPU energy per namespace, last hour", [
+        target(f"sum by (cluster, namespace) (increase(nvml_exporter_pod_gpu_energy_joules_total{{{proc}}}[1h])) / 3600000",
+               "{{namespace}}"),
+        target(f"sum by (cluster) (increase(nvml_exporter_pod_gpu_energy_joules_total{{{CLUSTER}, pod=\"\"}}[1h])) / 3600000",
+               "not in a pod (idle, host)", ref="B")], "kwatth",
+        description="Each GPU's energy split among the pods that held it (whole to an exclusive "
+                    "holder, by SM share on a shared GPU, by compute slices on MIG); the rest is "
+                    "idle time and host processes. The recording rule "
+                    "namespace:gpu_energy_joules:increase1h keeps the same per namespace."), 12, 8))
+    p.append(L.place(bargauge(
+        "Top pods by GPU energy, last hour",
+        f"topk(10, sum by (cluster, namespace, pod) (increase(nvml_exporter_pod_gpu_energy_joules_total{{{proc}, pod!=\"\"}}[1h])) / 3600000)",
+        "{{namespace}}/{{pod}}", "kwatth"), 12, 8))
     # Namespaces and pods from the device series (-k) and the per-process series: a pod that
     # shares a GPU appears in the latter only, unless --kubernetes-virtual-gpus.
     pods_of = "{__name__=~\"DCGM_FI_DEV_GPU_UTIL|nvml_exporter_pod_gpu_processes\", " + CLUSTER

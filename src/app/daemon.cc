@@ -334,6 +334,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
     emf_ = std::move(*p);
   }
   if (opts.kubernetes_node_conditions) NVMLX_RETURN_IF_ERROR(BuildNodeFaults(env));
+  if (opts.kubernetes || opts.kubernetes_process_metrics) energy_.emplace();
   const std::chrono::milliseconds interval(opts.collect_interval_ms);
   store_ = std::make_unique<PageStore>(
       opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval),
@@ -600,6 +601,10 @@ void Daemon::Publish(const model::Snapshot& snap) {
   // One series model per collection feeds both outputs. It points into snap and its plan, which
   // this call holds: a reload meanwhile only makes the next snapshot's plan.
   render::BuildSeries(snap, ropts_, &series_);
+  if (energy_) {
+    energy_->Observe(snap);
+    energy_->AddFamily(&series_);
+  }
   if (emf_) emf_->OnSeries(series_, snap);  // render here, send on the sinks' threads
   // Then our own families, Prometheus only, with the sinks' counters after this round's queueing.
   AddReloadFamilies(&series_);

@@ -59,6 +59,7 @@
 #include "nvml/nvml.h"
 #include "plan/field_plan.h"
 #include "render/gzip.h"
+#include "render/pod_energy.h"
 #include "render/prometheus.h"
 #include "serve/http_server.h"
 #include "util/mutex.h"
@@ -181,6 +182,9 @@ class Daemon {
   // The collector thread's (Publish), reused across collections. Its names and labels point into
   // the snapshot being published (and its plan) and into ropts_, both alive while Publish runs.
   render::SeriesModel series_;
+  // Energy per pod (render/pod_energy.h), with -k or --kubernetes-process-metrics; the publish
+  // step's own.
+  std::optional<render::PodEnergyLedger> energy_;
   render::GzipCompressor gzip_;        // the collector thread's (Publish), one zlib stream
   bool process_stats_warned_ = false;  // the collector thread's (Publish)
   std::unique_ptr<EmfPipeline> emf_;   // null without --emf-output

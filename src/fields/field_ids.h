@@ -15,6 +15,7 @@ inline constexpr int kBar1Free = 93;             // DCGM_FI_DEV_BAR1_FREE
 inline constexpr int kClocksEventReasons = 112;  // DCGM_FI_DEV_CLOCKS_EVENT_REASONS (bitmask)
 inline constexpr int kGpuTemp = 150;             // DCGM_FI_DEV_GPU_TEMP
 inline constexpr int kPowerUsage = 155;          // DCGM_FI_DEV_POWER_USAGE
+inline constexpr int kTotalEnergy = 156;         // DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
 inline constexpr int kGpuUtil = 203;             // DCGM_FI_DEV_GPU_UTIL
 inline constexpr int kXidErrors = 230;           // DCGM_FI_DEV_XID_ERRORS (the last Xid)
 inline constexpr int kFbTotal = 250;             // DCGM_FI_DEV_FB_TOTAL

@@ -48,6 +48,8 @@ int IdOf(Quantity q) {
       return ids::kClocksEventReasons;
     case Quantity::kLastXid:
       return ids::kXidErrors;
+    case Quantity::kEnergyMillijoules:
+      return ids::kTotalEnergy;
   }
   return 0;
 }

@@ -75,6 +75,7 @@ enum class Quantity : uint8_t {
   kGpuTempC,
   kClockEventReasons,  // the reasons bitmask
   kLastXid,
+  kEnergyMillijoules,  // the GPU's energy counter since the driver loaded
 };
 // The sample that holds `quantity` among `samples` (ascending field id); null when absent.
 const model::Sample* FindQuantity(const std::vector<model::Sample>& samples, Quantity quantity);

@@ -730,6 +730,14 @@ void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const Label
   family->points.push_back(SeriesPoint::Int(model->AddLabelSet(owned), value, kToPrometheus));
 }
 
+void AddOwnDoublePoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
+                       double value) {
+  std::vector<LabelView> owned;
+  owned.reserve(labels.size());
+  for (const LabelView& l : labels) owned.emplace_back(l.first, model->Intern(l.second));
+  family->points.push_back(SeriesPoint::Double(model->AddLabelSet(owned), value, kToPrometheus));
+}
+
 void AddOwnSecondsPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
                         int64_t milliseconds) {
   std::vector<LabelView> owned;

@@ -106,6 +106,9 @@ SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::strin
 // One point of such a family: `labels` (copied into the model) and an integer value.
 void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
                  int64_t value);
+// One point with a floating-point value (a counter of joules).
+void AddOwnDoublePoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
+                       double value);
 // One point in seconds, from whole milliseconds (written with 3 decimals, as the
 // nvml_exporter_*_seconds families are): CPU time, a start time.
 void AddOwnSecondsPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,

@@ -1,0 +1,77 @@
+// PodEnergyLedger: the energy each pod container used on each GPU, as a counter that only grows
+// (nvml_exporter_pod_gpu_energy_joules_total; docs/attribution.md "Energy per pod").
+//
+// Each collection, each GPU's energy counter (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, which must be
+// collected) has grown by some joules since the previous one; they are split among who held the
+// GPU in that window, so that the shares always sum to the GPU's growth:
+//  - a GPU the kubelet gives one pod container exclusively: all of it to that container;
+//  - a shared GPU (time-slicing or MPS replicas, several holders, or no kubelet but process
+//    attribution, --kubernetes-process-metrics): each pod container gets its processes' share of
+//    the SM time in the window (NVML per-process utilization; when the shares add to over 100 %
+//    they are scaled to 100 %), and the rest, idle time and host processes, goes to the
+//    unattributed series (namespace, pod and container empty);
+//  - a MIG-enabled GPU: each MIG instance gets the share of the GPU's compute slices it has
+//    among the instances that exist (its profile's "<n>g"), then splits it as above among its
+//    own holders. An estimate: the instances do not meter their own energy;
+//  - a GPU nobody holds: all of it unattributed.
+// A counter that went down (a GPU reset, a driver reload) or a missing reading skips that window.
+// A series lives as long as the daemon and keeps its value when its pod goes and comes back (a
+// restart of the pod's container under the same name); one not grown for an hour is dropped
+// (a pod gone for good), and starts again from 0 should it come back, which Prometheus' rate()
+// and increase() read as a counter reset. A restart of the daemon starts every series from 0
+// likewise.
+//
+// Thread-safety: not thread-safe; the daemon's publish step (the collector's thread) owns it.
+#ifndef NVML_EXPORTER_RENDER_POD_ENERGY_H_
+#define NVML_EXPORTER_RENDER_POD_ENERGY_H_
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "model/snapshot.h"
+#include "render/series_model.h"
+
+namespace nvmlx::render {
+
+class PodEnergyLedger {
+ public:
+  // The window a series may go without growing before it is dropped.
+  static constexpr std::chrono::hours kIdleForget{1};
+
+  // One collection.
+  void Observe(const model::Snapshot& snap);
+  // The family, one point per (GPU, MIG instance, pod container), and one unattributed per GPU
+  // or instance that had energy to give; labels gpu, UUID, GPU_I_PROFILE and GPU_I_ID (MIG),
+  // namespace, pod, container.
+  void AddFamily(SeriesModel* model) const;
+
+  // The joules of one series (tests): namespace, pod and container empty for the unattributed.
+  double Joules(unsigned gpu, const std::string& gpu_instance, const std::string& ns,
+                const std::string& pod, const std::string& container) const;
+
+ private:
+  struct Key {
+    unsigned gpu = 0;
+    std::string uuid, profile, gpu_instance, ns, pod, container;
+    bool operator<(const Key& o) const {
+      return std::tie(gpu, uuid, gpu_instance, profile, ns, pod, container) <
+             std::tie(o.gpu, o.uuid, o.gpu_instance, o.profile, o.ns, o.pod, o.container);
+    }
+  };
+  struct Account {
+    double joules = 0;
+    std::chrono::system_clock::time_point grown;
+  };
+  // Splits `joules` of entity `dev` among its holders.
+  void Split(const model::Snapshot& snap, const model::DeviceSnapshot& dev, double joules);
+  void Credit(Key key, double joules, std::chrono::system_clock::time_point at);
+
+  std::map<Key, Account> accounts_;
+  std::map<std::string, int64_t> last_mj_;  // per GPU UUID (or index): the last reading
+};
+
+}  // namespace nvmlx::render
+
+#endif  // NVML_EXPORTER_RENDER_POD_ENERGY_H_

@@ -1,0 +1,159 @@
+#include "render/pod_energy.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+
+#include "fields/field_ids.h"
+#include "render/prometheus.h"
+#include "render/series.h"
+
+namespace nvmlx::render {
+namespace {
+
+using std::chrono::seconds;
+
+const auto kT0 = std::chrono::system_clock::from_time_t(1796000000);
+
+// GPU 0 exclusive to ns/a; GPU 1 time-sliced by ns/b and ns/c (pids 10 and 11); GPU 2 MIG with a
+// 1g instance held by ns/d and a 2g instance nobody holds.
+class PodEnergyTest : public ::testing::Test {
+ protected:
+  PodEnergyTest() {
+    for (unsigned i = 0; i < 3; ++i) {
+      model::DeviceIdentity id;
+      id.index = i;
+      id.uuid = "GPU-" + std::to_string(i);
+      ids_->push_back(id);
+    }
+    for (auto [gi, profile] : {std::pair<unsigned, const char*>{1, "1g.18gb"}, {2, "2g.35gb"}}) {
+      model::DeviceIdentity id = (*ids_)[2];
+      id.mig = model::DeviceIdentity::Mig{gi, 0, profile, "MIG-" + std::to_string(gi)};
+      ids_->push_back(id);
+    }
+    auto pods = std::make_shared<model::DeviceAttribution>();
+    pods->pods_by_device["GPU-0"] = {{"ns", "a", "main", ""}};
+    pods->pods_by_device["GPU-1"] = {{"ns", "b", "main", "0"}, {"ns", "c", "main", "1"}};
+    pods->pods_by_device["MIG-1"] = {{"ns", "d", "main", ""}};
+    attribution_.devices = pods;
+    auto procs = std::make_shared<model::ProcessAttribution>();
+    procs->by_pid[10] = {"uid-b", std::string(64, 'b')};
+    procs->by_pid[11] = {"uid-c", std::string(64, 'c')};
+    attribution_.processes = procs;
+    auto meta = std::make_shared<model::PodMetadata>();
+    for (const char* p : {"b", "c"}) {
+      model::PodMeta m;
+      m.namespace_name = "ns";
+      m.pod = p;
+      m.uid = std::string("uid-") + p;
+      m.container_names[std::string(64, p[0])] = "main";
+      meta->by_uid[m.uid] = m;
+      meta->uid_by_name["ns/" + std::string(p)] = m.uid;
+    }
+    attribution_.metadata = meta;
+  }
+  // A collection at kT0 + t with each GPU's energy counter (mJ) and GPU 1's SM shares.
+  model::Snapshot Snap(int t, std::array<int64_t, 3> mj, unsigned sm_b, unsigned sm_c) {
+    model::Snapshot s;
+    s.time = kT0 + seconds(t);
+    s.identities = ids_;
+    s.attribution = attribution_;
+    s.devices.resize(ids_->size());
+    for (size_t i = 0; i < ids_->size(); ++i) {
+      s.devices[i].identity = &(*ids_)[i];
+      if (i < 3) s.devices[i].samples = {{fields::ids::kTotalEnergy, mj[i]}};
+    }
+    s.devices[1].processes = {{10, 0, true, sm_b, 0}, {11, 0, true, sm_c, 0}};
+    return s;
+  }
+  std::shared_ptr<std::vector<model::DeviceIdentity>> ids_ =
+      std::make_shared<std::vector<model::DeviceIdentity>>();
+  model::Attribution attribution_;
+};
+
+TEST_F(PodEnergyTest, ExclusiveSharedAndMigSplitsSumToTheGpusGrowth) {
+  PodEnergyLedger ledger;
+  ledger.Observe(Snap(0, {1000, 5000, 0}, 30, 50));  // the first reading: no window yet
+  EXPECT_EQ(ledger.Joules(0, "", "ns", "a", "main"), 0);
+  ledger.Observe(Snap(1, {61000, 105000, 90000}, 30, 50));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 60);
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "", "", ""), 0);
+  EXPECT_DOUBLE_EQ(ledger.Joules(1, "", "ns", "b", "main"), 30);
+  EXPECT_DOUBLE_EQ(ledger.Joules(1, "", "ns", "c", "main"), 50);
+  EXPECT_DOUBLE_EQ(ledger.Joules(1, "", "", "", ""), 20) << "the idle rest, unattributed";
+  EXPECT_DOUBLE_EQ(ledger.Joules(2, "1", "ns", "d", "main"), 30) << "1 of 3 compute slices";
+  EXPECT_DOUBLE_EQ(ledger.Joules(2, "2", "", "", ""), 60);
+  // Over-subscribed shares (MPS can report more than 100 % in all) are scaled to the whole.
+  ledger.Observe(Snap(2, {61000, 205000, 90000}, 100, 100));
+  EXPECT_DOUBLE_EQ(ledger.Joules(1, "", "ns", "b", "main"), 80);
+  EXPECT_DOUBLE_EQ(ledger.Joules(1, "", "ns", "c", "main"), 100);
+  EXPECT_DOUBLE_EQ(ledger.Joules(1, "", "", "", ""), 20);
+}
+
+TEST_F(PodEnergyTest, CountersNeverGoBackAcrossReattributionAndResets) {
+  PodEnergyLedger ledger;
+  ledger.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  ledger.Observe(Snap(1, {10000, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 10);
+  // Pod a's container restarts: for one window the kubelet lists nobody on GPU 0.
+  auto gone = std::make_shared<model::DeviceAttribution>(*attribution_.devices);
+  gone->pods_by_device.erase("GPU-0");
+  attribution_.devices = gone;
+  ledger.Observe(Snap(2, {15000, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 10);
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "", "", ""), 5);
+  auto back = std::make_shared<model::DeviceAttribution>(*gone);
+  back->pods_by_device["GPU-0"] = {{"ns", "a", "main", ""}};
+  attribution_.devices = back;
+  ledger.Observe(Snap(3, {20000, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 15) << "continues, from 10";
+  // The GPU's counter went down (a reset): that window counts nothing, the next one does.
+  ledger.Observe(Snap(4, {100, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 15);
+  ledger.Observe(Snap(5, {2100, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 17);
+  // A series not grown for an hour is dropped (a pod gone for good).
+  ledger.Observe(Snap(5 + 3601, {2100, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 0);
+}
+
+// An hour of 1 s collections with shares that change every second: on each GPU the series add up
+// to the counter's growth within 1 J.
+TEST_F(PodEnergyTest, AnHourOfCollectionsSumsToTheDeviceGrowthWithinAJoule) {
+  PodEnergyLedger ledger;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> watts(50, 700);
+  std::uniform_int_distribution<unsigned> sm(0, 70);
+  std::array<int64_t, 3> mj = {0, 0, 0};
+  const std::array<int64_t, 3> start = mj;
+  ledger.Observe(Snap(0, mj, 0, 0));
+  for (int t = 1; t <= 3600; ++t) {
+    for (int64_t& e : mj) e += watts(rng) * 1000;  // one second at that power
+    ledger.Observe(Snap(t, mj, sm(rng), sm(rng)));
+  }
+  SeriesModel model;
+  ledger.AddFamily(&model);
+  std::string page;
+  RenderPrometheus(model, &page);
+  for (unsigned g = 0; g < 3; ++g) {
+    double sum = 0;
+    const std::string prefix =
+        "nvml_exporter_pod_gpu_energy_joules_total{gpu=\"" + std::to_string(g) + "\"";
+    for (size_t at = page.find(prefix); at != std::string::npos; at = page.find(prefix, at + 1)) {
+      const size_t end = page.find('\n', at);
+      sum += std::stod(page.substr(page.rfind(' ', end) + 1, end));
+    }
+    const double want = static_cast<double>(mj[g] - start[g]) / 1000.0;
+    EXPECT_NEAR(sum, want, 1.0) << "GPU " << g << "\n" << page;
+  }
+  EXPECT_NE(page.find("# TYPE nvml_exporter_pod_gpu_energy_joules_total counter"),
+            std::string::npos);
+  EXPECT_NE(page.find("{gpu=\"2\",UUID=\"GPU-2\",GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"1\","
+                      "namespace=\"ns\",pod=\"d\",container=\"main\"}"),
+            std::string::npos)
+      << page;
+}
+
+}  // namespace
+}  // namespace nvmlx::render
