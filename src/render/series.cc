@@ -722,29 +722,32 @@ SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::strin
   return f;
 }
 
-void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
-                 int64_t value) {
+namespace {
+
+// `labels` copied into the model: the label set of one of our own points.
+uint32_t OwnLabelSet(SeriesModel* model, std::span<const LabelView> labels) {
   std::vector<LabelView> owned;
   owned.reserve(labels.size());
   for (const LabelView& l : labels) owned.emplace_back(l.first, model->Intern(l.second));
-  family->points.push_back(SeriesPoint::Int(model->AddLabelSet(owned), value, kToPrometheus));
+  return model->AddLabelSet(owned);
+}
+
+}  // namespace
+
+void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
+                 int64_t value) {
+  family->points.push_back(SeriesPoint::Int(OwnLabelSet(model, labels), value, kToPrometheus));
 }
 
 void AddOwnDoublePoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
                        double value) {
-  std::vector<LabelView> owned;
-  owned.reserve(labels.size());
-  for (const LabelView& l : labels) owned.emplace_back(l.first, model->Intern(l.second));
-  family->points.push_back(SeriesPoint::Double(model->AddLabelSet(owned), value, kToPrometheus));
+  family->points.push_back(SeriesPoint::Double(OwnLabelSet(model, labels), value, kToPrometheus));
 }
 
 void AddOwnSecondsPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
                         int64_t milliseconds) {
-  std::vector<LabelView> owned;
-  owned.reserve(labels.size());
-  for (const LabelView& l : labels) owned.emplace_back(l.first, model->Intern(l.second));
   family->points.push_back(
-      SeriesPoint::Millis(model->AddLabelSet(owned), milliseconds, kToPrometheus));
+      SeriesPoint::Millis(OwnLabelSet(model, labels), milliseconds, kToPrometheus));
 }
 
 }  // namespace nvmlx::render

@@ -115,13 +115,19 @@ grep -q 'exiting with an NVML call still in progress.*gpu=0 loop=fast call=nvmlD
   { cat "$WORK/start.log"; fail "the exit must name the stuck call"; }
 pass "a call hung in GPU 0's set-up: port open with GPU 1 served, /health 503 naming the call, SIGTERM within 2 s"
 
+# start_hung SCENARIO: a daemon (-c 500) on testdata/scenarios/SCENARIO whose set-up hangs; sets
+# port and pid once its port is open (at the set-up deadline).
+start_hung() {
+  : >"$WORK/exporter.log"
+  port=$(free_port)
+  "$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/$1" \
+    -a "127.0.0.1:$port" -f "$CSV" -c 500 2>"$WORK/exporter.log" &
+  PIDS+=($!); pid=$!
+  await_port "$port" 20
+}
+
 # 1b. The same, and the call returns: GPU 0's series start and /health passes (no restart).
-: >"$WORK/exporter.log"
-port=$(free_port)
-"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_start.yaml" \
-  -a "127.0.0.1:$port" -f "$CSV" -c 500 2>"$WORK/exporter.log" &
-PIDS+=($!); pid=$!
-await_port "$port" 20
+start_hung hang_start.yaml
 touch "$WORK/release"
 until_metric "$port" 'DCGM_FI_DEV_GPU_TEMP\{gpu="0",' 35 10
 health_is "$port" 200 OK
@@ -132,12 +138,7 @@ pass "the hung set-up call returns: GPU 0 collected, /health OK"
 
 # 1c. A call hung while GPU 0 is opened and identified (its UUID): GPU 1 served, /health names the
 #     call; when it returns, the daemon re-executes itself (same pid) and collects both GPUs.
-: >"$WORK/exporter.log"
-port=$(free_port)
-"$EXPORTER" --fake-gpus --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/hang_probe.yaml" \
-  -a "127.0.0.1:$port" -f "$CSV" -c 500 2>"$WORK/exporter.log" &
-PIDS+=($!); pid=$!
-await_port "$port" 20
+start_hung hang_probe.yaml
 health_is "$port" 503 "start-up incomplete: 1 of 2 GPU(s) still in their set-up (gpu 0 in nvmlDeviceGetUUID); the others are served"
 curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/m.txt"
 [ "$(metric "$WORK/m.txt" 'nvml_exporter_gpu_up\{gpu="0"\}')" = 0 ] || fail "gpu_up of a GPU not yet identified"
