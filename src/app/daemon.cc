@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -324,6 +327,51 @@ Status Daemon::BuildNodeFaults(const Environment& env) {
   return Status::Ok();
 }
 
+void Daemon::BuildEnergy() {
+  energy_.emplace();
+  if (options_.state_dir.empty()) return;
+  energy_file_ = options_.state_dir + "/pod-energy.json";
+  std::ifstream in(energy_file_);
+  if (!in) {
+    log::Info("energy per pod: no saved counters; they start from 0", {{"file", energy_file_}});
+    return;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  if (Status st = energy_->Restore(text.str(), std::chrono::system_clock::now()); !st.ok()) {
+    // Kept aside, not overwritten: the counters start from 0, the bad file stays to be read.
+    const std::string aside = energy_file_ + ".bad";
+    std::rename(energy_file_.c_str(), aside.c_str());
+    log::Error("energy per pod: the saved counters cannot be read; they start from 0",
+               {{"file", energy_file_}, {"err", st.message()}, {"kept_as", aside}});
+    return;
+  }
+  log::Info("energy per pod: counters restored", {{"file", energy_file_}});
+}
+
+void Daemon::SaveEnergy(bool now) {
+  if (!energy_ || energy_file_.empty()) return;
+  const auto t = std::chrono::steady_clock::now();
+  if (!now && t - energy_saved_at_ < kEnergySavePeriod) return;
+  energy_saved_at_ = t;
+  const std::string tmp = energy_file_ + ".tmp";
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << energy_->Serialize(std::chrono::system_clock::now());
+    out.flush();
+    ok = out.good();
+  }
+  ok = ok && std::rename(tmp.c_str(), energy_file_.c_str()) == 0;
+  if (!ok && !energy_save_failing_) {
+    log::Error("energy per pod: cannot save the counters (logged once until it works)",
+               {{"file", energy_file_}, {"err", std::strerror(errno)}});
+  } else if (ok && energy_save_failing_) {
+    log::Info("energy per pod: the counters are saved again", {{"file", energy_file_}});
+  }
+  energy_save_failing_ = !ok;
+}
+
 Status Daemon::BuildOutputs(const Environment& env) {
   const config::Options& opts = options_;
   if (!opts.emf.outputs.empty()) {
@@ -334,7 +382,7 @@ Status Daemon::BuildOutputs(const Environment& env) {
     emf_ = std::move(*p);
   }
   if (opts.kubernetes_node_conditions) NVMLX_RETURN_IF_ERROR(BuildNodeFaults(env));
-  if (opts.kubernetes || opts.kubernetes_process_metrics) energy_.emplace();
+  if (opts.kubernetes || opts.kubernetes_process_metrics) BuildEnergy();
   const std::chrono::milliseconds interval(opts.collect_interval_ms);
   store_ = std::make_unique<PageStore>(
       opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval),
@@ -578,6 +626,7 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
     emf_->Stop(drain);
   }
   if (faults_) faults_->Stop();
+  if (collector_stopped_) SaveEnergy(true);  // the collector's thread no longer publishes
   if (sources_) sources_->Stop();
   return collector_stopped_;
 }
@@ -604,6 +653,7 @@ void Daemon::Publish(const model::Snapshot& snap) {
   if (energy_) {
     energy_->Observe(snap);
     energy_->AddFamily(&series_);
+    SaveEnergy(false);
   }
   if (emf_) emf_->OnSeries(series_, snap);  // render here, send on the sinks' threads
   // Then our own families, Prometheus only, with the sinks' counters after this round's queueing.

@@ -152,6 +152,8 @@ class Daemon {
   Status BuildCollector(std::shared_ptr<const plan::FieldPlan> plan);  // steps 3 and 4
   // --kubernetes-node-conditions: the reporter (usage errors without NODE_NAME or an API server).
   Status BuildNodeFaults(const Environment& env);
+  // Energy per pod (with -k or --kubernetes-process-metrics), restored from --state-dir.
+  void BuildEnergy();
   Status BuildOutputs(const Environment& env);  // step 5
   void BuildRenderOptions(const std::string& driver);
   // The collector's publish callback (collector thread): render once (the series model under the
@@ -185,6 +187,14 @@ class Daemon {
   // Energy per pod (render/pod_energy.h), with -k or --kubernetes-process-metrics; the publish
   // step's own.
   std::optional<render::PodEnergyLedger> energy_;
+  // --state-dir's pod-energy.json (empty: not saved), and when it was last written.
+  std::string energy_file_;
+  std::chrono::steady_clock::time_point energy_saved_at_{};
+  // The ledger saved to energy_file_ (atomically: a temporary file renamed), at most every
+  // kEnergySavePeriod unless `now`; a failure is logged once per streak.
+  void SaveEnergy(bool now);
+  static constexpr std::chrono::seconds kEnergySavePeriod{30};
+  bool energy_save_failing_ = false;
   render::GzipCompressor gzip_;        // the collector thread's (Publish), one zlib stream
   bool process_stats_warned_ = false;  // the collector thread's (Publish)
   std::unique_ptr<EmfPipeline> emf_;   // null without --emf-output

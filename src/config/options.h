@@ -179,6 +179,9 @@ struct Options {
   // node's Node ($NODE_NAME): the GpuHealthy, GpuXidCritical and GpuLost conditions and an Event
   // per fault (docs/faults.md §5).
   bool kubernetes_node_conditions = false;
+  // --state-dir / NVML_EXPORTER_STATE_DIR: where state kept across restarts lives (the energy per
+  // pod counters, pod-energy.json); empty: none, they start from 0 at each start.
+  std::string state_dir;
 
   // Series shape and probes (nvml-exporter's own; config/options_series.cc).
   // --dcgm-exporter-compat / NVML_EXPORTER_DCGM_EXPORTER_COMPAT: the dcgm-exporter release whose

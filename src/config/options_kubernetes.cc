@@ -47,6 +47,10 @@ constexpr FlagSpec kKubernetes[] = {
    "GPU faults on this node's Node ($NODE_NAME): conditions GpuHealthy, GpuXidCritical, "
    "GpuLost and an Event per fault (needs patch on nodes/status, create/patch on events)."},
 
+  {"state-dir", "", "NVML_EXPORTER_STATE_DIR", Kind::kString, "", true, "DIR",
+   "Keep the energy per pod counters here (pod-energy.json) so that they go on across restarts "
+   "(a hostPath); empty: they start from 0."},
+
   {"kubernetes-enable-pod-labels", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", Kind::kBool,
    "false", true, "", "Copy pod labels (sanitised names) onto per-pod and device series."},
   {"kubernetes-enable-pod-uid", "", "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID", Kind::kBool,
@@ -124,6 +128,7 @@ Status ConvertKubernetes(const RawFlags& raw, Options* o) {
   ToText(raw.Get("kubernetes-ca-file"), &o->kubernetes_ca_file);
   NVMLX_RETURN_IF_ERROR(
       ToBool(raw.Get("kubernetes-node-conditions"), &o->kubernetes_node_conditions));
+  ToText(raw.Get("state-dir"), &o->state_dir);
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 #include "render/pod_energy.h"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -147,6 +148,78 @@ void PodEnergyLedger::AddFamily(SeriesModel* model) const {
     labels.emplace_back("container", k.container);
     AddOwnDoublePoint(model, &f, labels, a.joules);
   }
+}
+
+std::string PodEnergyLedger::Serialize(std::chrono::system_clock::time_point now) const {
+  using Json = nlohmann::json;
+  auto seconds = [](std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+  };
+  Json series = Json::array();
+  for (const auto& [k, a] : accounts_) {
+    series.push_back({{"gpu", k.gpu},
+                      {"uuid", k.uuid},
+                      {"profile", k.profile},
+                      {"gpu_instance", k.gpu_instance},
+                      {"namespace", k.ns},
+                      {"pod", k.pod},
+                      {"container", k.container},
+                      {"joules", a.joules},
+                      {"grown", seconds(a.grown)}});
+  }
+  Json readings = Json::object();
+  for (const auto& [gpu, mj] : last_mj_) readings[gpu] = mj;
+  const Json doc = {
+      {"version", 1}, {"saved", seconds(now)}, {"readings_mj", readings}, {"series", series}};
+  return doc.dump(1) + "\n";
+}
+
+Status PodEnergyLedger::Restore(const std::string& text,
+                                std::chrono::system_clock::time_point now) {
+  using Json = nlohmann::json;
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return InvalidArgument("expected a JSON object");
+  if (doc.value("version", 0) != 1) return InvalidArgument("expected \"version\": 1");
+  if (!doc.contains("series") || !doc["series"].is_array()) {
+    return InvalidArgument("expected \"series\": an array");
+  }
+  std::map<Key, Account> accounts;
+  size_t n = 0;
+  for (const Json& e : doc["series"]) {
+    const std::string where = "series[" + std::to_string(n++) + "]";
+    if (!e.is_object() || !e.contains("gpu") || !e["gpu"].is_number_unsigned() ||
+        !e.contains("joules") || !e["joules"].is_number() || e["joules"].get<double>() < 0) {
+      return InvalidArgument(where + ": expected an object with gpu (an index) and joules (>= 0)");
+    }
+    Key k;
+    k.gpu = e["gpu"].get<unsigned>();
+    for (auto [field, out] : {std::pair<const char*, std::string*>{"uuid", &k.uuid},
+                              {"profile", &k.profile},
+                              {"gpu_instance", &k.gpu_instance},
+                              {"namespace", &k.ns},
+                              {"pod", &k.pod},
+                              {"container", &k.container}}) {
+      if (!e.contains(field) || !e[field].is_string()) {
+        return InvalidArgument(where + ": expected \"" + field + "\": a string");
+      }
+      *out = e[field].get<std::string>();
+    }
+    Account a;
+    a.joules = e["joules"].get<double>();
+    a.grown = std::chrono::system_clock::time_point(std::chrono::seconds(e.value("grown", 0)));
+    accounts[std::move(k)] = a;
+  }
+  std::map<std::string, int64_t> readings;
+  const auto saved =
+      std::chrono::system_clock::time_point(std::chrono::seconds(doc.value("saved", 0)));
+  if (now - saved <= kRestoreGap && doc.contains("readings_mj") && doc["readings_mj"].is_object()) {
+    for (const auto& [gpu, mj] : doc["readings_mj"].items()) {
+      if (mj.is_number_integer()) readings[gpu] = mj.get<int64_t>();
+    }
+  }
+  accounts_ = std::move(accounts);
+  last_mj_ = std::move(readings);
+  return Status::Ok();
 }
 
 }  // namespace nvmlx::render

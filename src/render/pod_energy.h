@@ -18,8 +18,9 @@
 // A series lives as long as the daemon and keeps its value when its pod goes and comes back (a
 // restart of the pod's container under the same name); one not grown for an hour is dropped
 // (a pod gone for good), and starts again from 0 should it come back, which Prometheus' rate()
-// and increase() read as a counter reset. A restart of the daemon starts every series from 0
-// likewise.
+// and increase() read as a counter reset. Across a restart of the daemon the series go on when
+// the ledger was saved (Serialize, Restore: --state-dir); without one they start from 0, which
+// Prometheus reads as a reset likewise.
 //
 // Thread-safety: not thread-safe; the daemon's publish step (the collector's thread) owns it.
 #ifndef NVML_EXPORTER_RENDER_POD_ENERGY_H_
@@ -32,6 +33,7 @@
 
 #include "model/snapshot.h"
 #include "render/series_model.h"
+#include "util/status.h"
 
 namespace nvmlx::render {
 
@@ -46,6 +48,16 @@ class PodEnergyLedger {
   // or instance that had energy to give; labels gpu, UUID, GPU_I_PROFILE and GPU_I_ID (MIG),
   // namespace, pod, container.
   void AddFamily(SeriesModel* model) const;
+
+  // The ledger as text (JSON), to be read back by Restore after a restart of the daemon
+  // (--state-dir), so that the counters go on instead of starting from 0.
+  std::string Serialize(std::chrono::system_clock::time_point now) const;
+  // What Serialize wrote, at `now`: the series and each GPU's last reading. When it was saved more
+  // than kRestoreGap ago, the readings are left out (the energy used in between cannot be told
+  // whose: the first window after the restart starts afresh). INVALID_ARGUMENT naming what was
+  // expected where; the ledger is then left as it was.
+  Status Restore(const std::string& text, std::chrono::system_clock::time_point now);
+  static constexpr std::chrono::minutes kRestoreGap{10};
 
   // The joules of one series (tests): namespace, pod and container empty for the unattributed.
   double Joules(unsigned gpu, const std::string& gpu_instance, const std::string& ns,

@@ -155,5 +155,42 @@ TEST_F(PodEnergyTest, AnHourOfCollectionsSumsToTheDeviceGrowthWithinAJoule) {
       << page;
 }
 
+// A restart of the daemon with the ledger saved: the series go on from their values, and the
+// energy used while it restarted goes to the holders of the first window.
+TEST_F(PodEnergyTest, SavedLedgerGoesOnAcrossARestart) {
+  PodEnergyLedger before;
+  before.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  before.Observe(Snap(1, {10000, 0, 0}, 0, 0));
+  const std::string saved = before.Serialize(kT0 + seconds(1));
+  PodEnergyLedger after;
+  ASSERT_TRUE(after.Restore(saved, kT0 + seconds(20)).ok());
+  EXPECT_DOUBLE_EQ(after.Joules(0, "", "ns", "a", "main"), 10);
+  after.Observe(Snap(21, {30000, 0, 0}, 0, 0));  // 20 J while it restarted, then this window
+  EXPECT_DOUBLE_EQ(after.Joules(0, "", "ns", "a", "main"), 30);
+  // Saved too long ago: the values go on, the gap is nobody's (a new first reading).
+  PodEnergyLedger late;
+  ASSERT_TRUE(late.Restore(saved, kT0 + std::chrono::minutes(30)).ok());
+  late.Observe(Snap(1800, {900000, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(late.Joules(0, "", "ns", "a", "main"), 10);
+  late.Observe(Snap(1801, {901000, 0, 0}, 0, 0));
+  EXPECT_DOUBLE_EQ(late.Joules(0, "", "ns", "a", "main"), 11);
+}
+
+TEST_F(PodEnergyTest, BadSavedLedgerIsRefusedNamingWhereAndKeepsTheLedger) {
+  PodEnergyLedger ledger;
+  ledger.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  ledger.Observe(Snap(1, {10000, 0, 0}, 0, 0));
+  EXPECT_EQ(ledger.Restore("{not json", kT0).message(), "expected a JSON object");
+  EXPECT_EQ(ledger.Restore(R"({"version": 2, "series": []})", kT0).message(),
+            "expected \"version\": 1");
+  const Status bad = ledger.Restore(
+      R"({"version": 1, "series": [{"gpu": 0, "uuid": "GPU-0", "profile": "", "gpu_instance": "",
+          "namespace": "ns", "pod": "a", "container": "main", "joules": 5},
+         {"gpu": 0, "joules": -1}]})",
+      kT0);
+  EXPECT_EQ(bad.message(), "series[1]: expected an object with gpu (an index) and joules (>= 0)");
+  EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 10) << "left as it was";
+}
+
 }  // namespace
 }  // namespace nvmlx::render

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Energy per pod end to end (docs/attribution.md "Energy per pod"): the daemon on simulated GPUs
+# with pods sharing them (processes.yaml, their /proc, the fake API server) serves
+# nvml_exporter_pod_gpu_energy_joules_total; between two pages, each GPU's series grow by exactly
+# what its own energy counter did; across a restart with --state-dir the series go on from their
+# values (never back), and a bad state file is set aside with an error naming it.
+source "$(dirname "$0")/lib.sh"
+CTL="$WORK/ctl"
+start_apiserver
+metrics() { curl -fsS "http://127.0.0.1:$port/metrics"; }
+start() {
+  port=$(free_port)
+  NODE_NAME=node1 start_exporter "$port" -c 300 --log-format json \
+    -f "$SOURCE_DIR/etc/default-counters.csv" \
+    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" \
+    --kubernetes-process-metrics --kubernetes-virtual-gpus --host-proc-root "$SOURCE_DIR/testdata/proc" \
+    --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
+    --kubernetes-ca-file "$WORK/cert.pem" --state-dir "$WORK/state"
+  pid=${PIDS[-1]}
+  for _ in $(seq 50); do
+    metrics | grep -q '^nvml_exporter_pod_gpu_energy_joules_total{.*pod="[a-z]' && return 0
+    sleep 0.2
+  done
+  metrics | grep energy >&2 || true
+  fail "no per-pod energy series"
+}
+mkdir -p "$WORK/state"
+start
+sleep 1
+metrics >"$WORK/a.txt"
+sleep 1.5
+metrics >"$WORK/b.txt"
+python3 - "$WORK/a.txt" "$WORK/b.txt" <<'PY' || fail "the series do not add up to the GPUs' energy"
+import re, sys
+def read(path):
+    energy, series = {}, {}
+    for line in open(path):
+        m = re.match(r'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="(\d+)",.*\} (\S+)$', line)
+        if m: energy[m.group(1)] = float(m.group(2)) / 1000
+        m = re.match(r'(nvml_exporter_pod_gpu_energy_joules_total\{gpu="(\d+)",.*\}) (\S+)$', line)
+        if m: series[m.group(1)] = (m.group(2), float(m.group(3)))
+    return energy, series
+ea, sa = read(sys.argv[1]); eb, sb = read(sys.argv[2])
+assert any('pod=""' in k for k in sb) and any('pod="inference' in k for k in sb), list(sb)
+for gpu in eb:
+    grown = eb[gpu] - ea[gpu]
+    split = sum(v for k, (g, v) in sb.items() if g == gpu) - sum(v for k, (g, v) in sa.items() if g == gpu)
+    assert grown > 0 and abs(split - grown) < 0.01, (gpu, grown, split)
+for k, (g, v) in sa.items():
+    assert sb[k][1] >= v, (k, v, sb[k])
+print(f"ok: {len(sb)} series; on each of {len(eb)} GPUs they grew by the GPU's own growth")
+PY
+pass "energy per pod: the split adds up to each GPU's energy counter"
+kill -TERM "$pid"; wait "$pid" || true
+metrics_before="$WORK/b.txt"
+[ -s "$WORK/state/pod-energy.json" ] || fail "no state saved at the stop"
+cp "$WORK/state/pod-energy.json" "$WORK/saved.json"
+start
+metrics >"$WORK/c.txt"
+python3 - "$WORK/saved.json" "$WORK/c.txt" <<'PY' || fail "a series went back across the restart"
+import json, re, sys
+saved = {(s["gpu"], s["namespace"], s["pod"], s["container"]): s["joules"]
+         for s in json.load(open(sys.argv[1]))["series"]}
+now = {}
+for line in open(sys.argv[2]):
+    m = re.match(r'nvml_exporter_pod_gpu_energy_joules_total\{gpu="(\d+)",.*namespace="([^"]*)",pod="([^"]*)",container="([^"]*)"\} (\S+)$', line)
+    if m: now[(int(m.group(1)), m.group(2), m.group(3), m.group(4))] = float(m.group(5))
+assert saved, "nothing saved"
+for k, v in saved.items():
+    assert k in now and now[k] >= v, (k, v, now.get(k))
+print(f"ok: {len(saved)} series went on from their saved values")
+PY
+grep -q 'energy per pod: counters restored' "$WORK/exporter.log" || fail "no restore line"
+kill -TERM "$pid"; wait "$pid" || true
+pass "across a restart with --state-dir the series go on"
+echo '{"version": 1, "series": [{"gpu": "x"}]}' >"$WORK/state/pod-energy.json"
+: >"$WORK/exporter.log"
+start
+grep -q 'the saved counters cannot be read.*series\[0\]: expected an object' "$WORK/exporter.log" ||
+  fail "no error naming the bad state"
+[ -s "$WORK/state/pod-energy.json.bad" ] || fail "the bad state file was not set aside"
+pass "a bad state file is set aside with an error naming it; the counters start from 0"
