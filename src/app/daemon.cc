@@ -323,6 +323,7 @@ Status Daemon::BuildNodeFaults(const Environment& env) {
   attribute::NodeFaultReporterOptions o;
   o.api = *api;
   o.node_name = opts.node_name;
+  o.hold = opts.kubernetes_node_conditions_hold;
   faults_ = std::make_unique<attribute::NodeFaultReporter>(std::move(o));
   return Status::Ok();
 }

@@ -58,7 +58,21 @@ void NodeFaultReporter::Start() {
 }
 
 void NodeFaultReporter::Offer(std::shared_ptr<const model::Snapshot> snap) {
-  latest_.Publish(std::move(snap));
+  if (snap == nullptr) return;
+  const WallTime now = options_.now ? options_.now() : std::chrono::system_clock::now();
+  util::MutexLock lock(&mu_);
+  NodeFaultTracker::Outcome outcome = tracker_.Observe(*snap, now);
+  decided_ = std::move(outcome.conditions);
+  for (NodeEvent& e : outcome.events) {
+    auto same = std::find_if(pending_events_.begin(), pending_events_.end(),
+                             [&](const NodeEvent& p) { return p.key == e.key; });
+    if (same == pending_events_.end()) {
+      pending_events_.push_back(std::move(e));
+    } else {  // not written yet: one Event, its count added (bounded by the keys)
+      same->count += e.count;
+      same->message = std::move(e.message);
+    }
+  }
 }
 
 void NodeFaultReporter::Stop() {
@@ -80,13 +94,13 @@ void NodeFaultReporter::RunOnce() {
   const WallTime now = options_.now ? options_.now() : std::chrono::system_clock::now();
   if (!adopted_) AdoptNode();
   if (!adopted_) return;  // the conditions wait for the Node's (a restart must not flap them)
-  std::shared_ptr<const model::Snapshot> snap = latest_.Get();
-  if (snap != nullptr && snap != last_seen_) {
-    last_seen_ = snap;
-    NodeFaultTracker::Outcome outcome = tracker_.Observe(*snap, now);
-    RecordEvents(outcome.events, now);
-    wanted_ = std::move(outcome.conditions);
+  std::vector<NodeEvent> events;
+  {
+    util::MutexLock lock(&mu_);
+    events.swap(pending_events_);
+    if (!decided_.empty()) wanted_ = decided_;
   }
+  RecordEvents(events, now);
   // Written when changed, and again for a heartbeat or a retry when due.
   if (!wanted_.empty()) SyncConditions(wanted_, now);
   FlushEvents(now);
@@ -121,7 +135,11 @@ void NodeFaultReporter::AdoptNode() {
       found.push_back(std::move(f));
     }
   }
-  tracker_.Adopt(found);
+  {
+    util::MutexLock lock(&mu_);
+    tracker_.Adopt(found);
+    decided_.clear();  // decided before the adoption: the next collection decides again
+  }
   for (const FoundCondition& f : found) written_.push_back({f.type, f.status, f.reason, f.message});
   adopted_ = true;
   log::Info("node fault watch on: GPU faults go to this node's conditions and Events",

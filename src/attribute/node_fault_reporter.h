@@ -33,8 +33,9 @@
 #include "attribute/kube_client.h"
 #include "attribute/node_faults.h"
 #include "model/snapshot.h"
-#include "util/latest.h"
+#include "util/mutex.h"
 #include "util/periodic_worker.h"
+#include "util/thread_annotations.h"
 
 namespace nvmlx::attribute {
 
@@ -44,8 +45,8 @@ using KubeCall =
 
 struct NodeFaultReporterOptions {
   KubeApiConfig api;
-  std::string node_name;  // required
-  std::chrono::seconds hold{600};
+  std::string node_name;                   // required
+  std::chrono::milliseconds hold{600000};  // --kubernetes-node-conditions-hold
   std::chrono::seconds heartbeat{300};
   std::chrono::seconds retry{10};
   std::chrono::seconds aggregate{600};
@@ -68,8 +69,10 @@ class NodeFaultReporter {
 
   // Starts the thread: it reads the Node, then looks at the latest snapshot every second.
   void Start();
-  // The latest collection (cheap: the reporter's thread does the work). Thread-safe.
-  void Offer(std::shared_ptr<const model::Snapshot> snap);
+  // Each collection: the tracker decides at once (every snapshot, so that a health failure shorter
+  // than the reporter's second is not missed; a few µs per GPU), the reporter's thread writes.
+  // Thread-safe.
+  void Offer(std::shared_ptr<const model::Snapshot> snap) NVMLX_EXCLUDES(mu_);
   void Stop();
 
   // Counters for the daemon's own families (nvml_exporter_node_fault_*).
@@ -86,7 +89,7 @@ class NodeFaultReporter {
   Stats stats() const;
 
   // One pass (the thread's run); public for tests that drive it without the thread.
-  void RunOnce();
+  void RunOnce() NVMLX_EXCLUDES(mu_);
 
  private:
   struct PostedEvent {
@@ -100,7 +103,7 @@ class NodeFaultReporter {
     std::string message;
   };
   Result<HttpResponse> Send(const KubeApiCall& call);
-  void AdoptNode();
+  void AdoptNode() NVMLX_EXCLUDES(mu_);
   void SyncConditions(const std::vector<NodeCondition>& want, WallTime now);
   void RecordEvents(const std::vector<NodeEvent>& events, WallTime now);
   void FlushEvents(WallTime now);
@@ -112,13 +115,15 @@ class NodeFaultReporter {
 
   const NodeFaultReporterOptions options_;
   std::unique_ptr<KubeApiClient> client_;  // null when options_.call is set
-  util::Latest<model::Snapshot> latest_;
-  NodeFaultTracker tracker_;
+  // What Offer decided and the reporter's thread has not written yet.
+  util::Mutex mu_;
+  NodeFaultTracker tracker_ NVMLX_GUARDED_BY(mu_);
+  std::vector<NodeCondition> decided_ NVMLX_GUARDED_BY(mu_);
+  std::vector<NodeEvent> pending_events_ NVMLX_GUARDED_BY(mu_);  // one per key, counts added
 
   // The reporter's thread's own.
   bool adopted_ = false;
-  std::shared_ptr<const model::Snapshot> last_seen_;
-  std::vector<NodeCondition> wanted_;            // what the tracker last decided
+  std::vector<NodeCondition> wanted_;            // what the tracker last decided, as taken
   std::vector<NodeCondition> written_;           // what the server has, as last written
   std::map<std::string, WallTime> transitions_;  // per type: lastTransitionTime
   std::optional<WallTime> written_at_;

@@ -44,9 +44,9 @@ std::string PodsOn(const model::Snapshot& snap, unsigned gpu_index) {
   return out;
 }
 
-std::string Duration(std::chrono::seconds d) {
+std::string Duration(std::chrono::milliseconds d) {
   const auto m = std::chrono::duration_cast<std::chrono::minutes>(d);
-  const auto s = d - m;
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(d - m);
   return std::to_string(m.count()) + "m" + std::to_string(s.count()) + "s";
 }
 
@@ -62,9 +62,16 @@ bool NodeCondition::Problem() const {
 
 void NodeFaultTracker::Adopt(const std::vector<FoundCondition>& found) {
   for (const FoundCondition& c : found) {
+    // (What this process saw already, if newer, wins.)
     const Latest held{c.last_heartbeat, c.reason, c.message};
-    if (c.type == fields::kConditionGpuXidCritical && c.status == "True") critical_ = held;
-    if (c.type == fields::kConditionGpuHealthy && c.status == "False") unhealthy_ = held;
+    if (c.type == fields::kConditionGpuXidCritical && c.status == "True" &&
+        (!critical_ || critical_->at < held.at)) {
+      critical_ = held;
+    }
+    if (c.type == fields::kConditionGpuHealthy && c.status == "False" &&
+        (!unhealthy_ || unhealthy_->at < held.at)) {
+      unhealthy_ = held;
+    }
   }
 }
 
@@ -116,17 +123,15 @@ NodeCondition NodeFaultTracker::HealthCondition(const model::Snapshot& snap, Wal
   for (const model::DeviceSnapshot& ds : snap.devices) {
     if (!IsGpu(ds) || ds.health.empty()) continue;
     health_seen_ = true;
+    // Any watch that fails (DCGM's ALL watch is one of them, for the Xids and the bus, not a
+    // summary of the others).
     std::string checks;
     for (const model::HealthResult& h : ds.health) {
-      if (h.value < kHealthFail || h.watch == "ALL") continue;
+      if (h.value < kHealthFail) continue;
       checks +=
           (checks.empty() ? "" : ", ") + std::string(h.watch) + " " + std::string(h.error_code);
     }
-    const bool all_failed = std::any_of(ds.health.begin(), ds.health.end(), [](const auto& h) {
-      return h.watch == "ALL" && h.value >= kHealthFail;
-    });
-    if (!all_failed) continue;
-    if (checks.empty()) checks = "ALL";
+    if (checks.empty()) continue;
     failing += (failing.empty() ? "" : "; ") + GpuName(*ds.identity) + " fails " + checks;
   }
   if (!failing.empty()) unhealthy_ = Latest{now, "GpuHealthCheckFailed", failing};

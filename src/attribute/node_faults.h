@@ -60,7 +60,7 @@ struct NodeEvent {
 
 class NodeFaultTracker {
  public:
-  explicit NodeFaultTracker(std::chrono::seconds hold) : hold_(hold) {}
+  explicit NodeFaultTracker(std::chrono::milliseconds hold) : hold_(hold) {}
 
   // The daemon's conditions found on the Node at start.
   void Adopt(const std::vector<FoundCondition>& found);
@@ -84,7 +84,7 @@ class NodeFaultTracker {
   NodeCondition HealthCondition(const model::Snapshot& snap, WallTime now);
   NodeCondition LostCondition(const model::Snapshot& snap, std::vector<NodeEvent>* events);
 
-  const std::chrono::seconds hold_;
+  const std::chrono::milliseconds hold_;
   // Per GPU (UUID, else "gpu<index>"): the Xid totals seen so far.
   std::map<std::string, std::map<int64_t, int64_t>> seen_;
   std::optional<Latest> critical_;   // the last critical Xid

@@ -179,6 +179,9 @@ struct Options {
   // node's Node ($NODE_NAME): the GpuHealthy, GpuXidCritical and GpuLost conditions and an Event
   // per fault (docs/faults.md §5).
   bool kubernetes_node_conditions = false;
+  // --kubernetes-node-conditions-hold: how long GpuXidCritical and GpuHealthy stay in their
+  // problem state after the last occurrence (hysteresis).
+  std::chrono::milliseconds kubernetes_node_conditions_hold{600000};
   // --state-dir / NVML_EXPORTER_STATE_DIR: where state kept across restarts lives (the energy per
   // pod counters, pod-energy.json); empty: none, they start from 0 at each start.
   std::string state_dir;

@@ -47,6 +47,10 @@ constexpr FlagSpec kKubernetes[] = {
    "GPU faults on this node's Node ($NODE_NAME): conditions GpuHealthy, GpuXidCritical, "
    "GpuLost and an Event per fault (needs patch on nodes/status, create/patch on events)."},
 
+  {"kubernetes-node-conditions-hold", "", "NVML_EXPORTER_KUBERNETES_NODE_CONDITIONS_HOLD",
+   Kind::kDuration, "10m0s", true, "DUR",
+   "How long GpuXidCritical and GpuHealthy stay in their problem state after the last critical "
+   "Xid or failing health check."},
   {"state-dir", "", "NVML_EXPORTER_STATE_DIR", Kind::kString, "", true, "DIR",
    "Keep the energy per pod counters here (pod-energy.json) so that they go on across restarts "
    "(a hostPath); empty: they start from 0."},
@@ -129,6 +133,8 @@ Status ConvertKubernetes(const RawFlags& raw, Options* o) {
   NVMLX_RETURN_IF_ERROR(
       ToBool(raw.Get("kubernetes-node-conditions"), &o->kubernetes_node_conditions));
   ToText(raw.Get("state-dir"), &o->state_dir);
+  NVMLX_RETURN_IF_ERROR(
+      ToTimeout(raw.Get("kubernetes-node-conditions-hold"), &o->kubernetes_node_conditions_hold));
   return Status::Ok();
 }
 

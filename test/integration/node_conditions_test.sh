@@ -148,3 +148,47 @@ print(sorted((c['type'], c['lastTransitionTime']) for c in json.load(open('$CTL/
 [ "$(condition reason GpuXidCritical)" = XidDoubleBitEccError ] || fail "the adopted reason is kept"
 kill -TERM "$pid"; wait "$pid" || true
 pass "a restart (with RBAC refusing at first) keeps the conditions and their transition times"
+
+# 3. Recovery (a 2 s hold): GPU 0's row remapping has failed (its MEM health check fails, for
+#    good) and it reported Xid 64 once: GpuHealthy goes False and stays; GpuXidCritical goes True
+#    and clears after the hold; GpuLost clears as no GPU is lost any more (the node came back).
+#    (GpuHealthy's own recovery after the hold: node_faults_test.)
+cat >"$WORK/remap.yaml" <<'YAML'
+driver_version: "580.159.04"
+gpus:
+  - name: "NVIDIA H200"
+    values: {remapped_failure: 1}
+  - name: "NVIDIA H200"
+xids:
+  - {gpu: 0, at_s: 0.5, xid: 64}
+YAML
+: >"$WORK/exporter.log"
+: >"$CTL/node_patches"
+port=$(free_port)
+NODE_NAME=node1 start_exporter "$port" -c 300 --log-format json -f "$WORK/faults.csv" \
+  --fake-gpus-scenario "$WORK/remap.yaml" --kubernetes-node-conditions \
+  --kubernetes-node-conditions-hold 2s "${api_flags[@]}"
+pid=${PIDS[-1]}
+for _ in $(seq 50); do
+  grep -q '"reason": "XidRowRemapFailure"' "$CTL/node_patches" 2>/dev/null && break
+  sleep 0.1
+done
+python3 - "$CTL/node_patches" <<'PY' || fail "the row-remap failure was not shown"
+import json, sys
+seen = {}
+for line in open(sys.argv[1]):
+    for c in json.loads(line)["status"]["conditions"]:
+        seen.setdefault(c["type"], []).append((c["status"], c["reason"], c["message"]))
+assert ("True", "XidRowRemapFailure") in [s[:2] for s in seen["GpuXidCritical"]], seen["GpuXidCritical"]
+bad = [s for s in seen["GpuHealthy"] if s[0] == "False" and s[1] == "GpuHealthCheckFailed"]
+assert bad and "GPU 0" in bad[-1][2] and "MEM" in bad[-1][2], seen["GpuHealthy"]
+print("ok: a failed row remap: GpuXidCritical (XidRowRemapFailure) and GpuHealthy False (MEM)")
+PY
+until_condition GpuXidCritical False 10
+until_condition GpuLost False 5
+[ "$(condition reason GpuXidCritical)" = NoCriticalXid ] || fail "GpuXidCritical reason after recovery"
+[ "$(condition status GpuHealthy)" = False ] || fail "GpuHealthy must stay False while the check fails"
+ls "$CTL/events" | xargs -I{} cat "$CTL/events/{}" | grep -q '"reason": "XidRowRemapFailure"' ||
+  fail "no Event for Xid 64"
+kill -TERM "$pid"; wait "$pid" || true
+pass "a failed row remap: GpuHealthy False while it lasts; GpuXidCritical recovers after the hold"
