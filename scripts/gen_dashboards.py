@@ -367,7 +367,7 @@ def pods():
                "GPU {{gpu}} not in a pod", ref="B")], "none",
         description="Processes NVML lists on each GPU; those not in a pod run on the host or in a "
                     "container the exporter cannot map."), 24, 8))
-    p.append(L.row("Energy (-k or --kubernetes-process-metrics)"))
+    p.append(L.row("Energy (--kubernetes-process-metrics)"))
     p.append(L.place(timeseries("GPU energy per namespace, last hour", [
         target(f"sum by (cluster, namespace) (increase(nvml_exporter_pod_gpu_energy_joules_total{{{proc}}}[1h])) / 3600000",
                "{{namespace}}"),

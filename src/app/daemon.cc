@@ -383,7 +383,8 @@ Status Daemon::BuildOutputs(const Environment& env) {
     emf_ = std::move(*p);
   }
   if (opts.kubernetes_node_conditions) NVMLX_RETURN_IF_ERROR(BuildNodeFaults(env));
-  if (opts.kubernetes || opts.kubernetes_process_metrics) BuildEnergy();
+  // Our own pod family, as the other nvml_exporter_pod_* ones: -k alone keeps dcgm-exporter's page.
+  if (opts.kubernetes_process_metrics) BuildEnergy();
   const std::chrono::milliseconds interval(opts.collect_interval_ms);
   store_ = std::make_unique<PageStore>(
       opts.health_max_age.count() > 0 ? opts.health_max_age : PageStore::DefaultMaxAge(interval),

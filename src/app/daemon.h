@@ -152,7 +152,7 @@ class Daemon {
   Status BuildCollector(std::shared_ptr<const plan::FieldPlan> plan);  // steps 3 and 4
   // --kubernetes-node-conditions: the reporter (usage errors without NODE_NAME or an API server).
   Status BuildNodeFaults(const Environment& env);
-  // Energy per pod (with -k or --kubernetes-process-metrics), restored from --state-dir.
+  // Energy per pod (with --kubernetes-process-metrics), restored from --state-dir.
   void BuildEnergy();
   Status BuildOutputs(const Environment& env);  // step 5
   void BuildRenderOptions(const std::string& driver);
@@ -184,7 +184,7 @@ class Daemon {
   // The collector thread's (Publish), reused across collections. Its names and labels point into
   // the snapshot being published (and its plan) and into ropts_, both alive while Publish runs.
   render::SeriesModel series_;
-  // Energy per pod (render/pod_energy.h), with -k or --kubernetes-process-metrics; the publish
+  // Energy per pod (render/pod_energy.h), with --kubernetes-process-metrics; the publish
   // step's own.
   std::optional<render::PodEnergyLedger> energy_;
   // --state-dir's pod-energy.json (empty: not saved), and when it was last written.
