@@ -63,8 +63,12 @@ until_condition GpuHealthy False 5
 [ "$(condition reason GpuLost)" = GpuFellOffTheBus ] || fail "GpuLost reason: $(condition reason GpuLost)"
 condition message GpuLost | grep -q 'GPU 1 (GPU-00000000-0000-0000-0000-000000000001) lost' ||
   fail "GpuLost message: $(condition message GpuLost)"
-[ "$(condition reason GpuXidCritical)" = XidDoubleBitEccError ] ||
-  fail "GpuXidCritical names the latest critical Xid: $(condition reason GpuXidCritical)"
+# The latest critical Xid: 48 (at 2 s) after 95 (at 1 s), unless one collection got both (a slow
+# start, as under ASan): then which came first is not known, and either names the condition.
+case "$(condition reason GpuXidCritical)" in
+  XidDoubleBitEccError | XidUncontainedEccError) ;;
+  *) fail "GpuXidCritical names the latest critical Xid: $(condition reason GpuXidCritical)" ;;
+esac
 condition message GpuHealthy | grep -q 'GPU 1 (GPU-[0-9-]*1) fails' ||
   fail "GpuHealthy message: $(condition message GpuHealthy)"
 [ "$(condition status Ready)" = True ] && [ "$(condition reason Ready)" = KubeletReady ] &&
@@ -96,6 +100,7 @@ grep -q '^nvml_exporter_node_fault_events_total{result="created"} 4$' <<<"$page"
 transitions=$(python3 -c "
 import json
 print(sorted((c['type'], c['lastTransitionTime']) for c in json.load(open('$CTL/nodes/node1.json'))['status']['conditions']))")
+reason_before=$(condition reason GpuXidCritical)
 kill -TERM "$pid"; wait "$pid" || true
 pass "faults drive GpuXidCritical, GpuLost, GpuHealthy and one Event per fault; Ready untouched"
 
@@ -145,7 +150,7 @@ after=$(python3 -c "
 import json
 print(sorted((c['type'], c['lastTransitionTime']) for c in json.load(open('$CTL/nodes/node1.json'))['status']['conditions']))")
 [ "$after" = "$transitions" ] || fail "transition times moved: $transitions -> $after"
-[ "$(condition reason GpuXidCritical)" = XidDoubleBitEccError ] || fail "the adopted reason is kept"
+[ "$(condition reason GpuXidCritical)" = "$reason_before" ] || fail "the adopted reason is kept"
 kill -TERM "$pid"; wait "$pid" || true
 pass "a restart (with RBAC refusing at first) keeps the conditions and their transition times"
 
