@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "fields/gpu_faults.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
@@ -59,7 +60,7 @@ void NodeFaultReporter::Start() {
 
 void NodeFaultReporter::Offer(std::shared_ptr<const model::Snapshot> snap) {
   if (snap == nullptr) return;
-  const WallTime now = options_.now ? options_.now() : std::chrono::system_clock::now();
+  const WallTime now = Now();
   util::MutexLock lock(&mu_);
   NodeFaultTracker::Outcome outcome = tracker_.Observe(*snap, now);
   decided_ = std::move(outcome.conditions);
@@ -85,13 +86,17 @@ NodeFaultReporter::Stats NodeFaultReporter::stats() const {
   return stats_;
 }
 
+WallTime NodeFaultReporter::Now() const {
+  return options_.now ? options_.now() : std::chrono::system_clock::now();
+}
+
 Result<HttpResponse> NodeFaultReporter::Send(const KubeApiCall& call) {
   if (options_.call) return options_.call(call, options_.request_timeout);
   return client_->Call(call, options_.request_timeout);
 }
 
 void NodeFaultReporter::RunOnce() {
-  const WallTime now = options_.now ? options_.now() : std::chrono::system_clock::now();
+  const WallTime now = Now();
   if (!adopted_) AdoptNode();
   if (!adopted_) return;  // the conditions wait for the Node's (a restart must not flap them)
   std::vector<NodeEvent> events;
@@ -125,7 +130,10 @@ void NodeFaultReporter::AdoptNode() {
       if (!c.is_object()) continue;
       FoundCondition f;
       f.type = c.value("type", "");
-      if (f.type != "GpuHealthy" && f.type != "GpuXidCritical" && f.type != "GpuLost") continue;
+      if (f.type != fields::kConditionGpuHealthy && f.type != fields::kConditionGpuXidCritical &&
+          f.type != fields::kConditionGpuLost) {
+        continue;  // not ours
+      }
       f.status = c.value("status", "");
       f.reason = c.value("reason", "");
       f.message = c.value("message", "");

@@ -102,6 +102,7 @@ class NodeFaultReporter {
     std::string reason;
     std::string message;
   };
+  WallTime Now() const;  // options_.now, or the system clock
   Result<HttpResponse> Send(const KubeApiCall& call);
   void AdoptNode() NVMLX_EXCLUDES(mu_);
   void SyncConditions(const std::vector<NodeCondition>& want, WallTime now);

@@ -37,9 +37,7 @@ void RoundBoard::FinishJob(uint64_t round) {
 std::optional<std::vector<GroupResult>> RoundBoard::Await(uint64_t round, util::Clock* clock,
                                                           util::Clock::TimePoint deadline) {
   util::MutexLock lock(&mu_);
-  while (outstanding_ > 0 && !stopping_) {
-    if (clock->WaitUntil(&cv_, &mu_, deadline)) break;
-  }
+  WaitForJobs(round, clock, deadline);
   if (stopping_) return std::nullopt;
   std::vector<GroupResult> out(results_.size());
   for (size_t g = 0; g < results_.size(); ++g) {
@@ -53,10 +51,14 @@ std::optional<std::vector<GroupResult>> RoundBoard::Await(uint64_t round, util::
 
 bool RoundBoard::AwaitJobs(uint64_t round, util::Clock* clock, util::Clock::TimePoint deadline) {
   util::MutexLock lock(&mu_);
+  WaitForJobs(round, clock, deadline);
+  return round == round_ && outstanding_ <= 0;
+}
+
+void RoundBoard::WaitForJobs(uint64_t round, util::Clock* clock, util::Clock::TimePoint deadline) {
   while (round == round_ && outstanding_ > 0 && !stopping_) {
     if (clock->WaitUntil(&cv_, &mu_, deadline)) break;
   }
-  return round == round_ && outstanding_ <= 0;
 }
 
 void RoundBoard::Stop() {

@@ -64,6 +64,11 @@ class RoundBoard {
   bool stopping() const NVMLX_EXCLUDES(mu_);
 
  private:
+  // Await's and AwaitJobs' wait: until `round`'s jobs are done (or a newer round began), the
+  // deadline, or Stop.
+  void WaitForJobs(uint64_t round, util::Clock* clock, util::Clock::TimePoint deadline)
+      NVMLX_REQUIRES(mu_);
+
   mutable util::Mutex mu_;
   util::CondVar cv_;  // a job of this round reported, or Stop
   uint64_t round_ NVMLX_GUARDED_BY(mu_) = 0;
