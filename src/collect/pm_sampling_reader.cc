@@ -142,10 +142,11 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
   }
   if (r->slots_.empty()) return nullptr;
   // Alternating: each configuration live long enough for three samples (the first completes one
-  // interval after the start), in whole collections.
+  // interval after the start) and for min_dwell, in whole collections.
   if (r->slots_.size() > 1) {
     const auto collect = std::max(options.collect_interval, milliseconds(1));
-    r->dwell_ = static_cast<size_t>((3 * options.interval + collect - milliseconds(1)) / collect);
+    const auto live = std::max<milliseconds>(3 * options.interval, options.min_dwell);
+    r->dwell_ = static_cast<size_t>((live + collect - milliseconds(1)) / collect);
     r->dwell_ = std::max<size_t>(r->dwell_, 1);
   }
   r->last_values_.resize(r->fields_.size());

@@ -43,7 +43,11 @@ namespace nvmlx::collect {
 struct PmSamplingOptions {
   std::chrono::milliseconds interval{500};            // the hardware sampling interval
   std::chrono::milliseconds collect_interval{30000};  // sizes the counter-data image
-  const std::atomic<bool>* paused = nullptr;          // null: never paused
+  // Alternating: the least time a configuration stays live (--pm-sampling-dwell; it is at least
+  // three sampling intervals, in whole collections either way). Each switch stops one session
+  // and configures the next, ~0.1 s of CPU on the H100, so this bounds the CPU alternation takes.
+  std::chrono::milliseconds min_dwell{0};
+  const std::atomic<bool>* paused = nullptr;  // null: never paused
   // No completed sample for this long (or 5 intervals, if longer): the session has stalled.
   std::chrono::milliseconds stall_after{2000};
   std::chrono::milliseconds backoff_min{1000};

@@ -344,6 +344,40 @@ TEST_F(PmSamplingTest, TensorBesideSmActiveStallsAndTheReaderNeverConfiguresIt) 
   EXPECT_GE(full, 10) << log;
 }
 
+// GPU 9: the configuration of the FMA-pipe counter alone completes no sample, as on the H100 under
+// an fp32 load. That configuration is a loss, once per streak, and backs off; the field is absent
+// rather than held; GR engine and tensor keep alternating and being served.
+TEST_F(PmSamplingTest, OneAlternatedConfigurationStallingLeavesTheOthersServed) {
+  options_.stall_after = milliseconds(150);
+  options_.backoff_min = milliseconds(400);
+  options_.backoff_max = milliseconds(400);
+  ::testing::internal::CaptureStderr();
+  auto r = PmSamplingReader::Create(
+      *cupti_, 9, 9, {fields::FindById(1001), fields::FindById(1004), fields::FindById(1007)},
+      options_);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->configuration_fields().size(), 3u);
+  int reads = 0, gr = 0, tensor = 0, fp32 = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  while (std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(40));
+    std::vector<model::Sample> v;
+    std::vector<fields::FieldError> e;
+    ASSERT_TRUE(r->Read(&v, &e).ok());
+    ++reads;
+    gr += Find(v, 1001) != nullptr ? 1 : 0;
+    tensor += Find(v, 1004) != nullptr ? 1 : 0;
+    fp32 += Find(v, 1007) != nullptr ? 1 : 0;
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_GE(r->losses(), 2u) << "retried after each backoff, stalled again: " << log;
+  EXPECT_EQ(fp32, 0) << "a value the stalled configuration never measured";
+  EXPECT_GE(gr, reads / 2) << log;
+  EXPECT_GE(tensor, reads / 2) << log;
+  EXPECT_EQ(Count(log, "the session stalled"), 1u) << "once per streak: " << log;
+  EXPECT_NE(log.find("configuration=PIPE_FP32_ACTIVE"), std::string::npos) << log;
+}
+
 // GPU 6 delivers each decode's newest sample in two parts. Keeping the image until the sample is
 // complete reads the true 40 % in every window; re-initialising it after each decode (the first
 // implementation) loses the partial sample, and the next one spans its time with one interval's
@@ -548,7 +582,7 @@ TEST_F(PmSamplingCollectorTest, AutoPicksGpmWhereItExistsAndPmSamplingElsewhere)
   auto c = Collector::Create(*nvml_, copts_);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto snap = (*c)->CollectOnce();
-  ASSERT_EQ(snap->devices.size(), 9u);
+  ASSERT_EQ(snap->devices.size(), 10u);
   const auto& d0 = snap->devices[0];
   ASSERT_TRUE(d0.pm_sampling.has_value());
   EXPECT_TRUE(d0.pm_sampling->active);

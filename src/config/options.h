@@ -82,6 +82,9 @@ struct Options {
   std::string cupti_library = "libcupti.so.13";
   // --pm-sampling-interval / NVML_EXPORTER_PM_SAMPLING_INTERVAL: milliseconds, 20-1000
   int pm_sampling_interval_ms = 500;
+  // --pm-sampling-dwell / NVML_EXPORTER_PM_SAMPLING_DWELL: least live time of an alternated
+  // configuration, milliseconds, 0-600000 (0: three sampling intervals)
+  int pm_sampling_dwell_ms = 10000;
   // --pm-sampling-pin / NVML_EXPORTER_PM_SAMPLING_PIN: DCGM field names or ids, as given (the
   // daemon resolves them against the catalog, which config/ does not see).
   std::vector<std::string> pm_sampling_pin;

@@ -52,6 +52,10 @@ constexpr FlagSpec kRuntime[] = {
    "PATH", "CUPTI library for PM sampling (libnvperf_host.so is taken from beside it)."},
   {"pm-sampling-interval", "", "NVML_EXPORTER_PM_SAMPLING_INTERVAL", Kind::kInt, "500", true,
    "MS", "PM sampling's hardware sampling interval in milliseconds (20 to 1000)."},
+  {"pm-sampling-dwell", "", "NVML_EXPORTER_PM_SAMPLING_DWELL", Kind::kInt, "10000", true, "MS",
+   "Least time each PM-sampling configuration stays live when they alternate, in milliseconds "
+   "(0 to 600000; 0: three sampling intervals). Each switch costs ~0.1 s of CPU (docs/pm-sampling.md "
+   "§6)."},
   {"pm-sampling-pin", "", "NVML_EXPORTER_PM_SAMPLING_PIN", Kind::kList, "", true, "FIELD,...",
    "DCGM_FI_PROF_* fields PM sampling measures without gaps: they are in every configuration, "
    "and fields that cannot share a pass with them are not served (docs/pm-sampling.md)."},
@@ -153,6 +157,14 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
                              " is not a PM-sampling interval (milliseconds, 20 to 1000)");
     }
     o->pm_sampling_interval_ms = static_cast<int>(*v);
+  }
+  if (const Raw& r = raw.Get("pm-sampling-dwell"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v || *v < 0 || *v > 600000) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a PM-sampling dwell (milliseconds, 0 to 600000)");
+    }
+    o->pm_sampling_dwell_ms = static_cast<int>(*v);
   }
   ToList(raw.Get("pm-sampling-pin"), &o->pm_sampling_pin);
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("profiling-pause-endpoint"), &o->profiling_pause_endpoint));

@@ -24,6 +24,10 @@ struct PmFieldMetric {
   // Measured only in a configuration holding no other metric (fields/pm_plan.h): a pipe cycle
   // counter, which stopped the H200's sampler beside the other counters under load.
   bool own_configuration = false;
+  // Chips (comma-separated) whose sampler stops completing samples with this counter configured
+  // even alone, under the load it counts: a configuration that would only ever be measured while
+  // its pipe is idle. The field is not served there (fields/pm_plan.h drops it, naming this).
+  std::string_view stalls_alone_on = {};
 };
 
 // Every mapped field, in the order in which fields get a place in a configuration (the seed's
@@ -36,6 +40,8 @@ std::span<const PmFieldMetric> PmFieldMetrics();
 const PmFieldMetric* PmMetricFor(int field_id);
 // Why a profiling field has no PM-sampling metric (for the one warning), or empty when it has.
 std::string_view PmUnmappedReason(int field_id);
+// Why `m` is not configured on `chip` although the chip has it (stalls_alone_on), or empty.
+std::string PmKnownStall(const PmFieldMetric& m, std::string_view chip);
 
 // --pm-sampling-pin's values (DCGM field names, canonical or legacy, or ids) as field ids.
 // INVALID_ARGUMENT naming the value when it is no field, or a field PM sampling does not measure.

@@ -36,7 +36,12 @@ PmPlan PlanPmConfigurations(const std::vector<const PmFieldMetric*>& wanted,
   // In the order given, each metric once.
   std::vector<const PmFieldMetric*> order;
   for (const PmFieldMetric* m : wanted) {
-    if (std::find(order.begin(), order.end(), m) == order.end()) order.push_back(m);
+    if (std::find(order.begin(), order.end(), m) != order.end()) continue;
+    if (std::string stall = PmKnownStall(*m, chip); !stall.empty()) {
+      plan.dropped.push_back({m, std::move(stall)});  // pinned or not: it would only stall
+      continue;
+    }
+    order.push_back(m);
   }
   auto is_pinned = [&](const PmFieldMetric* m) {
     return std::find(pinned.begin(), pinned.end(), m->field_id) != pinned.end();

@@ -85,6 +85,21 @@ TEST(PmPlanTest, PipesAloneAndWhatNeedsMorePassesAloneIsDropped) {
   }
 }
 
+// The FMA-pipe counter stalled GH100's sampler alone under an fp32 load (an H100, run 9): it is
+// not planned there, pinned or not, whatever the pass count; other chips still alternate it.
+TEST(PmPlanTest, CounterThatStallsAloneOnTheChipIsDroppedNamingTheMeasurement) {
+  for (const std::vector<int>& pins : {std::vector<int>{}, std::vector<int>{1007}}) {
+    const PmPlan plan = PlanPmConfigurations(Metrics({1001, 1004, 1007}), pins, "GH100", Chip(8));
+    EXPECT_EQ(Ids(plan), (V{{1001}, {1004}}));
+    ASSERT_EQ(DroppedIds(plan), (std::vector<int>{1007}));
+    EXPECT_NE(plan.dropped[0].why.find("stops GH100's PM sampler under its own load"),
+              std::string::npos)
+        << plan.dropped[0].why;
+  }
+  const PmPlan ga102 = PlanPmConfigurations(Metrics({1001, 1004, 1007}), {}, "GA102", Chip(8));
+  EXPECT_EQ(Ids(ga102), (V{{1001}, {1004}, {1007}}));
+}
+
 TEST(PmPlanTest, MetricTheChipLacksIsDroppedWithTheHostApisWord) {
   const PmPlan plan = PlanPmConfigurations(Metrics({1001, 1011, 1012}), {}, "AD102",
                                            Chip(8, {"nvltx__bytes", "nvlrx__bytes"}));

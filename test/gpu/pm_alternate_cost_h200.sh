@@ -5,8 +5,10 @@
 # fp32 pulses (4 s each):
 #   single:      --pm-sampling-pin on the six shared fields: one configuration, the layout
 #                served before alternation (tensor and the pipes left out);
-#   alternating: the default plan: the shared fields, tensor alone, FP32 alone (3 configurations
-#                on GH100; FP64 needs 2 passes there).
+#   alternating: the default plan: the shared fields, then tensor alone (FP32 is not served on
+#                GH100: its counter stalls the sampler; FP64 needs 2 passes there), each live for
+#                the default --pm-sampling-dwell (10 s);
+#   alternating_dwell0: the same, switching after three sampling intervals (every 2 collections).
 # Writes cost.txt (CPU seconds per collection, VmRSS / VmHWM at the end, losses) into $OUT.
 # Run from the repo root after `make bundle`; nothing here changes GPU settings.
 set -uo pipefail
@@ -61,4 +63,5 @@ PY
 }
 measure single 9421 --pm-sampling-pin "$PIN"
 measure alternating 9422
+measure alternating_dwell0 9423 --pm-sampling-dwell 0
 cat "$OUT/cost.txt"
