@@ -27,22 +27,29 @@ std::string WhyNot(const Result<size_t>& r, const std::string& chip, const std::
   return "would need " + Passes(*r) + " on " + chip + beside + " (PM sampling takes one)";
 }
 
+// `wanted` in the order given, each metric once, less those known to stall `chip`'s sampler
+// (dropped into `plan` with the reason, pinned or not: they would only stall).
+std::vector<const PmFieldMetric*> Candidates(const std::vector<const PmFieldMetric*>& wanted,
+                                             const std::string& chip, PmPlan* plan) {
+  std::vector<const PmFieldMetric*> order;
+  for (const PmFieldMetric* m : wanted) {
+    if (std::find(order.begin(), order.end(), m) != order.end()) continue;
+    if (std::string stall = PmKnownStall(*m, chip); !stall.empty()) {
+      plan->dropped.push_back({m, std::move(stall)});
+      continue;
+    }
+    order.push_back(m);
+  }
+  return order;
+}
+
 }  // namespace
 
 PmPlan PlanPmConfigurations(const std::vector<const PmFieldMetric*>& wanted,
                             const std::vector<int>& pinned, const std::string& chip,
                             const PassCountFn& passes) {
   PmPlan plan;
-  // In the order given, each metric once.
-  std::vector<const PmFieldMetric*> order;
-  for (const PmFieldMetric* m : wanted) {
-    if (std::find(order.begin(), order.end(), m) != order.end()) continue;
-    if (std::string stall = PmKnownStall(*m, chip); !stall.empty()) {
-      plan.dropped.push_back({m, std::move(stall)});  // pinned or not: it would only stall
-      continue;
-    }
-    order.push_back(m);
-  }
+  const std::vector<const PmFieldMetric*> order = Candidates(wanted, chip, &plan);
   auto is_pinned = [&](const PmFieldMetric* m) {
     return std::find(pinned.begin(), pinned.end(), m->field_id) != pinned.end();
   };
