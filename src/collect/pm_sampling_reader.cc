@@ -138,14 +138,17 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
     so.interval_ns = static_cast<uint64_t>(options.interval.count()) * 1'000'000u;
     so.sysclk_trigger = NeedsSysclkTrigger(r->chip_);
     so.max_samples = std::clamp<uint32_t>(2 * per_collect + 8, 16, 4096);
+    so.settle_samples = options.settle_samples;
     r->slots_.push_back(std::move(slot));
   }
   if (r->slots_.empty()) return nullptr;
-  // Alternating: each configuration live long enough for three samples (the first completes one
-  // interval after the start) and for min_dwell, in whole collections.
+  // Alternating: each configuration live long enough for three samples after those it settles
+  // over (the first completes one interval after the start) and for min_dwell, in whole
+  // collections.
   if (r->slots_.size() > 1) {
     const auto collect = std::max(options.collect_interval, milliseconds(1));
-    const auto live = std::max<milliseconds>(3 * options.interval, options.min_dwell);
+    const auto live =
+        std::max<milliseconds>((3 + options.settle_samples) * options.interval, options.min_dwell);
     r->dwell_ = static_cast<size_t>((live + collect - milliseconds(1)) / collect);
     r->dwell_ = std::max<size_t>(r->dwell_, 1);
   }

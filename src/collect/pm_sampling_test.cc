@@ -64,6 +64,9 @@ class PmSamplingTest : public ::testing::Test {
     options_.collect_interval = milliseconds(100);
     options_.backoff_min = milliseconds(100);
     options_.backoff_max = milliseconds(400);
+    // These tests read faster than collect_interval, so a configuration is often live for less
+    // than the samples it would settle over; SessionSettlesOverItsFirstSamples covers settling.
+    options_.settle_samples = 0;
   }
   // Reads until a window holds samples (or 3 s pass).
   std::vector<model::Sample> ReadValues(PmSamplingReader& r) {
@@ -376,6 +379,38 @@ TEST_F(PmSamplingTest, OneAlternatedConfigurationStallingLeavesTheOthersServed) 
   EXPECT_GE(tensor, reads / 2) << log;
   EXPECT_EQ(Count(log, "the session stalled"), 1u) << "once per streak: " << log;
   EXPECT_NE(log.find("configuration=PIPE_FP32_ACTIVE"), std::string::npos) << log;
+}
+
+// A session's first samples (settle_samples) are counted but left out of the mean.
+TEST_F(PmSamplingTest, SessionSettlesOverItsFirstSamples) {
+  auto chip = cupti_->ChipName(0);
+  ASSERT_TRUE(chip.ok());
+  const std::string metric = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
+  auto config = cupti_->BuildConfig(*chip, {}, {metric});
+  ASSERT_TRUE(config.ok());
+  cupti::PmSampler::Options o;
+  o.device_index = 0;
+  o.chip = *chip;
+  o.metrics = {metric};
+  o.config = std::move(config).value();
+  o.interval_ns = 20'000'000;
+  o.max_samples = 64;
+  o.settle_samples = 2;
+  auto sampler = cupti::PmSampler::Start(*cupti_, std::move(o));
+  ASSERT_TRUE(sampler.ok()) << sampler.status().ToString();
+  size_t settling = 0, samples = 0;
+  for (int d = 0; d < 6; ++d) {
+    std::this_thread::sleep_for(milliseconds(50));
+    auto w = (*sampler)->Decode();
+    ASSERT_TRUE(w.ok());
+    settling += w->settling;
+    samples += w->samples;
+    if (w->samples > 0) {
+      EXPECT_NEAR(w->means[0], 40.0, 1e-9);
+    }
+  }
+  EXPECT_EQ(settling, 2u);
+  EXPECT_GE(samples, 6u);
 }
 
 // GPU 6 delivers each decode's newest sample in two parts. Keeping the image until the sample is

@@ -378,6 +378,10 @@ Result<PmSampler::Window> PmSampler::Decode() {
                                       {"stop", std::to_string(decode.decodeStopReason)},
                                       {"overflow", std::to_string(decode.overflow)}});
     for (size_t i = next_sample_; i < info.numCompletedSamples; ++i) {
+      if (samples_seen_++ < options_.settle_samples) {
+        ++w.settling;
+        continue;
+      }
       api::PmGetSampleInfoParams si{};
       si.structSize = api::kPmGetSampleInfoParamsSize;
       si.pPmSamplingObject = object_;

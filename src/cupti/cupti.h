@@ -139,6 +139,10 @@ class PmSampler {
     // Re-initialise the counter-data image after every decode, dropping a sample whose records
     // were only partly decoded (the first implementation; tools/pm-probe --fresh-image compares).
     bool fresh_image_each_decode = false;
+    // Leave the session's first samples out of every mean (Window::settling counts them): on an
+    // H100 the PCIe counters read ~0 in the first second of every session (two 500 ms samples)
+    // while the other metrics were already right (docs/validation/h200-pm-sampling.md run 9).
+    uint32_t settle_samples = 0;
   };
   // This thread's CPU time in each step of Start() (where a configuration switch's cost goes).
   struct StartCost {
@@ -165,6 +169,7 @@ class PmSampler {
     size_t populated = 0, completed = 0;
     int stop_reason = -1;  // CUpti_PmSampling_DecodeStopReason of the last decode
     size_t resets = 0;     // counter-data image re-initialisations in this call
+    size_t settling = 0;   // completed samples left out as the session's first (settle_samples)
   };
 
   // `host`: the configuration's PmHost (see above), or null to build one for this session.
@@ -190,6 +195,7 @@ class PmSampler {
   std::vector<uint8_t> counter_data_;
   // Samples [0, next_sample_) of the image are already averaged into an earlier window.
   size_t next_sample_ = 0;
+  size_t samples_seen_ = 0;  // completed samples of this session so far, settling ones included
   StartCost start_cost_;
   std::vector<const char*> metric_names_;  // host_'s (CUPTI takes them non-const)
 };
