@@ -78,8 +78,8 @@ std::string PmKnownStall(const PmFieldMetric& m, std::string_view chip) {
     const size_t comma = list.find(',');
     if (list.substr(0, comma) == chip) {
       return "stops " + std::string(chip) +
-             "'s PM sampler under its own load even configured alone (measured; "
-             "docs/pm-sampling.md §3): not served through PM sampling on this chip";
+             "'s PM sampler under its own load even configured alone (measured on real "
+             "hardware; docs/pm-sampling.md §3)";
     }
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
   }
