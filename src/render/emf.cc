@@ -72,16 +72,19 @@ EmfRenderer::EmfRenderer(EmfRules rules, EmfOptions options)
   }
 }
 
-void EmfRenderer::AddValue(const std::string& series_key, const config::CollectorEntry& entry,
+void EmfRenderer::AddValue(const std::string& series_key, const SeriesFamily& family,
                            const SeriesPoint& v, std::chrono::system_clock::time_point time,
                            std::vector<Metric>* metrics) {
-  const std::string_view name = entry.name;
-  std::string_view unit = EmfUnitFor(entry.field->unit);
+  const config::CollectorEntry* entry = family.entry;
+  const std::string_view name = entry != nullptr ? std::string_view(entry->name) : family.name;
+  std::string_view unit = entry != nullptr ? EmfUnitFor(entry->field->unit) : family.emf_unit;
   if (const std::string* u = rules_.UnitFor(name)) unit = *u;
+  const bool counter =
+      entry != nullptr ? entry->type == config::MetricType::kCounter : family.type == "counter";
   const bool is_integer = v.is_integer();
   const int64_t int_value = is_integer ? v.int_value : 0;
   const double value = v.AsDouble();
-  if (!options_.counters_as_delta || entry.type != config::MetricType::kCounter) {
+  if (!options_.counters_as_delta || !counter) {
     if (!is_integer && !Sendable(value)) return;
     metrics->push_back({name, unit, is_integer ? IntText(int_value) : DoubleText(value)});
     return;
@@ -111,11 +114,12 @@ void EmfRenderer::Render(const SeriesModel& model, std::chrono::system_clock::ti
   const int64_t ts =
       std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
   // Each label set's EMF points in family order: a counting sort of the families' points.
-  // Only DCGM families (with a collectors row) go out; our own families stay on /metrics.
+  // DCGM families (with a collectors row) go out, and our own families marked for CloudWatch
+  // (emf_unit: energy per pod); the others stay on /metrics.
   const size_t sets = model.label_set_count();
   set_begin_.assign(sets + 1, 0);
   for (const SeriesFamily& f : model.families) {
-    if (f.entry == nullptr) continue;
+    if (f.entry == nullptr && f.emf_unit.empty()) continue;
     for (const SeriesPoint& p : f.points) {
       if (p.writers & kToEmf) ++set_begin_[p.label_set + 1];
     }
@@ -125,9 +129,9 @@ void EmfRenderer::Render(const SeriesModel& model, std::chrono::system_clock::ti
   {
     std::vector<uint32_t> fill(set_begin_.begin(), set_begin_.end() - 1);
     for (const SeriesFamily& f : model.families) {
-      if (f.entry == nullptr) continue;
+      if (f.entry == nullptr && f.emf_unit.empty()) continue;
       for (const SeriesPoint& p : f.points) {
-        if (p.writers & kToEmf) set_points_[fill[p.label_set]++] = {f.entry, &p};
+        if (p.writers & kToEmf) set_points_[fill[p.label_set]++] = {&f, &p};
       }
     }
   }
@@ -162,9 +166,11 @@ void EmfRenderer::Render(const SeriesModel& model, std::chrono::system_clock::ti
     }
     metrics.clear();
     for (uint32_t i = set_begin_[s]; i < set_begin_[s + 1]; ++i) {
-      const auto& [entry, point] = set_points_[i];
-      if (FindLabel(labels, entry->name) != nullptr) continue;  // would shadow a label member
-      AddValue(series_key, *entry, *point, time, &metrics);
+      const auto& [family, point] = set_points_[i];
+      const std::string_view name =
+          family->entry != nullptr ? std::string_view(family->entry->name) : family->name;
+      if (FindLabel(labels, name) != nullptr) continue;  // would shadow a label member
+      AddValue(series_key, *family, *point, time, &metrics);
     }
     if (metrics.empty()) continue;
     names.clear();

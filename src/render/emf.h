@@ -79,7 +79,7 @@ class EmfRenderer {
 
   // Appends the documents for `model`'s EMF points to *docs; `time` is their Timestamp (the
   // Snapshot's). The model's own families (nvml_exporter_*) and Prometheus-only series are not
-  // sent.
+  // sent, but for those marked with an emf_unit (energy per pod, a counter: sent as deltas).
   void Render(const SeriesModel& model, std::chrono::system_clock::time_point time,
               std::vector<std::string>* docs);
 
@@ -100,9 +100,8 @@ class EmfRenderer {
 
   // Appends to `metrics` the value to send for point `v` of `entry`'s family (counters: the
   // delta), or nothing.
-  void AddValue(const std::string& series_key, const config::CollectorEntry& entry,
-                const SeriesPoint& v, std::chrono::system_clock::time_point time,
-                std::vector<Metric>* metrics);
+  void AddValue(const std::string& series_key, const SeriesFamily& family, const SeriesPoint& v,
+                std::chrono::system_clock::time_point time, std::vector<Metric>* metrics);
   // Writes the documents of one label set (split by count and size).
   void EmitLabelSet(const Labels& labels, const std::vector<Metric>& metrics,
                     const std::vector<EmfDirective>& directives, int64_t timestamp_ms,
@@ -119,7 +118,7 @@ class EmfRenderer {
   EmfOptions options_;
   // Reused across renders: each label set's EMF points, in family order.
   std::vector<uint32_t> set_begin_;
-  std::vector<std::pair<const config::CollectorEntry*, const SeriesPoint*>> set_points_;
+  std::vector<std::pair<const SeriesFamily*, const SeriesPoint*>> set_points_;
   std::unordered_map<std::string, CounterState> counters_;
   NameMatchCache name_matches_;
   std::chrono::system_clock::time_point last_prune_;

@@ -462,6 +462,22 @@ EmfRules DefaultEmfRules(bool with_cluster_name) {
     d.dimensions = {MakeSet({"Namespace", "pod", "container"}), MakeSet({"NodeName", "gpu"})};
   }
   rules.declarations.push_back(std::move(d));
+  // Energy per pod (sent as each window's joules): per pod container, per namespace (chargeback:
+  // CloudWatch sums the pods), and per GPU, where the series add up to the GPU's own energy. The
+  // unattributed rest has an empty namespace, so only the GPU set takes it.
+  MetricDeclaration energy;
+  energy.source_labels = {"gpu"};
+  energy.label_matcher = Compile(".*", &unused);
+  energy.metric_selectors.push_back(
+      Compile("^nvml_exporter_pod_gpu_energy_joules_total$", &unused));
+  std::vector<std::vector<std::string>> sets = {
+      {"Namespace", "pod", "container"}, {"Namespace"}, {"NodeName", "gpu"}};
+  for (std::vector<std::string>& set : sets) {
+    if (with_cluster_name) set.push_back("ClusterName");
+    std::sort(set.begin(), set.end());  // as MakeSet: dimension sets are kept sorted
+    energy.dimensions.push_back(std::move(set));
+  }
+  rules.declarations.push_back(std::move(energy));
   return rules;
 }
 

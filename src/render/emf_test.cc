@@ -374,6 +374,62 @@ TEST(EmfRendererTest, CountersAsDeltasLikeTheAgent) {
   EXPECT_EQ(docs[0]["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"], 123456789012345);
 }
 
+// Energy per pod, our one own family CloudWatch gets: each window's joules (a counter: deltas),
+// per pod container, per namespace and per GPU under the built-in rules; the unattributed rest
+// (empty namespace) only per GPU. Our other own families stay off.
+TEST(EmfRendererTest, PodEnergyGoesOutAsEachWindowsJoules) {
+  EmfOptions o = BaseOptions();
+  o.counters_as_delta = true;
+  EmfRenderer r(DefaultEmfRules(true), o);
+  auto render = [&](double pod_joules, double rest_joules, int seconds) {
+    SeriesModel model;
+    SeriesFamily& other = AddOwnFamily(&model, "nvml_exporter_gpu_up", "gauge", "h");
+    AddOwnPoint(&model, &other, std::vector<LabelView>{{"gpu", "0"}}, 1);
+    SeriesFamily& f =
+        AddOwnFamily(&model, "nvml_exporter_pod_gpu_energy_joules_total", "counter", "h");
+    f.emf_unit = "None";
+    const std::vector<LabelView> pod = {{"gpu", "0"},
+                                        {"UUID", "GPU-0"},
+                                        {"namespace", "ml"},
+                                        {"pod", "train-0"},
+                                        {"container", "main"}};
+    const std::vector<LabelView> rest = {
+        {"gpu", "0"}, {"UUID", "GPU-0"}, {"namespace", ""}, {"pod", ""}, {"container", ""}};
+    AddOwnDoublePoint(&model, &f, pod, pod_joules, kToBoth);
+    AddOwnDoublePoint(&model, &f, rest, rest_joules, kToBoth);
+    std::vector<std::string> docs;
+    r.Render(model,
+             std::chrono::system_clock::time_point(std::chrono::milliseconds(kTimeMs)) +
+                 std::chrono::seconds(seconds),
+             &docs);
+    std::vector<json> out;
+    for (const std::string& d : docs) {
+      std::vector<std::string> errors = testing::ValidateEmf(d, {});
+      EXPECT_TRUE(errors.empty()) << errors.front() << "\n in " << d;
+      out.push_back(json::parse(d));
+    }
+    return out;
+  };
+  EXPECT_TRUE(render(100.0, 40.0, 0).empty()) << "the first reading is held back";
+  std::vector<json> docs = render(160.5, 41.0, 1);
+  ASSERT_EQ(docs.size(), 2u);
+  for (const json& d : docs) {
+    EXPECT_FALSE(d.contains("nvml_exporter_gpu_up"));
+    const json& directive = d["_aws"]["CloudWatchMetrics"][0];
+    EXPECT_EQ(directive["Metrics"][0]["Unit"], "None");
+    if (d["pod"] == "train-0") {
+      EXPECT_DOUBLE_EQ(d["nvml_exporter_pod_gpu_energy_joules_total"].get<double>(), 60.5);
+      EXPECT_EQ(d["Namespace"], "ml");
+      EXPECT_EQ(directive["Dimensions"],
+                json::parse(R"([["ClusterName","Namespace","container","pod"],)"
+                            R"(["ClusterName","Namespace"],["ClusterName","NodeName","gpu"]])"));
+    } else {
+      EXPECT_DOUBLE_EQ(d["nvml_exporter_pod_gpu_energy_joules_total"].get<double>(), 1.0);
+      EXPECT_EQ(directive["Dimensions"], json::parse(R"([["ClusterName","NodeName","gpu"]])"));
+    }
+  }
+}
+
 TEST(EmfRendererTest, HighResolutionStreamAndNoGroup) {
   World w(DcpEntries(), 1);
   EmfOptions o = BaseOptions();

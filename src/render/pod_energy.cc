@@ -136,6 +136,9 @@ void PodEnergyLedger::AddFamily(SeriesModel* model) const {
       "GPU's energy counter split among its holders (whole to an exclusive holder, by SM share "
       "on a shared GPU, by compute slices on MIG); namespace, pod and container empty for the "
       "unattributed rest.");
+  // CloudWatch gets it too, as the joules of each window (a counter: EMF sends deltas): summed
+  // over a period they are the energy of that period, per pod, namespace or GPU. No joule unit.
+  f.emf_unit = "None";
   for (const auto& [k, a] : accounts_) {
     const std::string gpu = std::to_string(k.gpu);
     std::vector<LabelView> labels = {{"gpu", gpu}, {"UUID", k.uuid}};
@@ -146,7 +149,7 @@ void PodEnergyLedger::AddFamily(SeriesModel* model) const {
     labels.emplace_back("namespace", k.ns);
     labels.emplace_back("pod", k.pod);
     labels.emplace_back("container", k.container);
-    AddOwnDoublePoint(model, &f, labels, a.joules);
+    AddOwnDoublePoint(model, &f, labels, a.joules, kToBoth);
   }
 }
 

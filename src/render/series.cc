@@ -740,8 +740,8 @@ void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const Label
 }
 
 void AddOwnDoublePoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
-                       double value) {
-  family->points.push_back(SeriesPoint::Double(OwnLabelSet(model, labels), value, kToPrometheus));
+                       double value, uint8_t writers) {
+  family->points.push_back(SeriesPoint::Double(OwnLabelSet(model, labels), value, writers));
 }
 
 void AddOwnSecondsPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,

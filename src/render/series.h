@@ -108,7 +108,7 @@ void AddOwnPoint(SeriesModel* model, SeriesFamily* family, std::span<const Label
                  int64_t value);
 // One point with a floating-point value (a counter of joules).
 void AddOwnDoublePoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,
-                       double value);
+                       double value, uint8_t writers = kToPrometheus);
 // One point in seconds, from whole milliseconds (written with 3 decimals, as the
 // nvml_exporter_*_seconds families are): CPU time, a start time.
 void AddOwnSecondsPoint(SeriesModel* model, SeriesFamily* family, std::span<const LabelView> labels,

@@ -120,6 +120,9 @@ struct SeriesFamily {
   // The collectors row (name, type, field and unit) of a DCGM family; null for our own
   // families (nvml_exporter_*), which only the Prometheus page carries.
   const config::CollectorEntry* entry = nullptr;
+  // Our own family that CloudWatch gets too (its points written kToEmf), in this CloudWatch unit;
+  // empty: Prometheus only. The one such family is energy per pod (render/pod_energy.h).
+  std::string_view emf_unit;
   std::vector<SeriesPoint> points;
 };
 

@@ -15,7 +15,8 @@ start() {
     --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" \
     --kubernetes-process-metrics --kubernetes-virtual-gpus --host-proc-root "$SOURCE_DIR/testdata/proc" \
     --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
-    --kubernetes-ca-file "$WORK/cert.pem" --state-dir "$WORK/state"
+    --kubernetes-ca-file "$WORK/cert.pem" --state-dir "$WORK/state" \
+    --emf-output "file:$WORK/emf.jsonl" --emf-cluster-name it-cluster
   pid=${PIDS[-1]}
   for _ in $(seq 50); do
     metrics | grep -q '^nvml_exporter_pod_gpu_energy_joules_total{.*pod="[a-z]' && return 0
@@ -51,6 +52,25 @@ for k, (g, v) in sa.items():
 print(f"ok: {len(sb)} series; on each of {len(eb)} GPUs they grew by the GPU's own growth")
 PY
 pass "energy per pod: the split adds up to each GPU's energy counter"
+# CloudWatch gets each window's joules (EMF sends counters as deltas): per pod container, per
+# namespace and per GPU for a pod's series; per GPU only for the unattributed rest.
+python3 - "$WORK/emf.jsonl" <<'PY' || fail "energy per pod is not in the EMF documents as wanted"
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if "nvml_exporter_pod_gpu_energy_joules_total" in l]
+assert docs, "no EMF document with energy per pod"
+pods = [d for d in docs if d.get("pod")]
+rest = [d for d in docs if not d.get("pod")]
+assert pods and rest, (len(pods), len(rest))
+for d in docs:
+    assert d["nvml_exporter_pod_gpu_energy_joules_total"] >= 0, d
+    dims = d["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    want = [["ClusterName", "Namespace", "container", "pod"], ["ClusterName", "Namespace"],
+            ["ClusterName", "NodeName", "gpu"]] if d.get("pod") else [["ClusterName", "NodeName", "gpu"]]
+    assert dims == want, (dims, d)
+assert any(d["nvml_exporter_pod_gpu_energy_joules_total"] > 0 for d in pods), "no pod used energy"
+print(f"ok: {len(pods)} pod and {len(rest)} unattributed energy documents")
+PY
+pass "energy per pod goes to CloudWatch as each window's joules"
 kill -TERM "$pid"; wait "$pid" || true
 metrics_before="$WORK/b.txt"
 [ -s "$WORK/state/pod-energy.json" ] || fail "no state saved at the stop"
