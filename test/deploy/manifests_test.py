@@ -24,12 +24,15 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import yaml
 
 src, build, exporter = map(os.path.abspath, sys.argv[1:4])
 SKIP = 77
 failures = []
+# Where the manifests' state directory points when the test runs the daemon with their env.
+state_scratch = tempfile.mkdtemp(prefix="manifests-state-")
 
 
 def fail(msg):
@@ -136,6 +139,13 @@ def check_exporter_container(k, pod, c):
     for path in ["/var/lib/kubelet/pod-resources", "/host/proc"]:
         if not mounts.get(path, {}).get("readOnly"):
             fail(f"{k}: {path} not mounted read-only")
+    # The one writable mount is the state directory the daemon is told to use.
+    state_dir = env.get("NVML_EXPORTER_STATE_DIR", {}).get("value")
+    for path, m in mounts.items():
+        if not m.get("readOnly") and path != state_dir:
+            fail(f"{k}: {path} mounted writable, and it is not NVML_EXPORTER_STATE_DIR ({state_dir})")
+    if state_dir and state_dir not in mounts:
+        fail(f"{k}: NVML_EXPORTER_STATE_DIR {state_dir} is not a mounted volume")
     # The daemon with this env and these args: simulated GPUs, one collection, the host's /proc,
     # no kubelet (its absence is logged, not fatal). $(VAR) in args expands as the kubelet does.
     run_env = {"DCGM_EXPORTER_USE_FAKE_GPUS": "true"}
@@ -146,6 +156,8 @@ def check_exporter_container(k, pod, c):
         "/etc/dcgm-exporter/", os.path.join(src, "etc") + "/")
     if run_env.get("NVML_EXPORTER_HOST_PROC_ROOT"):
         run_env["NVML_EXPORTER_HOST_PROC_ROOT"] = "/proc"
+    if run_env.get("NVML_EXPORTER_STATE_DIR"):
+        run_env["NVML_EXPORTER_STATE_DIR"] = state_scratch
     args = [re.sub(r"\$\(([A-Z0-9_]+)\)", lambda m: run_env.get(m.group(1), ""), a)
             for a in c.get("args", [])]
     r = subprocess.run([exporter, "--once"] + args, env=run_env, capture_output=True, text=True,
