@@ -68,6 +68,7 @@ void NodeFaultTracker::Adopt(const std::vector<FoundCondition>& found) {
         (!critical_ || critical_->at < held.at)) {
       critical_ = held;
     }
+    if (c.type == fields::kConditionGpuLost && c.status == "True") adopted_lost_ = c.message;
     if (c.type == fields::kConditionGpuHealthy && c.status == "False" &&
         (!unhealthy_ || unhealthy_->at < held.at)) {
       unhealthy_ = held;
@@ -159,6 +160,12 @@ NodeCondition NodeFaultTracker::LostCondition(const model::Snapshot& snap,
     if (!ds.lost) continue;
     lost += (lost.empty() ? "" : ", ") + GpuName(*ds.identity);
     if (!lost_.insert(GpuKey(*ds.identity)).second) continue;
+    // Named lost on the Node before this process started (its message lists each lost GPU by
+    // GpuName, "GPU 1 (GPU-…),"): its Event went out then.
+    if (adopted_lost_.find(GpuName(*ds.identity) + (" lost")) != std::string::npos ||
+        adopted_lost_.find(GpuName(*ds.identity) + ",") != std::string::npos) {
+      continue;
+    }
     events->push_back({GpuKey(*ds.identity) + "/lost", "GpuLost",
                        GpuName(*ds.identity) +
                            " fell off the bus or stopped answering (Xid 79 or GPU_IS_LOST); "

@@ -9,7 +9,8 @@
 // does not flap the Node; GpuLost follows the GPUs as they are (a lost GPU stays lost until the
 // node is rebooted or the GPU reset, and the daemon restarted). A restart of the daemon loses its
 // Xid history: Adopt() seeds the hold from the Node as the daemon finds it (a problem condition
-// True there is held from its last heartbeat), so that a restart neither clears nor flaps it.
+// True there is held from its last heartbeat), so that a restart neither clears nor flaps it, and
+// a GPU the Node already shows lost is not announced by a second Event.
 //
 // Thread-safety: not thread-safe; one thread (the reporter's) uses it.
 #ifndef NVML_EXPORTER_ATTRIBUTE_NODE_FAULTS_H_
@@ -91,6 +92,9 @@ class NodeFaultTracker {
   std::optional<Latest> unhealthy_;  // the last failing health check
   bool health_seen_ = false;         // some collection carried health results
   std::set<std::string> lost_;       // GPUs known lost
+  // GpuLost's message as found True on the Node at the start (Adopt): a GPU it names was lost
+  // before this process and had its Event then, so it gets no second one after a restart.
+  std::string adopted_lost_;
 };
 
 }  // namespace nvmlx::attribute

@@ -148,5 +148,25 @@ TEST(NodeFaultTrackerTest, AdoptedProblemIsHeldFromItsLastHeartbeat) {
             "False");
 }
 
+// A restart with a GPU still lost: the Node already says so (adopted), so no second Event for it;
+// a GPU lost since gets its own.
+TEST(NodeFaultTrackerTest, GpuFoundLostOnTheNodeAtTheStartGetsNoSecondEvent) {
+  Fixture f;
+  f.snap.devices[1].lost = true;
+  f.snap.devices[1].up = false;
+  NodeFaultTracker before(minutes(10));
+  const NodeCondition was = f.Condition(before.Observe(f.snap, kT0), "GpuLost");
+  NodeFaultTracker after(minutes(10));
+  after.Adopt({{was.type, was.status, was.reason, was.message, kT0}});
+  NodeFaultTracker::Outcome o = after.Observe(f.snap, kT0 + minutes(1));
+  EXPECT_EQ(f.Condition(o, "GpuLost").status, "True");
+  EXPECT_TRUE(o.events.empty()) << o.events[0].message;
+  f.snap.devices[0].lost = true;
+  f.snap.devices[0].up = false;
+  o = after.Observe(f.snap, kT0 + minutes(2));
+  ASSERT_EQ(o.events.size(), 1u);
+  EXPECT_EQ(o.events[0].key, "GPU-0/lost");
+}
+
 }  // namespace
 }  // namespace nvmlx::attribute
