@@ -6,16 +6,11 @@ is the average over the last interval): a pod whose process is off shows <= 0.05
 other is off, >= 0.5; both on, the two shares sum to >= 0.8. Time-slicing is not fair (on the
 H200 the tensor process took ~all of the SMs from the fp32 one), so no split is asserted.
 Writes a markdown report on stdout; exit status 1 when a rule fails."""
-import csv, re, sys
+import csv, sys
+
+from pulse_log import phases
 out = sys.argv[1]
 pids = dict(kv.split("=") for kv in open(f"{out}/pids.txt").read().split())
-def phases(path):
-    ph = []
-    for line in open(path):
-        m = re.search(r"phase=(on|off).*start=([\d.]+).*end=([\d.]+)", line)
-        if m:
-            ph.append((m.group(1), float(m.group(2)), float(m.group(3))))
-    return ph
 who = {pids["uid_a"]: ("A fp32 10s/10s", phases(f"{out}/pulse_a.txt")),
        pids["uid_b"]: ("B tensor 5s/15s", phases(f"{out}/pulse_b.txt"))}
 rows = list(csv.DictReader(open(f"{out}/samples.csv")))

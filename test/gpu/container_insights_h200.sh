@@ -10,6 +10,7 @@
 # Run from the repo root after `make bundle` (with gpu-pulse and emf_validate). Output in $OUT
 # (default ./ci-h200-out). Nothing here changes GPU settings.
 set -uo pipefail
+source "$(dirname "$0")/proc_root.sh"
 B="${BUNDLE:-bundle}"
 OUT="${OUT:-ci-h200-out}"
 DURATION="${DURATION:-40}"
@@ -56,14 +57,8 @@ pa=$!
 "$B/gpu-pulse" --on 5s --off 15s --duration "${DURATION}s" --gpus 0 --mode tensor \
   >"$OUT/pulse_b.txt" 2>"$OUT/pulse_b.err" &
 pb=$!
-fake() {  # pid uid container-id
-  mkdir -p "$ROOT/proc/$1"
-  ln -s "/proc/$1/stat" "$ROOT/proc/$1/stat"
-  printf '0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope\n' \
-    "${2//-/_}" "$3" >"$ROOT/proc/$1/cgroup"
-}
-fake $pa $UID_A "$CID_A"
-fake $pb $UID_B "$CID_B"
+fake_proc_entry "$ROOT/proc" $pa $UID_A "$CID_A"
+fake_proc_entry "$ROOT/proc" $pb $UID_B "$CID_B"
 date +%s.%N >"$OUT/start.txt"
 ( sleep 4; nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader,nounits -i 0 \
     >"$OUT/smi_memory.txt" 2>&1 ) &

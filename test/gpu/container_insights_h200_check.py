@@ -15,18 +15,13 @@ Rules (each a row of the report; exit status 1 when one fails):
    node limit 4, usage_total 2, node_gpu_request 2, reserved 50, unreserved 50, available 2;
  - InstanceId/InstanceType are the Node object's on every collection after the first (the first
    may precede the Node GET's answer: no --emf-instance-* flags are given here)."""
-import json, re, sys
+import json, sys
+
+from pulse_log import phases
 from collections import defaultdict
 out = sys.argv[1]
 MiB = 1 << 20
 docs = [json.loads(l) for l in open(f"{out}/ci.log") if l.strip()]
-def phases(path):
-    ph = []
-    for line in open(path):
-        m = re.search(r"phase=(on|off).*start=([\d.]+).*end=([\d.]+)", line)
-        if m:
-            ph.append((m.group(1), float(m.group(2)), float(m.group(3))))
-    return ph
 pa, pb = phases(f"{out}/pulse_a.txt"), phases(f"{out}/pulse_b.txt")
 def state(ph, t):
     for s_, a, b in ph:

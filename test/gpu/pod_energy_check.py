@@ -14,16 +14,11 @@ import csv
 import re
 import sys
 
+from pulse_log import phases
+
 out = sys.argv[1]
 
 
-def phases(path):
-    ph = []
-    for line in open(path):
-        m = re.search(r"phase=(on|off).*start=([\d.]+).*end=([\d.]+)", line)
-        if m:
-            ph.append((m.group(1), float(m.group(2)), float(m.group(3))))
-    return ph
 
 
 A, B, EMPTY = "team-a/trainer-a", "team-b/infer-b", "/"

@@ -10,6 +10,7 @@
 # each gpu-pulse printed. Run from the repo root after `make bundle`; output in $OUT (default
 # ./pod-energy-out); EXPORTER_ARGS: more daemon flags. Nothing here changes GPU settings.
 set -uo pipefail
+source "$(dirname "$0")/proc_root.sh"
 B="${BUNDLE:-bundle}"
 OUT="${OUT:-pod-energy-out}"
 DURATION="${DURATION:-60}"
@@ -48,14 +49,8 @@ pa=$!
 ( sleep 5; exec "$B/gpu-pulse" --on 10s --off 10s --duration "$((DURATION - 5))s" --gpus 0 \
     --mode tensor >"$OUT/pulse_b.txt" 2>"$OUT/pulse_b.err" ) &
 pb=$!
-fake() {  # pid uid container-id
-  mkdir -p "$W/proc/$1"
-  ln -s "/proc/$1/stat" "$W/proc/$1/stat"
-  printf '0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope\n' \
-    "${2//-/_}" "$3" >"$W/proc/$1/cgroup"
-}
-fake $pa $UID_A "$CID_A"
-fake $pb $UID_B "$CID_B"
+fake_proc_entry "$W/proc" $pa $UID_A "$CID_A"
+fake_proc_entry "$W/proc" $pb $UID_B "$CID_B"
 echo "pid_a=$pa uid_a=$UID_A pid_b=$pb uid_b=$UID_B" >"$OUT/pids.txt"
 NODE_NAME=node1 "$B/nvml-exporter" -f "$B/etc/default-counters.csv" -c 1000 -a 127.0.0.1:9400 \
   --kubernetes-process-metrics --host-proc-root "$W/proc" \
