@@ -11,7 +11,6 @@ the empty series gets >= 0.9; both, A and B together get >= 0.8 (time-slicing is
 split is asserted). Markdown on stdout; exit status 1 when a rule fails."""
 import collections
 import csv
-import re
 import sys
 
 from pulse_log import phases
