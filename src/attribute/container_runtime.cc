@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "attribute/blocking_io.h"
 #include "attribute/kube_client.h"
 
 namespace nvmlx::attribute {
@@ -230,24 +231,14 @@ class Exchange {
   // when `stop_` becomes true. `start` receives the completion handler.
   template <typename Start>
   ErrorCode Run(Start start) {
-    ErrorCode result;
-    bool done = false;
-    start([&](ErrorCode e, auto&&...) {
-      result = e;
-      done = true;
-    });
-    ioc_.restart();
-    bool cancelled = false;
-    while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
-      ioc_.run_one_for(kPoll);
-      if (!done && !cancelled && (stop_.load() || std::chrono::steady_clock::now() >= deadline_)) {
-        ErrorCode ignored;
-        socket_.cancel(ignored);
-        cancelled = true;
-      }
-    }
-    if (cancelled) return net::error::timed_out;
-    return result;
+    const BlockingResult r = RunToCompletion(
+        ioc_, kPoll, start,
+        [&] { return stop_.load() || std::chrono::steady_clock::now() >= deadline_; },
+        [&] {
+          ErrorCode ignored;
+          socket_.cancel(ignored);
+        });
+    return r.cancelled ? ErrorCode(net::error::timed_out) : r.error;
   }
 
   Status Failed(const std::string& step, const ErrorCode& e) const {

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "attribute/blocking_io.h"
 #include "util/openssl_lazy.h"
 
 namespace nvmlx::attribute {
@@ -172,22 +173,9 @@ class Connection {
   // becomes true meanwhile. `start` receives the completion handler.
   template <typename Start>
   ErrorCode Run(Start start) {
-    ErrorCode result;
-    bool done = false;
-    start([&](ErrorCode e, auto&&...) {
-      result = e;
-      done = true;
-    });
-    ioc_.restart();
-    bool cancelled = false;
-    while (!done) {  // NOLINT(bugprone-infinite-loop): the handler sets done
-      ioc_.run_one_for(kStopPoll);
-      if (!done && !cancelled && stop_.load()) {
-        Socket().cancel();
-        cancelled = true;
-      }
-    }
-    return result;
+    return RunToCompletion(
+               ioc_, kStopPoll, start, [&] { return stop_.load(); }, [&] { Socket().cancel(); })
+        .error;
   }
 
   Status Failed(const char* step, const ErrorCode& e) const {
