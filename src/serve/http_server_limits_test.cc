@@ -349,9 +349,11 @@ TEST_F(ServerTest, ConnectionLimitRefusesWhenEveryResponseIsInFlight) {
 
 // The load: 300 slowloris sockets (a header line every 200 ms, never finishing) and
 // 2000 idle connections, while a client scrapes every 100 ms on a new connection: every scrape
-// must succeed, and none may wait behind the slow clients (their header timeout is seconds). The
-// bound is 1 s, not the 100 ms the scrapes take unloaded: this is a correctness test, and a
-// sanitizer build on a busy 2-core CI machine once took 114 ms (the speed is bench/'s job).
+// must succeed, and none may wait behind the slow clients (their read timeout is 10 s). The
+// bound is 3 s, not the 100 ms the scrapes take unloaded: this is a correctness test (a scrape
+// queued behind the slow clients would take the 10 s), and under TSan on a 2-core machine the
+// worst scrape took 0.78-1.17 s (2026-12-05; 1.17 s failed a CI run at the earlier 1 s bound).
+// The speed is bench/'s job.
 TEST_F(ServerTest, SlowlorisAndIdleFloodDoNotDelayScrapes) {
   constexpr int kSlow = 300, kIdle = 2000, kScrapes = 30;
   // Both ends of every connection live in this process.
@@ -388,7 +390,7 @@ TEST_F(ServerTest, SlowlorisAndIdleFloodDoNotDelayScrapes) {
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - start);
     worst = std::max(worst, took);
-    if (r.status == 200 && r.body.size() == 200 * 1024 && took < std::chrono::seconds(1)) {
+    if (r.status == 200 && r.body.size() == 200 * 1024 && took < std::chrono::seconds(3)) {
       ++ok;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
