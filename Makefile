@@ -6,8 +6,9 @@
 # Extra daemon flags: make run ARGS="-c 5000 --debug"
 # Checks (docs/development.md "Sanitizers and checks"; .ci/run runs them all):
 #   make asan           g++ ASan+UBSan build in build-asan, then every ctest test under it
-#   make tsan           clang++ TSan build in build-tsan, then the tests labelled concurrency
-#   make thread-safety  the same clang++ build only: -Wthread-safety -Werror over every target
+#   make thread-safety  clang++ -Wthread-safety -Werror over every C++ file of build-tsan: what
+#                       make tsan runs is compiled, the rest only parsed (scripts/thread_safety.py)
+#   make tsan           the tests labelled concurrency, built in build-tsan (TSan), under ctest
 #   make layering       scripts/check_layering.py: src/'s includes against the folder order
 #   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
@@ -28,8 +29,8 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # The sanitizer builds skip the benchmarks: nothing runs them there.
 SAN_CMAKE_FLAGS ?= $(CMAKE_FLAGS) -DNVMLX_BUILD_BENCH=OFF
 # The thread-safety analysis is clang's, and so is the better TSan runtime: one clang++ build
-# serves both (make thread-safety builds it, make tsan runs it), instead of two full builds in
-# CI. ASan+UBSan stays on g++, the compiler that builds what ships.
+# folder serves both, instead of two builds in CI. ASan+UBSan stays on g++, the compiler that
+# builds what ships.
 TSAN_CXX ?= clang++
 
 DEPS_GROUPS := run build demo image test ci
@@ -93,11 +94,18 @@ asan: deps-ci $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS) --timeout 600
 
+# clang reports -Wthread-safety while parsing, so a file needs no object to be checked. The
+# binaries make tsan runs (concurrency_tests) are compiled, which checks their files; every other
+# file of compile_commands.json (the rest of the tests, the tools) gets clang -fsyntax-only with
+# its own flags, about half the cost of compiling and linking it. Any warning fails, file:line.
 thread-safety: deps-ci $(BUILD_TSAN)/build.ninja
-	cmake --build $(BUILD_TSAN) -j $(JOBS)
+	python3 scripts/thread_safety.py $(BUILD_TSAN) --build concurrency_tests -j $(JOBS)
 
-# The tests whose threads meet (LABELS concurrency in the CMakeLists), under TSan.
-tsan: thread-safety
+# The tests whose threads meet (LABELS concurrency in the CMakeLists), under TSan. Builds only
+# them and what they start (concurrency_tests in the top CMakeLists); after make thread-safety
+# that is already done. Not a prerequisite: the syntax pass would run again for nothing.
+tsan: deps-ci $(BUILD_TSAN)/build.ninja
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target concurrency_tests
 	ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) --timeout 600 -L concurrency
 
 layering:
