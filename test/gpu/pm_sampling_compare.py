@@ -9,7 +9,10 @@ windows must lie inside the phase); a field agrees when |median(PM) - median(GPM
 0.05 (ratios) or within 10 % of GPM's median with a floor of 1 MiB/s (bytes/s: at idle both are
 near zero); TOL_RATIO and TOL_BYTES_PCT (environment) tighten them. Where PM sampling alternates
 configurations, the report gives each field's mean coverage in the phase
-(nvml_exporter_pm_sampling_coverage_ratio) and the run's losses. Writes OUTDIR/report.md and
+(nvml_exporter_pm_sampling_coverage_ratio) and the run's losses. In the PCIe phase the two runs'
+loads are themselves measured (OUTDIR/pcie.txt: each run's copy rate, pcie_copies.py), so bytes/s
+are judged as each source's reading over its own run's copy rate: two sequential copy loops differ
+by a few percent, which is not a disagreement of the sources. Writes OUTDIR/report.md and
 OUTDIR/plot.png (with matplotlib). Exit 1 on a disagreement.
 """
 import collections
@@ -51,6 +54,16 @@ windows = {}  # (src, phase) -> (lo, hi)
 for i, (start, src, ph) in enumerate(phases[:-1]):
     windows[(src, ph)] = (start + 3, phases[i + 1][0] - 1, start)
 
+# Each run's own PCIe copy rate, in the order the runs' PCIe phases started (bytes/s each way).
+load_rate = {}
+pcie_order = [src for _, src, ph in sorted(phases) if ph == 'pcie']
+pcie_path = os.path.join(out, 'pcie.txt')
+if os.path.exists(pcie_path):
+    rates = [float(m.group(1)) * 1048576 for m in
+             re.finditer(r'each_way_mib_s=(\S+)', open(pcie_path).read())]
+    if len(rates) == len(pcie_order):
+        load_rate = dict(zip(pcie_order, rates))
+
 MODES = ('idle', 'tensor', 'fp32', 'fp64', 'memory', 'pcie')
 fields = sorted({f for (s, f) in series if f.startswith('DCGM_FI_PROF')})
 
@@ -62,7 +75,7 @@ def values(src, f, ph):
     return [v for tt, v in series.get((src, f), []) if lo <= tt <= hi]
 
 
-rows, failures = [], 0
+rows, failures, normalized = [], 0, []
 for ph in MODES:
     for f in fields:
         g, p = values('gpm', f, ph), values('pm', f, ph)
@@ -77,6 +90,14 @@ for ph in MODES:
         diff = abs(pmed - gm)
         tol = max(TOL_BYTES * abs(gm), 1048576.0) if is_bytes else TOL_RATIO
         ok = diff <= tol
+        if is_bytes and ph == 'pcie' and len(load_rate) == 2:
+            # Each reading over its own run's load: the sources agree when those fractions do.
+            gf, pf = gm / load_rate['gpm'], pmed / load_rate['pm']
+            ok = abs(pf - gf) <= TOL_BYTES * gf
+            normalized.append(f'{f.replace("DCGM_FI_PROF_", "")}: GPM {gf:.4f} of its load '
+                              f'({load_rate["gpm"] / 1048576:.1f} MiB/s), PM {pf:.4f} of its load '
+                              f'({load_rate["pm"] / 1048576:.1f} MiB/s), '
+                              f'difference {100 * (pf - gf) / gf:+.2f} % -> {"ok" if ok else "FAIL"}')
         failures += 0 if ok else 1
         cov = values('pm', 'coverage:' + f, ph)
         rows.append((ph, f.replace('DCGM_FI_PROF_', ''), len(g), len(p), fmt(gm), fmt(pmed),
@@ -90,6 +111,8 @@ with open(os.path.join(out, 'report.md'), 'w') as r:
         if row[-1] == 'n/a':
             continue
         r.write('| ' + ' | '.join(str(c) for c in row) + ' |\n')
+    for line in normalized:
+        r.write(f'\nPCIe phase, over each run\'s own copy rate: {line}')
     for src in ('pm', 'gpm'):
         if rss[src]:
             r.write(f'\n{src} daemon RSS: {min(rss[src]):.0f}-{max(rss[src]):.0f} MiB')
