@@ -27,6 +27,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -188,7 +189,8 @@ int LoadScenarioLocked(State& s) {
   for (const GpuSpec& g : sc->gpus) {
     any = any || !g.pm_sampling.chip.empty() || g.pm_sampling.busy_until_s != 0 ||
           g.pm_sampling.decode_error_after != 0 || g.pm_sampling.metrics_per_pass != 7 ||
-          !g.pm_sampling.missing_metrics.empty() || g.pm_sampling.straddle;
+          !g.pm_sampling.missing_metrics.empty() || g.pm_sampling.straddle ||
+          g.pm_sampling.set_config_ms != 0;
   }
   if (!any) return api::kErrorNotSupported;
   if (const char* frozen = std::getenv("NVMLX_SIMGPU_FROZEN_TIME_S"); frozen && *frozen) {
@@ -361,14 +363,30 @@ __attribute__((visibility("default"))) int cuptiPmSamplingDisable(api::PmObjectP
   return api::kSuccess;
 }
 
-__attribute__((visibility("default"))) int cuptiPmSamplingSetConfig(api::PmSetConfigParams* p) {
+}  // extern "C"
+
+namespace {
+// cuptiPmSamplingSetConfig's work under the state's lock; *delay_ms: the GPU's set_config_ms,
+// slept by the caller after the lock is released (other GPUs' calls are not held up).
+int SetConfigLocked(api::PmSetConfigParams* p, unsigned* delay_ms) {
   NEED_INIT();
   auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
   session->metrics = MetricsOfConfig(p->pConfig, p->configSize);
   if (session->metrics.empty() || p->samplingInterval == 0) return api::kErrorInvalidParameter;
   // Both triggers count nanoseconds here (the sysclk one at the exporter's assumed 1 GHz).
   session->interval_s = static_cast<double>(p->samplingInterval) / 1e9;
+  *delay_ms = s.scenario->gpus[session->gpu].pm_sampling.set_config_ms;
   return api::kSuccess;
+}
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int cuptiPmSamplingSetConfig(api::PmSetConfigParams* p) {
+  unsigned delay_ms = 0;
+  const int rc = SetConfigLocked(p, &delay_ms);
+  if (delay_ms != 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  return rc;
 }
 
 __attribute__((visibility("default"))) int cuptiPmSamplingStart(api::PmObjectParams* p) {

@@ -506,7 +506,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
     RequireMap(pm, at);
     CheckKeys(pm, at,
               {"chip", "metrics_per_pass", "busy_until_s", "decode_error_after", "missing_metrics",
-               "straddle", "stall_after_s", "stall_combinations"});
+               "straddle", "stall_after_s", "stall_combinations", "set_config_ms"});
     if (auto v = pm["chip"]) gpu.pm_sampling.chip = String(v, at + ".chip");
     if (auto v = pm["metrics_per_pass"]) {
       gpu.pm_sampling.metrics_per_pass =
@@ -519,6 +519,10 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
           static_cast<unsigned>(Unsigned(v, at + ".decode_error_after", 1000000));
     }
     if (auto v = pm["straddle"]) gpu.pm_sampling.straddle = Bool(v, at + ".straddle");
+    if (auto v = pm["set_config_ms"]) {
+      gpu.pm_sampling.set_config_ms =
+          static_cast<unsigned>(Unsigned(v, at + ".set_config_ms", 60000));
+    }
     if (auto v = pm["stall_after_s"]) {
       gpu.pm_sampling.stall_after_s = Positive(v, at + ".stall_after_s");
     }

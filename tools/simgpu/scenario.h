@@ -150,6 +150,9 @@ struct PmSamplingSpec {
   unsigned metrics_per_pass = 7;    // the host API's pass count: ceil(metrics / this)
   double busy_until_s = 0;          // Enable answers HARDWARE_BUSY before this time; < 0: always
   unsigned decode_error_after = 0;  // each session's Nth decode answers UNKNOWN; 0: never
+  // cuptiPmSamplingSetConfig takes this long (the driver's 105-141 ms on GH100, measured); it
+  // makes a GPU's set-up outlast a short read deadline outside any NVML call.
+  unsigned set_config_ms = 0;
   std::vector<std::string> missing_metrics;  // metric base names this chip lacks
   // Each decode leaves its newest sample in flight (populated, not complete) until the next one,
   // as the H200 delivered records under load; re-initialising the image then loses it.
