@@ -610,6 +610,17 @@ class PmSamplingCollectorTest : public PmSamplingTest {
     copts_.pm_sampling.interval = milliseconds(20);
     copts_.cupti = [this] { return cupti_.get(); };
   }
+  // A collector made with copts_ collects once; *log is what was logged from its creation to
+  // that snapshot, which is returned (null when the collector could not be made).
+  std::shared_ptr<const model::Snapshot> CollectOnceLogged(std::string* log) {
+    ::testing::internal::CaptureStderr();
+    auto c = Collector::Create(*nvml_, copts_);
+    std::shared_ptr<const model::Snapshot> snap;
+    if (c.ok()) snap = (*c)->CollectOnce();
+    *log = ::testing::internal::GetCapturedStderr();
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return snap;
+  }
   std::unique_ptr<nvml::Library> nvml_;
   CollectorOptions copts_;
 };
@@ -716,11 +727,9 @@ TEST_F(PmSamplingCollectorTest, SlowProfilingSetUpIsNotAStuckCall) {
   ASSERT_TRUE(sel.ok()) << sel.status().ToString();
   copts_.devices = *sel;
   copts_.profiling = ProfilingChoice::kPmSampling;
-  ::testing::internal::CaptureStderr();
-  auto c = Collector::Create(*nvml_, copts_);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  auto snap = (*c)->CollectOnce();
-  const std::string log = ::testing::internal::GetCapturedStderr();
+  std::string log;
+  auto snap = CollectOnceLogged(&log);
+  ASSERT_NE(snap, nullptr);
   ASSERT_EQ(snap->devices.size(), 1u);
   EXPECT_TRUE(snap->devices[0].up);
   ASSERT_TRUE(snap->devices[0].pm_sampling.has_value()) << log;
@@ -749,11 +758,9 @@ TEST_F(PmSamplingCollectorTest, MigIsRefusedWithOneWarningPerEntity) {
   ASSERT_TRUE(mig.ok()) << mig.status().ToString();
   nvml_ = std::move(mig).value();
   copts_.profiling = ProfilingChoice::kPmSampling;
-  ::testing::internal::CaptureStderr();
-  auto c = Collector::Create(*nvml_, copts_);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  auto snap = (*c)->CollectOnce();
-  const std::string log = ::testing::internal::GetCapturedStderr();
+  std::string log;
+  auto snap = CollectOnceLogged(&log);
+  ASSERT_NE(snap, nullptr);
   size_t mig_entities = 0;
   for (const auto& d : snap->devices) {
     if (d.identity->index != 0) continue;
