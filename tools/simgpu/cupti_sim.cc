@@ -185,14 +185,10 @@ int LoadScenarioLocked(State& s) {
       (path != nullptr && *path != '\0') ? LoadScenarioFile(path) : DefaultScenario();
   if (std::holds_alternative<std::string>(parsed)) return api::kErrorInvalidOperation;
   auto sc = std::make_unique<Scenario>(std::move(std::get<Scenario>(parsed)));
-  bool any = false;
-  for (const GpuSpec& g : sc->gpus) {
-    any = any || !g.pm_sampling.chip.empty() || g.pm_sampling.busy_until_s != 0 ||
-          g.pm_sampling.decode_error_after != 0 || g.pm_sampling.metrics_per_pass != 7 ||
-          !g.pm_sampling.missing_metrics.empty() || g.pm_sampling.straddle ||
-          g.pm_sampling.set_config_ms != 0;
+  if (std::none_of(sc->gpus.begin(), sc->gpus.end(),
+                   [](const GpuSpec& g) { return g.pm_sampling.present; })) {
+    return api::kErrorNotSupported;
   }
-  if (!any) return api::kErrorNotSupported;
   if (const char* frozen = std::getenv("NVMLX_SIMGPU_FROZEN_TIME_S"); frozen && *frozen) {
     s.frozen = true;
     s.frozen_s = std::strtod(frozen, nullptr);

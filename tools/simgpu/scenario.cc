@@ -504,6 +504,7 @@ GpuSpec ParseGpu(const YAML::Node& n, unsigned index) {
   if (auto pm = n["pm_sampling"]) {
     const std::string at = where + ".pm_sampling";
     RequireMap(pm, at);
+    gpu.pm_sampling.present = true;
     CheckKeys(pm, at,
               {"chip", "metrics_per_pass", "busy_until_s", "decode_error_after", "missing_metrics",
                "straddle", "stall_after_s", "stall_combinations", "set_config_ms"});

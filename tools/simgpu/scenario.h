@@ -146,6 +146,7 @@ struct ProcessSpec {
 // The simulated CUPTI's view of a GPU (libcupti.so.13 built from cupti_sim.cc; SCENARIO.md
 // "PM sampling").
 struct PmSamplingSpec {
+  bool present = false;             // the GPU has a `pm_sampling` map in the scenario
   std::string chip;                 // cuptiDeviceGetChipName; empty: GH100 with gpm, else GA102
   unsigned metrics_per_pass = 7;    // the host API's pass count: ceil(metrics / this)
   double busy_until_s = 0;          // Enable answers HARDWARE_BUSY before this time; < 0: always
