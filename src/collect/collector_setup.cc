@@ -214,9 +214,9 @@ void Collector::AwaitSetUp(uint64_t round, const char* step,
   if (rounds_.AwaitJobs(round, clock_, start + read_deadline_)) return;
   // Past the read deadline: each GPU still setting up is named with the call it is in, once.
   // At the read deadline only a GPU inside an NVML call is an error: outside NVML the set-up is
-  // in the profiling sources' own start (CUPTI's configuration and enable took ~0.4 s on GH100,
-  // past a 0.5 s read deadline with NVML's part), which is slow, not stuck; the set-up deadline
-  // still names it as an error if it never ends.
+  // in the profiling sources' own start (on an H100 at -c 1000, loading CUPTI ~0.3 s, then its
+  // configuration and enable: ~0.8 s in all against the 0.5 s read deadline), which is slow, not
+  // stuck; the set-up deadline still names it as an error if it never ends.
   auto name_stuck = [&](const char* what, bool outside_nvml_is_slow) {
     for (const auto& [gpu, w] : workers) {
       if (!w->BusySince()) continue;
