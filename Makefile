@@ -9,7 +9,8 @@
 #   make thread-safety  clang++ -Wthread-safety -Werror over every C++ file of build-tsan: what
 #                       make tsan runs is compiled, the rest only parsed (scripts/thread_safety.py)
 #   make tsan           the tests labelled concurrency, built in build-tsan (TSan), under ctest
-#   make layering       scripts/check_layering.py: src/'s includes against the folder order
+#   make layering       scripts/check_layering.py: src/'s includes against the folder order;
+#                       scripts/check_json_access.py: no JSON read of src/ can throw
 #   make fuzz           clang++ libFuzzer build in build-fuzz, each fuzzer FUZZ_SECONDS (60) s
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 # make screenshots: the live page's browser test, then its PNGs copied to docs/live-page/
@@ -110,6 +111,7 @@ tsan: deps-ci $(BUILD_TSAN)/build.ninja
 
 layering:
 	python3 scripts/check_layering.py
+	python3 scripts/check_json_access.py
 
 # libFuzzer (clang++) over every entry point of cmake/fuzz.cmake, from the seeds in testdata/fuzz/;
 # new inputs go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/ (scripts/fuzz.sh). The

@@ -1,6 +1,10 @@
 #include "attribute/configmap.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "util/json_members.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -19,22 +23,24 @@ bool IsObjectName(std::string_view s) {
 
 Result<std::string> ConfigMapValue(std::string_view json, std::string_view key,
                                    const std::string& what) {
-  nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  namespace js = util::json;
+  Result<js::Json> doc = js::Parse(json);
+  if (!doc.ok() || !doc->is_object()) {
     return InvalidArgument(what + ": the API server's answer is not a JSON object");
   }
-  auto data = doc.find("data");
-  if (data == doc.end() || !data->is_object()) {
+  const js::Json* data = js::Object(js::Member(*doc, "data"));
+  if (data == nullptr) {
     return InvalidArgument(what + ": no data (expected the key \"" + std::string(key) + "\")");
   }
-  auto value = data->find(std::string(key));
-  if (value == data->end()) {
+  const js::Json* value = js::Member(*data, key);
+  if (value == nullptr) {
     return InvalidArgument(what + ": no \"" + std::string(key) + "\" key in its data");
   }
-  if (!value->is_string()) {
+  std::optional<std::string> text = js::String(value);
+  if (!text.has_value()) {
     return InvalidArgument(what + ": \"" + std::string(key) + "\" is not a string");
   }
-  return value->get<std::string>();
+  return std::move(*text);
 }
 
 Result<std::string> ReadConfigMapKey(KubeApiClient& client, const std::string& ns,
@@ -50,7 +56,7 @@ Result<std::string> ReadConfigMapKey(KubeApiClient& client, const std::string& n
   if (!r.ok()) return Unavailable(what + ": " + r.status().message());
   if (r->status != 200) {
     return Unavailable(what + ": the API server answered " + std::to_string(r->status) + ": " +
-                       r->body.substr(0, 200));
+                       BodyExcerpt(r->body));
   }
   return ConfigMapValue(r->body, key, what);
 }

@@ -13,6 +13,8 @@
 
 #include "attribute/blocking_io.h"
 #include "attribute/kube_client.h"
+#include "util/escape.h"
+#include "util/json_members.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -20,7 +22,10 @@ namespace {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using Json = nlohmann::json;
+using util::json::Json;
+using util::json::Member;
+using util::json::StringMember;
+using util::json::StringPtr;
 using Local = net::local::stream_protocol;
 using ErrorCode = boost::system::error_code;
 
@@ -39,12 +44,6 @@ std::string_view TrimBlanks(std::string_view s) {
   const size_t b = s.find_first_not_of(kBlanks);
   if (b == std::string_view::npos) return {};
   return s.substr(b, s.find_last_not_of(kBlanks) - b + 1);
-}
-
-// The string member `key` of object `j`, or empty.
-std::string StringMember(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // The length of the valid UTF-8 sequence at s[i] and its code point, or 0 when invalid.
@@ -79,12 +78,13 @@ size_t Utf8Sequence(std::string_view s, size_t i, uint32_t* cp) {
 // Whether `r` is an NVIDIA GPU request: driver "nvidia", or a "gpu" capability in any group.
 bool IsNvidiaRequest(const Json& r) {
   if (EqualsIgnoreCase(StringMember(r, "Driver"), "nvidia")) return true;
-  auto caps = r.find("Capabilities");
-  if (caps == r.end() || !caps->is_array()) return false;
+  const Json* caps = util::json::Array(Member(r, "Capabilities"));
+  if (caps == nullptr) return false;
   for (const Json& group : *caps) {
     if (!group.is_array()) continue;
     for (const Json& c : group) {
-      if (c.is_string() && EqualsIgnoreCase(c.get<std::string>(), "gpu")) return true;
+      const std::string* cap = StringPtr(&c);
+      if (cap != nullptr && EqualsIgnoreCase(*cap, "gpu")) return true;
     }
   }
   return false;
@@ -93,24 +93,22 @@ bool IsNvidiaRequest(const Json& r) {
 // HostConfig.DeviceRequests into *c; true when the requests decide (explicit ids, all, or a
 // count alone), false when the environment should.
 bool GpusFromDeviceRequests(const Json& inspect, InspectedContainer* c) {
-  auto host = inspect.find("HostConfig");
-  if (host == inspect.end() || !host->is_object()) return false;
-  auto requests = host->find("DeviceRequests");
-  if (requests == host->end() || !requests->is_array()) return false;
+  const Json* requests = util::json::Array(Member(Member(inspect, "HostConfig"), "DeviceRequests"));
+  if (requests == nullptr) return false;
   bool all = false, count_only = false;
   for (const Json& r : *requests) {
     if (!r.is_object() || !IsNvidiaRequest(r)) continue;
-    auto ids = r.find("DeviceIDs");
-    if (ids != r.end() && ids->is_array() && !ids->empty()) {
+    const Json* ids = util::json::Array(Member(r, "DeviceIDs"));
+    if (ids != nullptr && !ids->empty()) {
       for (const Json& id : *ids) {
-        if (id.is_string()) c->gpu_tokens.push_back(id.get<std::string>());
+        if (const std::string* token = StringPtr(&id)) c->gpu_tokens.push_back(*token);
       }
       continue;
     }
-    auto count = r.find("Count");
-    if (count == r.end() || !count->is_number_integer()) continue;
-    if (count->get<long long>() < 0) all = true;
-    if (count->get<long long>() > 0) count_only = true;
+    const std::optional<int64_t> count = util::json::Int(Member(r, "Count"));
+    if (!count.has_value()) continue;
+    if (*count < 0) all = true;
+    if (*count > 0) count_only = true;
   }
   if (!c->gpu_tokens.empty()) return true;
   c->all_gpus = all;
@@ -119,14 +117,13 @@ bool GpusFromDeviceRequests(const Json& inspect, InspectedContainer* c) {
 
 // The first NVIDIA_VISIBLE_DEVICES= entry of Config.Env into *c.
 void GpusFromEnvironment(const Json& inspect, InspectedContainer* c) {
-  auto config = inspect.find("Config");
-  if (config == inspect.end() || !config->is_object()) return;
-  auto env = config->find("Env");
-  if (env == config->end() || !env->is_array()) return;
+  const Json* env = util::json::Array(Member(Member(inspect, "Config"), "Env"));
+  if (env == nullptr) return;
   constexpr std::string_view kVar = "NVIDIA_VISIBLE_DEVICES=";
   for (const Json& e : *env) {
-    if (!e.is_string()) continue;
-    const std::string& entry = e.get_ref<const std::string&>();
+    const std::string* text = StringPtr(&e);
+    if (text == nullptr) continue;
+    const std::string& entry = *text;
     if (entry.compare(0, kVar.size(), kVar) != 0) continue;
     std::string_view rest = std::string_view(entry).substr(kVar.size());
     while (true) {
@@ -260,8 +257,9 @@ class Exchange {
 }  // namespace
 
 Result<std::vector<ListedContainer>> ParseContainerList(std::string_view body) {
-  const Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument("container list: not JSON");
+  Result<Json> parsed = util::json::Parse(body);
+  if (!parsed.ok()) return InvalidArgument("container list: " + parsed.status().message());
+  const Json& j = *parsed;
   if (!j.is_array()) return InvalidArgument("container list: expected a JSON array");
   std::vector<ListedContainer> out;
   for (const Json& c : j) {
@@ -269,9 +267,9 @@ Result<std::vector<ListedContainer>> ParseContainerList(std::string_view body) {
     ListedContainer l;
     l.id = StringMember(c, "Id");
     if (l.id.empty()) continue;
-    auto names = c.find("Names");
-    if (names != c.end() && names->is_array() && !names->empty() && names->front().is_string()) {
-      l.first_name = names->front().get<std::string>();
+    const Json* names = util::json::Array(Member(c, "Names"));
+    if (names != nullptr && !names->empty()) {
+      if (const std::string* first = StringPtr(&*names->begin())) l.first_name = *first;
     }
     out.push_back(std::move(l));
   }
@@ -280,10 +278,12 @@ Result<std::vector<ListedContainer>> ParseContainerList(std::string_view body) {
 
 Result<InspectedContainer> ParseContainerInspect(std::string_view body,
                                                  const ListedContainer& listed) {
-  const Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgument("container " + listed.id + ": inspect answer is not a JSON object");
+  Result<Json> parsed = util::json::Parse(body);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return InvalidArgument("container " + util::MessagePrefix(listed.id) +
+                           ": inspect answer is not a JSON object");
   }
+  const Json& j = *parsed;
   InspectedContainer c;
   std::string name = StringMember(j, "Name");
   if (name.empty()) name = listed.first_name;

@@ -4,16 +4,19 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "fields/gpu_faults.h"
+#include "util/json_members.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
 namespace {
 
-using Json = nlohmann::json;
+namespace json = util::json;
+using Json = json::Json;
 constexpr char kComponent[] = "nvml-exporter";
 constexpr char kStrategicMerge[] = "application/strategic-merge-patch+json";
 
@@ -39,6 +42,54 @@ bool Ok(const Result<HttpResponse>& r) { return r.ok() && r->status >= 200 && r-
 std::string Describe(const Result<HttpResponse>& r) {
   if (!r.ok()) return r.status().ToString();
   return "HTTP " + std::to_string(r->status) + ": " + BodyExcerpt(r->body);
+}
+
+// Our conditions (fields/gpu_faults.h's types) among a Node's status.conditions. Read leniently:
+// the Node is the API server's, and a malformed entry (not an object, a type that is not a
+// string) is skipped with one warning; a string member of another type reads as empty (an
+// unknown status differs from every status we write, so the next write corrects it). Their
+// lastTransitionTime go to *transitions.
+std::vector<FoundCondition> FoundConditions(std::string_view body,
+                                            std::map<std::string, WallTime>* transitions) {
+  std::vector<FoundCondition> found;
+  Result<Json> node = json::Parse(body);
+  const Json* conditions =
+      node.ok() ? json::Array(json::Member(json::Member(*node, "status"), "conditions")) : nullptr;
+  if (conditions == nullptr) {
+    log::Warn("this node's Node object has no status.conditions array: no GPU condition adopted",
+              {{"err", node.ok() ? "no such array" : node.status().message()}});
+    return found;
+  }
+  size_t malformed = 0;
+  for (const Json& c : *conditions) {
+    const std::string* type = json::StringPtr(json::Member(c, "type"));
+    if (type == nullptr) {
+      ++malformed;
+      continue;
+    }
+    if (*type != fields::kConditionGpuHealthy && *type != fields::kConditionGpuXidCritical &&
+        *type != fields::kConditionGpuLost) {
+      continue;  // not ours
+    }
+    FoundCondition f;
+    f.type = *type;
+    f.status = json::StringMember(c, "status");
+    f.reason = json::StringMember(c, "reason");
+    f.message = json::StringMember(c, "message");
+    f.last_heartbeat = ParseRfc3339(json::StringMember(c, "lastHeartbeatTime"))
+                           .value_or(std::chrono::system_clock::time_point{});
+    if (auto t = ParseRfc3339(json::StringMember(c, "lastTransitionTime"))) {
+      (*transitions)[f.type] = *t;
+    }
+    found.push_back(std::move(f));
+  }
+  if (malformed > 0) {
+    log::Warn(
+        "skipped malformed entries of this node's status.conditions (not an object, or a "
+        "type that is not a string)",
+        {{"skipped", std::to_string(malformed)}});
+  }
+  return found;
 }
 
 }  // namespace
@@ -122,27 +173,7 @@ void NodeFaultReporter::AdoptNode() {
     return;
   }
   NoteSuccess("node");
-  std::vector<FoundCondition> found;
-  const Json node = Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-  if (node.is_object() && node.contains("status") && node["status"].contains("conditions") &&
-      node["status"]["conditions"].is_array()) {
-    for (const Json& c : node["status"]["conditions"]) {
-      if (!c.is_object()) continue;
-      FoundCondition f;
-      f.type = c.value("type", "");
-      if (f.type != fields::kConditionGpuHealthy && f.type != fields::kConditionGpuXidCritical &&
-          f.type != fields::kConditionGpuLost) {
-        continue;  // not ours
-      }
-      f.status = c.value("status", "");
-      f.reason = c.value("reason", "");
-      f.message = c.value("message", "");
-      f.last_heartbeat = ParseRfc3339(c.value("lastHeartbeatTime", ""))
-                             .value_or(std::chrono::system_clock::time_point{});
-      if (auto t = ParseRfc3339(c.value("lastTransitionTime", ""))) transitions_[f.type] = *t;
-      found.push_back(std::move(f));
-    }
-  }
+  const std::vector<FoundCondition> found = FoundConditions(r->body, &transitions_);
   {
     util::MutexLock lock(&mu_);
     tracker_.Adopt(found);
@@ -176,7 +207,7 @@ void NodeFaultReporter::SyncConditions(const std::vector<NodeCondition>& want, W
   Result<HttpResponse> r =
       Send(KubeApiCall{.method = "PATCH",
                        .target = "/api/v1/nodes/" + QueryEscape(options_.node_name) + "/status",
-                       .body = patch.dump(),
+                       .body = json::Dump(patch),
                        .content_type = kStrategicMerge});
   util::MutexLock lock(&stats_mu_);
   stats_.problems.clear();
@@ -247,8 +278,9 @@ void NodeFaultReporter::RecordEvents(const std::vector<NodeEvent>& events, WallT
                         {"source", {{"component", kComponent}, {"host", options_.node_name}}},
                         {"reportingComponent", kComponent},
                         {"reportingInstance", options_.node_name}};
-    Result<HttpResponse> r = Send(KubeApiCall{
-        .method = "POST", .target = "/api/v1/namespaces/default/events", .body = event.dump()});
+    Result<HttpResponse> r = Send(KubeApiCall{.method = "POST",
+                                              .target = "/api/v1/namespaces/default/events",
+                                              .body = json::Dump(event)});
     util::MutexLock lock(&stats_mu_);
     if (!Ok(r)) {
       ++stats_.events_failed;
@@ -274,7 +306,7 @@ void NodeFaultReporter::FlushEvents(WallTime now) {
       Result<HttpResponse> r =
           Send(KubeApiCall{.method = "PATCH",
                            .target = "/api/v1/namespaces/default/events/" + QueryEscape(p.name),
-                           .body = patch.dump(),
+                           .body = json::Dump(patch),
                            .content_type = kStrategicMerge});
       p.patched = now;
       util::MutexLock lock(&stats_mu_);

@@ -210,5 +210,67 @@ TEST_F(NodeFaultReporterTest, RefusedWritesDegradeToALogLineAndACounter) {
   EXPECT_EQ(s.events_failed, 1u);
 }
 
+// The Node is the API server's and may hold anything: conditions whose members have other types
+// than strings (which nlohmann's value() threw on, aborting the daemon), entries that are not
+// objects, a conditions member that is not an array, a body that is not JSON. Each is adopted as
+// far as it can be read, and the conditions are then written as usual.
+TEST_F(NodeFaultReporterTest, MalformedNodeConditionsAreSkippedNotFatal) {
+  const std::vector<std::string> nodes = {
+      R"({"status":{"conditions":[{"type":"GpuXidCritical","status":1},
+          {"type":"GpuHealthy","status":{"x":1},"reason":[],"message":null,
+           "lastHeartbeatTime":7,"lastTransitionTime":false},
+          {"type":"GpuLost","status":null},{"type":42,"status":"True"},{"type":null},
+          "GpuLost",17,null,[]]}})",
+      R"({"status":{"conditions":{"type":"GpuLost","status":"True"}}})",
+      R"({"status":{"conditions":"GpuLost"}})",
+      R"({"status":"GpuLost"})",
+      R"({"status":null})",
+      R"([1,2,3])",
+      R"("a string")",
+      R"({not json)",
+      "",
+  };
+  ::testing::internal::CaptureStderr();
+  for (const std::string& node : nodes) {
+    SCOPED_TRACE(node);
+    node_ = node;
+    calls_.clear();
+    auto r = Make();
+    r->RunOnce();  // reads the Node: no throw
+    r->Offer(Snap({}));
+    r->RunOnce();
+    std::vector<KubeApiCall> patches = Take("PATCH");
+    ASSERT_EQ(patches.size(), 1u) << "adopted, then written";
+    const Json body = Json::parse(patches[0].body);
+    ASSERT_EQ(body["status"]["conditions"].size(), 3u);
+    EXPECT_EQ(body["status"]["conditions"][1]["status"], "False");
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("skipped malformed entries of this node's status.conditions"));
+  EXPECT_THAT(log, HasSubstr("no status.conditions array"));
+  EXPECT_THAT(log, HasSubstr("invalid JSON"));
+}
+
+// Strings we write that came from outside (the node's name from NODE_NAME, a GPU's name) may be
+// invalid UTF-8: the patch and the Event are still written, the bad bytes as U+FFFD.
+TEST_F(NodeFaultReporterTest, InvalidUtf8InWrittenStringsIsReplacedNotFatal) {
+  NodeFaultReporterOptions o;
+  o.node_name = "node-\xff\xfe";
+  o.call = [this](const KubeApiCall& call, std::chrono::milliseconds) -> Result<HttpResponse> {
+    calls_.push_back(call);
+    if (call.method == "GET") return HttpResponse{200, node_};
+    return HttpResponse{200, "{}"};
+  };
+  o.now = [this] { return now_; };
+  NodeFaultReporter r(std::move(o));
+  r.RunOnce();
+  r.Offer(Snap({{48, 1}}));
+  r.RunOnce();
+  std::vector<KubeApiCall> posts = Take("POST");
+  ASSERT_EQ(posts.size(), 1u);
+  const Json event = Json::parse(posts[0].body);
+  EXPECT_EQ(event["involvedObject"]["name"], "node-\xef\xbf\xbd\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace nvmlx::attribute

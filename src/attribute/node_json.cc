@@ -5,17 +5,18 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "attribute/json_members.h"
 #include "attribute/quantity.h"
 #include "model/gpu_allocation.h"
+#include "util/escape.h"
+#include "util/json_members.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
 namespace {
 
-using json_members::Member;
-using json_members::StringMember;
-using nlohmann::json;
+using util::json::Json;
+using util::json::Member;
+using util::json::StringMember;
 
 constexpr std::string_view kAwsPrefix = "aws:///";
 constexpr char kInstanceTypeLabel[] = "node.kubernetes.io/instance-type";
@@ -24,12 +25,13 @@ constexpr char kBetaInstanceTypeLabel[] = "beta.kubernetes.io/instance-type";
 
 // The GPU resource names of a status.capacity / status.allocatable object, rounded up; names
 // whose value is not a non-negative quantity string are left out (the API server writes none).
-std::map<std::string, int64_t> GpuResources(const json* resources) {
+std::map<std::string, int64_t> GpuResources(const Json* resources) {
   std::map<std::string, int64_t> out;
-  if (resources == nullptr || !resources->is_object()) return out;
+  if (util::json::Object(resources) == nullptr) return out;
   for (const auto& [name, value] : resources->items()) {
-    if (!model::IsGpuResourceName(name) || !value.is_string()) continue;
-    const std::optional<int64_t> v = ParseQuantityCeil(value.get_ref<const std::string&>());
+    const std::string* text = util::json::StringPtr(&value);
+    if (!model::IsGpuResourceName(name) || text == nullptr) continue;
+    const std::optional<int64_t> v = ParseQuantityCeil(*text);
     if (v.has_value() && *v >= 0) out[name] = *v;
   }
   return out;
@@ -52,40 +54,35 @@ std::string InstanceIdFromProviderId(std::string_view provider_id) {
 }
 
 Result<model::NodeInfo> ParseNode(std::string_view body, const std::string& where) {
-  try {
-    const json doc = json::parse(body);
-    if (!doc.is_object()) return InvalidArgument(where + ": expected a JSON object");
-    const std::string kind = StringMember(doc, "kind");
-    if (kind != "Node") {
-      return InvalidArgument(where + ": expected kind Node, got \"" + kind + "\"");
-    }
-    model::NodeInfo node;
-    const json* md = Member(doc, "metadata");
-    if (md != nullptr) node.node_name = StringMember(*md, "name");
-    if (node.node_name.empty()) return InvalidArgument(where + ": no metadata.name");
-    if (const json* labels = Member(*md, "labels"); labels != nullptr) {
-      node.instance_type = StringMember(*labels, kInstanceTypeLabel);
-      if (node.instance_type.empty()) {
-        node.instance_type = StringMember(*labels, kBetaInstanceTypeLabel);
-      }
-    }
-    std::string provider_id;
-    if (const json* spec = Member(doc, "spec"); spec != nullptr) {
-      provider_id = StringMember(*spec, "providerID");
-    }
-    node.instance_id = InstanceIdFromProviderId(provider_id);
-    if (node.instance_id.empty()) {
-      log::Debug("the node's providerID names no EC2 instance: no instance id",
-                 {{"node", node.node_name}, {"provider_id", provider_id}});
-    }
-    if (const json* status = Member(doc, "status"); status != nullptr) {
-      node.gpu_capacity = GpuResources(Member(*status, "capacity"));
-      node.gpu_allocatable = GpuResources(Member(*status, "allocatable"));
-    }
-    return node;
-  } catch (const json::exception& e) {
-    return InvalidArgument(where + ": invalid JSON: " + e.what());
+  Result<Json> parsed = util::json::Parse(body);
+  if (!parsed.ok()) return InvalidArgument(where + ": " + parsed.status().message());
+  const Json& doc = *parsed;
+  if (!doc.is_object()) return InvalidArgument(where + ": expected a JSON object");
+  const std::string kind = StringMember(doc, "kind");
+  if (kind != "Node") {
+    return InvalidArgument(where + ": expected kind Node, got " + util::QuoteForMessage(kind));
   }
+  model::NodeInfo node;
+  const Json* md = Member(doc, "metadata");
+  if (md != nullptr) node.node_name = StringMember(*md, "name");
+  if (node.node_name.empty()) return InvalidArgument(where + ": no metadata.name");
+  if (const Json* labels = Member(md, "labels"); labels != nullptr) {
+    node.instance_type = StringMember(*labels, kInstanceTypeLabel);
+    if (node.instance_type.empty()) {
+      node.instance_type = StringMember(*labels, kBetaInstanceTypeLabel);
+    }
+  }
+  const std::string provider_id = StringMember(Member(doc, "spec"), "providerID");
+  node.instance_id = InstanceIdFromProviderId(provider_id);
+  if (node.instance_id.empty()) {
+    log::Debug("the node's providerID names no EC2 instance: no instance id",
+               {{"node", node.node_name}, {"provider_id", provider_id}});
+  }
+  if (const Json* status = Member(doc, "status"); status != nullptr) {
+    node.gpu_capacity = GpuResources(Member(*status, "capacity"));
+    node.gpu_allocatable = GpuResources(Member(*status, "allocatable"));
+  }
+  return node;
 }
 
 }  // namespace nvmlx::attribute

@@ -8,20 +8,20 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "attribute/json_members.h"
 #include "attribute/quantity.h"
 #include "model/gpu_allocation.h"
+#include "util/escape.h"
+#include "util/json_members.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
 namespace {
 
-using nlohmann::json;
+using json = util::json::Json;
+using util::json::Member;
+using util::json::StringMember;
 
 constexpr char kMirrorAnnotation[] = "kubernetes.io/config.mirror";
-
-using json_members::Member;
-using json_members::StringMember;
 
 void AddContainers(const json& status, const char* key, model::PodMeta* meta) {
   const json* list = Member(status, key);
@@ -43,10 +43,10 @@ int64_t AddSaturating(int64_t a, int64_t b) {
 // negative ones; the API server validates quantities, so anything else is a corrupt object).
 std::optional<int64_t> ResourceValue(const json& value) {
   std::optional<int64_t> v;
-  if (value.is_string()) {
-    v = ParseQuantityCeil(value.get_ref<const std::string&>());
-  } else if (value.is_number_integer()) {
-    v = value.get<int64_t>();
+  if (const std::string* text = util::json::StringPtr(&value)) {
+    v = ParseQuantityCeil(*text);
+  } else {
+    v = util::json::Int(&value);
   }
   if (v.has_value() && *v < 0) return std::nullopt;
   return v;
@@ -90,9 +90,7 @@ void AddOwner(const json& md, model::PodMeta* meta) {
     const std::string kind = StringMember(o, "kind");
     const std::string name = StringMember(o, "name");
     if (kind.empty() || name.empty()) continue;
-    const json* controller = Member(o, "controller");
-    const bool is_controller =
-        controller != nullptr && controller->is_boolean() && controller->get<bool>();
+    const bool is_controller = util::json::Bool(Member(o, "controller"));
     if (meta->owner_name.empty() || is_controller) {
       meta->owner_kind = kind;
       meta->owner_name = name;
@@ -115,8 +113,9 @@ Result<PodRecord> ParsePod(const json& pod, const LabelFilter& filter, const std
   if (filter.enabled()) {
     if (const json* labels = Member(*md, "labels"); labels != nullptr && labels->is_object()) {
       for (const auto& [key, value] : labels->items()) {
-        if (!value.is_string() || !filter.Admits(key)) continue;
-        r.meta.labels.emplace_back(SanitizeLabelName(key), value.get<std::string>());
+        const std::string* text = util::json::StringPtr(&value);
+        if (text == nullptr || !filter.Admits(key)) continue;
+        r.meta.labels.emplace_back(SanitizeLabelName(key), *text);
       }
       // Two keys can sanitise to one name (a.b and a_b): keep the first in key order.
       std::stable_sort(r.meta.labels.begin(), r.meta.labels.end(),
@@ -191,77 +190,80 @@ std::string StripRuntimePrefix(std::string_view container_id) {
 }
 
 Result<PodList> ParsePodList(std::string_view body, const LabelFilter& filter) {
-  try {
-    const json doc = json::parse(body);
-    if (!doc.is_object()) return InvalidArgument("pod list: expected a JSON object");
-    const std::string kind = StringMember(doc, "kind");
-    if (kind != "PodList") {
-      return InvalidArgument("pod list: expected kind PodList, got \"" + kind + "\"");
-    }
-    PodList out;
-    if (const json* md = Member(doc, "metadata"); md != nullptr) {
-      out.resource_version = StringMember(*md, "resourceVersion");
-      out.continue_token = StringMember(*md, "continue");
-    }
-    if (out.resource_version.empty()) {
-      return InvalidArgument("pod list: no metadata.resourceVersion");
-    }
-    const json* items = Member(doc, "items");
-    if (items != nullptr && !items->is_null()) {
-      if (!items->is_array()) return InvalidArgument("pod list: items is not an array");
-      for (size_t i = 0; i < items->size(); ++i) {
-        Result<PodRecord> r =
-            ParsePod((*items)[i], filter, "pod list: items[" + std::to_string(i) + "]");
-        if (!r.ok()) return r.status();
-        out.pods.push_back(std::move(r).value());
-      }
-    }
-    return out;
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("pod list: invalid JSON: ") + e.what());
+  Result<json> parsed = util::json::Parse(body);
+  if (!parsed.ok()) return InvalidArgument("pod list: " + parsed.status().message());
+  const json& doc = *parsed;
+  if (!doc.is_object()) return InvalidArgument("pod list: expected a JSON object");
+  const std::string kind = StringMember(doc, "kind");
+  if (kind != "PodList") {
+    return InvalidArgument("pod list: expected kind PodList, got " + util::QuoteForMessage(kind));
   }
+  PodList out;
+  if (const json* md = Member(doc, "metadata"); md != nullptr) {
+    out.resource_version = StringMember(*md, "resourceVersion");
+    out.continue_token = StringMember(*md, "continue");
+  }
+  if (out.resource_version.empty()) {
+    return InvalidArgument("pod list: no metadata.resourceVersion");
+  }
+  const json* items = Member(doc, "items");
+  if (items != nullptr && !items->is_null()) {
+    if (!items->is_array()) return InvalidArgument("pod list: items is not an array");
+    size_t i = 0;
+    for (const json& item : *items) {
+      Result<PodRecord> r = ParsePod(item, filter, "pod list: items[" + std::to_string(i++) + "]");
+      if (!r.ok()) return r.status();
+      out.pods.push_back(std::move(*r));
+    }
+  }
+  return out;
 }
 
+namespace {
+
+// One event of the type names the watch sends; INVALID_ARGUMENT for any other.
+Result<WatchEventType> EventType(const std::string& type) {
+  if (type == "ADDED") return WatchEventType::kAdded;
+  if (type == "MODIFIED") return WatchEventType::kModified;
+  if (type == "DELETED") return WatchEventType::kDeleted;
+  if (type == "BOOKMARK") return WatchEventType::kBookmark;
+  return InvalidArgument("watch event: unknown type " + util::QuoteForMessage(type));
+}
+
+}  // namespace
+
 Result<WatchEvent> ParseWatchEvent(std::string_view line, const LabelFilter& filter) {
-  try {
-    const json doc = json::parse(line);
-    const std::string type = StringMember(doc, "type");
-    const json* obj = Member(doc, "object");
-    if (obj == nullptr || !obj->is_object()) {
-      return InvalidArgument("watch event: no object (type \"" + type + "\")");
-    }
-    WatchEvent ev;
-    if (type == "ERROR") {
-      ev.type = WatchEventType::kError;
-      if (const json* code = Member(*obj, "code"); code != nullptr && code->is_number_integer()) {
-        ev.error_code = code->get<int>();
-      }
-      ev.error_message = StringMember(*obj, "message");
-      return ev;
-    }
-    if (type == "ADDED") {
-      ev.type = WatchEventType::kAdded;
-    } else if (type == "MODIFIED") {
-      ev.type = WatchEventType::kModified;
-    } else if (type == "DELETED") {
-      ev.type = WatchEventType::kDeleted;
-    } else if (type == "BOOKMARK") {
-      ev.type = WatchEventType::kBookmark;
-    } else {
-      return InvalidArgument("watch event: unknown type \"" + type + "\"");
-    }
-    if (const json* md = Member(*obj, "metadata"); md != nullptr) {
-      ev.resource_version = StringMember(*md, "resourceVersion");
-    }
-    if (ev.type != WatchEventType::kBookmark) {
-      Result<PodRecord> r = ParsePod(*obj, filter, "watch event " + type);
-      if (!r.ok()) return r.status();
-      ev.pod = std::move(r).value();
-    }
-    return ev;
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("watch event: invalid JSON: ") + e.what());
+  Result<json> parsed = util::json::Parse(line);
+  if (!parsed.ok()) return InvalidArgument("watch event: " + parsed.status().message());
+  const json& doc = *parsed;
+  const std::string type = StringMember(doc, "type");
+  const json* obj = Member(doc, "object");
+  if (obj == nullptr || !obj->is_object()) {
+    return InvalidArgument("watch event: no object (type " + util::QuoteForMessage(type) + ")");
   }
+  WatchEvent ev;
+  if (type == "ERROR") {
+    ev.type = WatchEventType::kError;
+    const std::optional<int64_t> code = util::json::Int(Member(*obj, "code"));
+    if (code.has_value() && *code >= std::numeric_limits<int>::min() &&
+        *code <= std::numeric_limits<int>::max()) {
+      ev.error_code = static_cast<int>(*code);
+    }
+    ev.error_message = StringMember(*obj, "message");
+    return ev;
+  }
+  Result<WatchEventType> event_type = EventType(type);
+  if (!event_type.ok()) return event_type.status();
+  ev.type = *event_type;
+  if (const json* md = Member(*obj, "metadata"); md != nullptr) {
+    ev.resource_version = StringMember(*md, "resourceVersion");
+  }
+  if (ev.type != WatchEventType::kBookmark) {
+    Result<PodRecord> r = ParsePod(*obj, filter, "watch event " + util::MessagePrefix(type));
+    if (!r.ok()) return r.status();
+    ev.pod = std::move(*r);
+  }
+  return ev;
 }
 
 }  // namespace nvmlx::attribute

@@ -3,16 +3,15 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "attribute/json_members.h"
+#include "util/json_members.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
 namespace {
 
-using nlohmann::json;
-
-using json_members::Member;
-using json_members::StringMember;
+using json = util::json::Json;
+using util::json::Member;
+using util::json::StringMember;
 
 // A DeviceAttribute's string value: {"string": "…"} (the same in v1 and v1beta1).
 std::string StringAttribute(const json& attributes, const char* name) {
@@ -24,16 +23,16 @@ std::string StringAttribute(const json& attributes, const char* name) {
 
 Result<std::string> ParseResourceSliceList(std::string_view body, const std::string& where,
                                            DraSlices* out, size_t* skipped) {
-  const json list = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (list.is_discarded()) return InvalidArgument(where + ": not JSON");
+  Result<json> parsed = util::json::Parse(body);
+  if (!parsed.ok()) return InvalidArgument(where + ": " + parsed.status().message());
+  const json& list = *parsed;
   const json* items = Member(list, "items");
   if (items == nullptr || !items->is_array()) {
     return InvalidArgument(where + ": expected a ResourceSliceList with an items array");
   }
-  size_t skip = 0;
-  for (size_t i = 0; i < items->size(); ++i) {
-    const json& slice = (*items)[i];
-    const std::string at = where + ": items[" + std::to_string(i) + "]";
+  size_t skip = 0, i = 0;
+  for (const json& slice : *items) {
+    const std::string at = where + ": items[" + std::to_string(i++) + "]";
     const json* spec = Member(slice, "spec");
     if (spec == nullptr || !spec->is_object()) return InvalidArgument(at + ": no spec object");
     if (StringMember(*spec, "driver") != kDraGpuDriver) continue;

@@ -65,7 +65,7 @@ TEST(ResourceSlicesTest, BadListsAreErrorsNamingWhere) {
   DraSlices slices;
   Result<std::string> r = ParseResourceSliceList("{", "ResourceSliceList (v1)", &slices);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("ResourceSliceList (v1): not JSON"), std::string::npos);
+  EXPECT_NE(r.status().message().find("ResourceSliceList (v1): invalid JSON"), std::string::npos);
   r = ParseResourceSliceList(R"({"items": {}})", "L", &slices);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("items array"), std::string::npos);

@@ -11,6 +11,7 @@
 
 #include "fields/clock_event_names.h"
 #include "fields/field_roles.h"
+#include "util/json_members.h"
 
 namespace nvmlx::live {
 namespace {
@@ -122,8 +123,8 @@ void CollectPods(const model::Snapshot& snap, std::vector<PodRow>* rows) {
         row.memory_mib = std::round(static_cast<double>(pb->second) / 1048576.0 * 10) / 10;
         row.memory_source = "processes";
         proc_bytes.erase(pb);
-      } else if (fb_used.is_number()) {
-        row.memory_mib = std::round(fb_used.get<double>() * row.share * 10) / 10;
+      } else if (const std::optional<double> used = util::json::Number(&fb_used)) {
+        row.memory_mib = std::round(*used * row.share * 10) / 10;
         row.memory_source = "share";
       }
       rows->push_back(std::move(row));
@@ -173,12 +174,13 @@ json Gpu(const model::DeviceSnapshot& d, const model::Snapshot& snap) {
   g["fb_used_mib"] = Number(d, Quantity::kFbUsedMib);
   g["fb_free_mib"] = Number(d, Quantity::kFbFreeMib);
   json total = Number(d, Quantity::kFbTotalMib);
-  const json used = g["fb_used_mib"], free = Number(d, Quantity::kFbFreeMib),
+  const json used = Number(d, Quantity::kFbUsedMib), free = Number(d, Quantity::kFbFreeMib),
              reserved = Number(d, Quantity::kFbReservedMib);
-  if (total.is_null() && used.is_number() && free.is_number()) {
+  const std::optional<double> used_mib = util::json::Number(&used),
+                              free_mib = util::json::Number(&free);
+  if (total.is_null() && used_mib.has_value() && free_mib.has_value()) {
     // The default CSV has no FB_TOTAL: the whole is used + free + reserved, as NVML counts it.
-    total = used.get<double>() + free.get<double>() +
-            (reserved.is_number() ? reserved.get<double>() : 0.0);
+    total = *used_mib + *free_mib + util::json::Number(&reserved).value_or(0.0);
   }
   g["fb_total_mib"] = std::move(total);
   g["power_w"] = Number(d, Quantity::kPowerWatts);
@@ -212,7 +214,9 @@ json Header(const SnapshotJsonOptions& o) {
 }
 
 std::string WithoutClose(const json& doc) {
-  std::string s = doc.dump();
+  // Names come from outside (GPU models, pods, containers, the hostname): invalid UTF-8 in one
+  // is replaced rather than thrown on.
+  std::string s = util::json::Dump(doc);
   s.pop_back();  // the object's closing brace
   return s;
 }
@@ -254,7 +258,7 @@ std::string FinishSnapshot(std::string_view prefix, double age_seconds, bool sta
   out.reserve(prefix.size() + 48);
   out.append(prefix);
   out.append(",\"age_seconds\":");
-  out.append(json(std::round(age_seconds * 1000) / 1000).dump());
+  out.append(util::json::Dump(json(std::round(age_seconds * 1000) / 1000)));
   out.append(stale ? ",\"stale\":true}" : ",\"stale\":false}");
   return out;
 }
@@ -365,7 +369,7 @@ std::string RenderHistory(const std::vector<DeviceHistory>& devices, const Histo
     gpus.push_back(std::move(g));
   }
   doc["gpus"] = std::move(gpus);
-  return doc.dump();
+  return util::json::Dump(doc);
 }
 
 }  // namespace nvmlx::live

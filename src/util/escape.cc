@@ -25,6 +25,20 @@ std::string EscapeControlBytes(std::string_view s) {
   return out;
 }
 
-std::string QuoteForMessage(std::string_view s) { return "\"" + EscapeControlBytes(s) + "\""; }
+std::string MessagePrefix(std::string_view s) {
+  if (s.size() <= kMaxQuotedBytes) return EscapeControlBytes(s);
+  size_t cut = kMaxQuotedBytes;
+  // Back to the start of the sequence the cut falls in (continuation bytes are 10xxxxxx).
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return EscapeControlBytes(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
+std::string QuoteForMessage(std::string_view s) {
+  if (s.size() <= kMaxQuotedBytes) return "\"" + EscapeControlBytes(s) + "\"";
+  // The closing quote before the length, so that the length is not read as part of the value.
+  std::string prefix = MessagePrefix(s);
+  const size_t dots = prefix.rfind("... (");
+  return "\"" + prefix.substr(0, dots) + "\"" + prefix.substr(dots);
+}
 
 }  // namespace nvmlx::util

@@ -7,6 +7,7 @@
 #ifndef NVML_EXPORTER_UTIL_ESCAPE_H_
 #define NVML_EXPORTER_UTIL_ESCAPE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,7 +18,18 @@ namespace nvmlx::util {
 // for parsing back.
 std::string EscapeControlBytes(std::string_view s);
 
-// EscapeControlBytes(s) in double quotes, for "unknown field \"...\"" style messages.
+// At most this many bytes of one value are quoted in a message: a configuration value, a flag,
+// an environment variable or a peer's answer can be megabytes, and an error (or a log line) that
+// repeats all of it costs as much again to print and buries the reason. 64 bytes show any name or
+// number we expect whole.
+inline constexpr size_t kMaxQuotedBytes = 64;
+
+// EscapeControlBytes of at most the first kMaxQuotedBytes of `s` (cut before a UTF-8 sequence
+// that would not fit whole), followed by "..." and the whole length when `s` is longer:
+// `abc...` (70000 bytes). Unquoted, for messages that already frame the value.
+std::string MessagePrefix(std::string_view s);
+
+// MessagePrefix(s) in double quotes, for "unknown field \"...\"" style messages.
 std::string QuoteForMessage(std::string_view s);
 
 }  // namespace nvmlx::util

@@ -28,5 +28,16 @@ TEST(QuoteForMessage, Quotes) {
   EXPECT_EQ(QuoteForMessage("x\0"s), "\"x\\x00\"");
 }
 
+// A 50 MB value quotes as its first 64 bytes and its length, whatever it holds.
+TEST(QuoteForMessage, QuotesAtMostAPrefixOfALongValue) {
+  const std::string huge(50u << 20, 'x');
+  EXPECT_EQ(QuoteForMessage(huge), "\"" + std::string(64, 'x') + "\"... (52428800 bytes)");
+  EXPECT_EQ(MessagePrefix(huge), std::string(64, 'x') + "... (52428800 bytes)");
+  EXPECT_EQ(QuoteForMessage(std::string(64, 'y')), "\"" + std::string(64, 'y') + "\"");
+  // The cut never splits a UTF-8 sequence: 63 ASCII bytes, then a 2-byte character.
+  const std::string utf8 = std::string(63, 'a') + "\xc3\xa4" + "tail";
+  EXPECT_EQ(MessagePrefix(utf8), std::string(63, 'a') + "... (69 bytes)");
+}
+
 }  // namespace
 }  // namespace nvmlx::util
