@@ -484,6 +484,75 @@ TEST_F(ServerTest, ReopeningSlowlorisAtTheLimitDoesNotLockScrapersOut) {
             0u);
 }
 
+// Hardening round three, row 1: the connection limit under a reopening slowloris from several
+// addresses, served by two io threads, while the attackers also hang up on their own (sessions
+// that end by themselves race with the evictions of the other thread). It used to wedge the
+// server for good (an eviction released the last reference to a session under the registry's
+// lock; its destructor locked it again): no scrape answered and Stop() never returned. Now at
+// least 95 % of the scrapes during the attack succeed, the first one after it at once, and Stop()
+// returns within its grace.
+TEST_F(ServerTest, SlowlorisAtTheLimitWithTwoIoThreadsNeverWedgesTheServer) {
+  if (!RaiseNofile(1024)) GTEST_SKIP() << "RLIMIT_NOFILE hard limit below 1024";
+  ServerOptions o;
+  o.threads = 2;
+  o.max_connections = 48;
+  o.read_timeout = std::chrono::milliseconds(2000);
+  SetPage(MakePage(kBody));
+  StartServer(o);
+  std::atomic<bool> stop{false};
+  std::atomic<int> opened{0};
+  std::vector<std::thread> attackers;
+  for (int a = 0; a < 3; ++a) {
+    attackers.emplace_back([&, a] {
+      const std::string source = "127.0.0." + std::to_string(2 + a);
+      std::vector<int> fds(120, -1);
+      unsigned seed = 12345u + a;
+      for (size_t next = 0; !stop; ++next) {
+        seed = seed * 1103515245u + 12345u;
+        // Close one at random (a session ending on its own, often right as it is evicted), then
+        // open the next slot again with half a request header.
+        int& victim = fds[(seed >> 8) % fds.size()];
+        if (victim >= 0) ::close(victim);
+        victim = -1;
+        int& fd = fds[next % fds.size()];
+        if (fd >= 0) ::close(fd);
+        fd = RawConnect(port(), 0, source.c_str());
+        if (fd >= 0) {
+          (void)!::send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n", 32, MSG_NOSIGNAL);
+          opened.fetch_add(1);
+        }
+        if (next % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      for (int f : fds) {
+        if (f >= 0) ::close(f);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the limit is reached
+  int ok = 0;
+  constexpr int kScrapes = 60;
+  for (int i = 0; i < kScrapes; ++i) {
+    Client c(port());
+    ok += c.Request("GET", "/metrics").status == 200 ? 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  stop = true;
+  for (std::thread& t : attackers) t.join();
+  EXPECT_GT(opened.load(), 500) << "the attack did not run";
+  EXPECT_GE(ok, kScrapes * 95 / 100) << ok << " of " << kScrapes << " scrapes answered 200";
+  EXPECT_GT(server_->stats().connections_evicted.load() +
+                server_->stats().connections_refused_per_peer.load(),
+            0u);
+  // After the attack: answered at once.
+  const auto after = std::chrono::steady_clock::now();
+  Client c(port());
+  EXPECT_EQ(c.Request("GET", "/metrics").status, 200u);
+  EXPECT_LT(std::chrono::steady_clock::now() - after, std::chrono::milliseconds(1000));
+  const auto stopping = std::chrono::steady_clock::now();
+  server_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::milliseconds(2000));
+}
+
 // Stop() lets a response in flight finish (a slow reader of a large page gets it whole when it
 // reads within the grace period), closes idle connections at once, and returns within 1 s.
 TEST_F(ServerTest, StopDrainsInFlightResponses) {

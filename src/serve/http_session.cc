@@ -61,7 +61,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     const tcp::endpoint remote = Lowest().socket().remote_endpoint(ec);
     if (!ec) peer = remote.address().to_string();
     waiting_since.store(SteadyNowNs(), std::memory_order_relaxed);  // its first request
-    id_ = core_.Register(this->weak_from_this(), peer);
+    id_ = core_.Register(this->weak_from_this(), this, peer);
     // The whole first request, TLS handshake included, within read_timeout of the accept.
     Lowest().expires_after(core_.options.read_timeout);
     if constexpr (kTls) {

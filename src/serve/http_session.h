@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "serve/basic_auth.h"
@@ -77,8 +78,21 @@ struct Core {
   std::atomic<bool> stopping{false};
   std::unique_ptr<BasicAuth> auth;  // with a web config; its worker outlives every session
 
+  // Lifetimes under mu (hardening round three, docs/faults.md §4): a session's destructor takes
+  // mu (Unregister), so no code here may release the last reference to a session, or to anything
+  // else whose destructor runs code, while it holds mu. Strong references taken under mu live in
+  // variables declared before the lock, and are released after it. util::Mutex aborts with a
+  // stack trace if this is ever broken, instead of hanging the server for good.
   util::Mutex mu;
-  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions NVMLX_GUARDED_BY(mu);
+  // What the registry holds of a session: a weak reference, for the one it acts on, and the raw
+  // pointer, for reading its atomics and peer under mu without taking (and then dropping) a
+  // strong reference. The raw pointer is valid while the entry exists: ~Session's first step is
+  // Unregister, which needs mu, so a session cannot finish dying while mu is held here.
+  struct Registered {
+    std::weak_ptr<SessionBase> ref;
+    SessionBase* raw = nullptr;
+  };
+  std::unordered_map<uint64_t, Registered> sessions NVMLX_GUARDED_BY(mu);
   std::unordered_map<std::string, int> per_peer NVMLX_GUARDED_BY(mu);  // open sessions per address
   uint64_t next_id NVMLX_GUARDED_BY(mu) = 1;
   std::shared_ptr<const WebState> web NVMLX_GUARDED_BY(mu);
@@ -86,16 +100,18 @@ struct Core {
   double rate_tokens NVMLX_GUARDED_BY(mu) = 0;
   std::chrono::steady_clock::time_point rate_at NVMLX_GUARDED_BY(mu);
 
-  uint64_t Register(std::weak_ptr<SessionBase> s, const std::string& peer) NVMLX_EXCLUDES(mu) {
+  // `self` is `s` itself, alive until it calls Unregister.
+  uint64_t Register(std::weak_ptr<SessionBase> s, SessionBase* self, const std::string& peer)
+      NVMLX_EXCLUDES(mu) {
     util::MutexLock l(&mu);
     const uint64_t id = next_id++;
-    sessions.emplace(id, std::move(s));
+    sessions.emplace(id, Registered{std::move(s), self});
     ++per_peer[peer];
     return id;
   }
   void Unregister(uint64_t id, const std::string& peer) NVMLX_EXCLUDES(mu) {
     util::MutexLock l(&mu);
-    sessions.erase(id);
+    sessions.erase(id);  // a weak reference: erasing it destroys no session
     if (auto it = per_peer.find(peer); it != per_peer.end() && --it->second <= 0) {
       per_peer.erase(it);
     }
@@ -110,18 +126,22 @@ struct Core {
     return web;
   }
   void SetWeb(std::shared_ptr<const WebState> w) NVMLX_EXCLUDES(mu) {
+    std::shared_ptr<const WebState> previous;  // released after mu: its TLS context runs OpenSSL
     util::MutexLock l(&mu);
     if (!web || web->config.rate_limit_burst != w->config.rate_limit_burst) {
       rate_tokens = w->config.rate_limit_burst;
       rate_at = std::chrono::steady_clock::now();
     }
-    web = std::move(w);
+    previous = std::exchange(web, std::move(w));
   }
+  // Every live session. The vector is declared before the lock, so the references it takes are
+  // released (by the caller) after mu.
   std::vector<std::shared_ptr<SessionBase>> All() NVMLX_EXCLUDES(mu) {
     std::vector<std::shared_ptr<SessionBase>> out;
     util::MutexLock l(&mu);
-    for (auto& [id, w] : sessions) {
-      if (auto s = w.lock()) out.push_back(std::move(s));
+    out.reserve(sessions.size());
+    for (auto& [id, e] : sessions) {
+      if (auto s = e.ref.lock()) out.push_back(std::move(s));  // moved out: none dies here
     }
     return out;
   }
@@ -133,6 +153,11 @@ struct Core {
   // connection that never sent anything), then one kept alive between requests, then a younger
   // one that has not completed a request yet; the oldest first within each; only `peer`'s when
   // given. False when none waits: every session is authenticating or writing a response.
+  //
+  // The ranking reads each session through its raw pointer: no strong reference is taken for the
+  // sessions passed over, so none can be the last one and die under mu (the round-three deadlock:
+  // ~Session -> Unregister -> mu, on the thread that holds mu). The one chosen is locked into
+  // `victim`, declared before the lock and released after it.
   bool EvictOldestWaiting(const std::string* peer = nullptr) NVMLX_EXCLUDES(mu) {
     std::shared_ptr<SessionBase> victim;
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -141,26 +166,30 @@ struct Core {
     {
       util::MutexLock l(&mu);
       // Rank: (tier, waiting since), lowest first.
-      std::pair<int, int64_t> best{3, std::numeric_limits<int64_t>::max()};
-      for (auto& [id, w] : sessions) {
-        auto s = w.lock();
-        if (!s || (peer != nullptr && s->peer != *peer)) continue;
-        const int64_t since = s->waiting_since.load(std::memory_order_relaxed);
+      std::pair<int, int64_t> best_rank{3, std::numeric_limits<int64_t>::max()};
+      Registered* best = nullptr;
+      for (auto& [id, e] : sessions) {
+        const SessionBase& s = *e.raw;
+        if (peer != nullptr && s.peer != *peer) continue;
+        const int64_t since = s.waiting_since.load(std::memory_order_relaxed);
         if (since == 0) continue;
-        const int tier = s->completed_request.load(std::memory_order_relaxed) ? 1
-                         : now - since >= kGraceNs                            ? 0
-                                                                              : 2;
+        const int tier = s.completed_request.load(std::memory_order_relaxed) ? 1
+                         : now - since >= kGraceNs                           ? 0
+                                                                             : 2;
         const std::pair<int, int64_t> rank{tier, since};
-        if (!victim || rank < best) {
-          best = rank;
-          victim = std::move(s);
+        if (best == nullptr || rank < best_rank) {
+          best_rank = rank;
+          best = &e;
         }
       }
+      if (best == nullptr) return false;
       // Not twice: it no longer counts as waiting while its close is on the way.
-      if (victim) victim->waiting_since.store(0, std::memory_order_relaxed);
+      best->raw->waiting_since.store(0, std::memory_order_relaxed);
+      victim = best->ref.lock();
     }
-    if (!victim) return false;
-    victim->Interrupt(false);
+    // Null: the session was already being destroyed (its destructor waits for mu to unregister),
+    // so its slot is on its way back all the same.
+    if (victim) victim->Interrupt(false);
     return true;
   }
   // The web config's rate_limit: false when the request must get 429.
