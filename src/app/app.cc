@@ -20,6 +20,7 @@
 
 #include "app/daemon.h"
 #include "app/gpu_binding_watch.h"
+#include "app/stop_deadline.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "config/options.h"
@@ -142,6 +143,11 @@ constexpr std::chrono::milliseconds kStartupGrace{500};
 // Stops the daemon, waiting at most kStopBudget. False when NVML calls are still in progress
 // after it: each is logged, and the caller must not destroy the daemon (its threads still use it).
 bool StopDaemon(Daemon* daemon) {
+  // The net under every part's own deadline: whatever follows (the stop, the daemon's
+  // destruction, a re-execution) ends within kStopHardLimit, naming the step that did not. Never
+  // cancelled: a process that ends first takes the timer with it.
+  (void)StartStopDeadline(kStopHardLimit,
+                          [](const char* step) { ExitForStuckStop(step, kStopHardLimit); });
   if (daemon->StopUntil(std::chrono::steady_clock::now() + kStopBudget)) return true;
   for (const std::string& s : daemon->StuckCalls()) {
     log::Error("exiting with an NVML call still in progress", {{"stuck", s}});

@@ -42,7 +42,7 @@ void LivePage::OnSnapshot(const model::Snapshot& snap, Clock::time_point at) {
   auto prefix =
       std::make_shared<const std::string>(live::RenderSnapshotPrefix(snap, json_options_));
   util::MutexLock lock(&mu_);
-  prefix_ = std::move(prefix);
+  prefix_.swap(prefix);  // the previous one is freed with `prefix`, after the lock
   published_at_ = at;
 }
 

@@ -19,7 +19,7 @@ std::chrono::milliseconds PageStore::DefaultMaxAge(std::chrono::milliseconds int
 void PageStore::Publish(std::shared_ptr<const serve::Page> page, GpuCounts gpus,
                         Clock::time_point at) {
   util::MutexLock lock(&mu_);
-  page_ = std::move(page);
+  page_.swap(page);  // the previous page (megabytes) is freed with `page`, after the lock
   published_at_ = at;
   gpus_ = gpus;
 }
