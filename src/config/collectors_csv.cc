@@ -1,16 +1,11 @@
 #include "config/collectors_csv.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "config/text_file.h"
 #include "util/escape.h"
 #include "util/log.h"
 
@@ -269,8 +264,9 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
     // valid, and say so. Different names for one field (aliases) are distinct metrics: kept.
     if (auto [it, inserted] = first_line.emplace(name.text, rec->line); !inserted) {
       if (warnings != nullptr) {
-        warnings->push_back(at + "duplicate field \"" + name.text + "\" (first at line " +
-                            std::to_string(it->second) + "); ignoring this row");
+        warnings->push_back(at + "duplicate field " + util::QuoteForMessage(name.text) +
+                            " (first at line " + std::to_string(it->second) +
+                            "); ignoring this row");
       }
       continue;
     }
@@ -300,56 +296,8 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
   return r;
 }
 
-namespace {
-
-Result<std::string> ReadTextFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO for reading would wait for a writer, holding start-up (or a
-  // reload) silently; it is refused below instead. No effect on a regular file's reads.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    const int err = errno;
-    std::string msg = "cannot open \"" + path + "\": " + std::strerror(err);
-    if (err == ENOENT) return NotFound(msg);
-    if (err == EACCES || err == EPERM) return Status(StatusCode::kNoPermission, msg);
-    return InvalidArgument(msg);
-  }
-  struct stat sb {};
-  if (::fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    ::close(fd);
-    return InvalidArgument("cannot read \"" + path + "\": is a directory");
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    ::close(fd);
-    return InvalidArgument(
-        "cannot read \"" + path +
-        "\": not a regular file (a FIFO, socket or device); expected a CSV file");
-  }
-  std::string data;
-  char buf[16384];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return InvalidArgument("cannot read \"" + path + "\": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<size_t>(n));
-    // A collectors file is a few KiB; refuse something that clearly is not one (a device, a log).
-    if (data.size() > (16u << 20)) {
-      ::close(fd);
-      return InvalidArgument("cannot read \"" + path + "\": larger than 16 MiB");
-    }
-  }
-  ::close(fd);
-  return data;
-}
-
-}  // namespace
-
 Result<std::vector<CollectorEntry>> LoadCollectorsCsv(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path);
+  Result<std::string> text = ReadTextFile(path, "collectors file");
   if (!text.ok()) return text.status();
   return ParseCollectorsCsv(*text, path);
 }

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "util/escape.h"
+
 namespace nvmlx::config {
 namespace {
 
@@ -102,7 +104,7 @@ Result<DeviceSelector> ParseCombined(std::string_view s, const std::string& head
 }  // namespace
 
 Result<DeviceSelector> ParseDeviceSelector(std::string_view text) {
-  const std::string head = "invalid device selector \"" + std::string(text) + "\": ";
+  const std::string head = "invalid device selector " + util::QuoteForMessage(text) + ": ";
   const std::string_view s = Trim(text);
   if (s.find('+') != std::string_view::npos) return ParseCombined(s, head);
   return ParseOne(s, head);
@@ -153,7 +155,7 @@ Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head) {
     const size_t dash = item.find('-');
     if (dash == std::string_view::npos) {
       std::optional<unsigned long> id = ParseNumber(item);
-      if (!id) return fail("expected a number, got \"" + std::string(item) + "\"");
+      if (!id) return fail("expected a number, got " + util::QuoteForMessage(item));
       if (*id > kMaxId) {
         return fail("id " + std::string(item) + " is too large (at most " + std::to_string(kMaxId) +
                     ")");
@@ -162,7 +164,7 @@ Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head) {
       continue;
     }
     if (item.find('-', dash + 1) != std::string_view::npos) {
-      return fail("a range is <number>-<number>, got \"" + std::string(item) + "\"");
+      return fail("a range is <number>-<number>, got " + util::QuoteForMessage(item));
     }
     const std::string_view lo_text = Trim(item.substr(0, dash));
     const std::string_view hi_text = Trim(item.substr(dash + 1));

@@ -3,6 +3,7 @@
 #include <cassert>
 #include <charconv>
 
+#include "util/escape.h"
 #include "util/go_duration.h"
 
 namespace nvmlx::config::flags {
@@ -37,7 +38,7 @@ std::optional<long long> ParseDecimal(std::string_view s) {
   return neg ? -v : v;
 }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) { return util::QuoteForMessage(s); }
 
 Status ToBool(const Raw& raw, bool* out) {
   if (!raw.set) return Status::Ok();

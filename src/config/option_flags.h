@@ -109,6 +109,8 @@ Status ApplyConfigFile(const RawFlags& raw, Options* out);
 inline constexpr std::string_view kBoolValues =
     "1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False";
 std::optional<long long> ParseDecimal(std::string_view s);
+// s in double quotes for a message: at most its first 64 bytes, control bytes escaped
+// (util::QuoteForMessage), as a flag or environment value can be megabytes long.
 std::string Quote(std::string_view s);
 Status ToBool(const Raw& raw, bool* out);
 Status ToNonEmpty(const Raw& raw, std::string* out);

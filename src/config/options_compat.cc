@@ -17,6 +17,7 @@
 
 #include "config/device_selector.h"
 #include "config/option_flags.h"
+#include "util/escape.h"
 #include "util/go_duration.h"
 
 namespace nvmlx::config::flags {
@@ -81,7 +82,7 @@ std::string Names(const FlagSpec& f) {
 // `-r/--remote-hostengine-info (DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:5555) ignored: why`;
 // a boolean flag on the command line is its own origin: `--dump-enabled ignored: why`.
 void Warn(const FlagSpec& f, const Raw& raw, std::string_view why, Options* o) {
-  std::string where = " (" + raw.origin + "=" + raw.last() + ")";
+  std::string where = " (" + raw.origin + "=" + util::MessagePrefix(raw.last()) + ")";
   if (raw.from_flag && f.kind == Kind::kBool) where.clear();
   o->startup_warnings.push_back(
       {std::string(f.name), Names(f) + where + " ignored: " + std::string(why)});

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <initializer_list>
 #include <iterator>
 #include <map>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/option_flags.h"
 #include "config/options_test_fixture.h"
 
 namespace nvmlx::config {
@@ -732,6 +734,42 @@ TEST(Options, ProfilingSourceFlags) {
       Parse({}, {{"NVML_EXPORTER_PM_SAMPLING_PIN", "DCGM_FI_PROF_DRAM_ACTIVE"}});
   ASSERT_TRUE(pin_env.ok()) << pin_env.status().message();
   EXPECT_EQ(pin_env->pm_sampling_pin, (std::vector<std::string>{"DCGM_FI_PROF_DRAM_ACTIVE"}));
+}
+
+// A value of any length, from a flag or an environment variable, is quoted in an error or a
+// start-up warning by its first bytes only (util::QuoteForMessage), never whole: every flag of
+// every group gets a 64 KiB value, and -c and DCGM_EXPORTER_INTERVAL a 50 MB one.
+TEST(OptionsTest, LongValuesAreQuotedByAPrefixOnly) {
+  const std::string big(64u << 10, '7');
+  auto check = [](const Result<Options>& r, const std::string& what) {
+    if (!r.ok()) {
+      EXPECT_LT(r.status().message().size(), 500u)
+          << what << ": " << r.status().message().substr(0, 300);
+      return;
+    }
+    for (const Options::StartupWarning& w : r->startup_warnings) {
+      EXPECT_LT(w.message.size(), 500u) << what << ": " << w.message.substr(0, 300);
+    }
+  };
+  for (const flags::FlagGroup& g :
+       {flags::CoreFlags(), flags::SelectionFlags(), flags::RuntimeFlags(), flags::WebFlags(),
+        flags::ScrapeFlags(), flags::EmfFlags(), flags::KubernetesFlags(),
+        flags::CounterWindowFlags(), flags::SeriesFlags(), flags::CompatFlags()}) {
+    for (const flags::FlagSpec& f : g.flags) {
+      const std::string flag = "--" + std::string(f.name) + "=" + big;
+      check(Parse({flag.c_str()}), flag.substr(0, 40));
+      if (!f.env.empty()) {
+        check(Parse({}, Env{{std::string(f.env), big}}), std::string(f.env));
+      }
+    }
+  }
+  const std::string huge(50u << 20, 'x');
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(Error({"-c", huge.c_str()}), HasSubstr("\"" + std::string(64, 'x') + "\"..."));
+  const std::string env_error = Error({}, Env{{"DCGM_EXPORTER_INTERVAL", huge}});
+  EXPECT_LT(env_error.size(), 500u);
+  EXPECT_THAT(env_error, HasSubstr("(52428800 bytes)"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

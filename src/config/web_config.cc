@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/text_file.h"
+#include "util/escape.h"
 #include "util/go_duration.h"
 
 namespace nvmlx::config {
@@ -88,11 +89,11 @@ class Parser {
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         std::string list;
         for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        return Error(kv.first,
-                     "unknown key \"" + key + "\" in " + where + " (expected " + list + ")");
+        return Error(kv.first, "unknown key " + util::QuoteForMessage(key) + " in " + where +
+                                   " (expected " + list + ")");
       }
       if (!seen.insert(key).second) {
-        return Error(kv.first, "key \"" + key + "\" repeated in " + where);
+        return Error(kv.first, "key " + util::QuoteForMessage(key) + " repeated in " + where);
       }
       NVMLX_RETURN_IF_ERROR(field(key, kv.second));
     }
@@ -148,8 +149,8 @@ class Parser {
     } else if (v == "TLS13") {
       *out = 13;
     } else {
-      return Error(n, key + ": unknown TLS version \"" + v + "\" (expected TLS10, TLS11, TLS12 " +
-                          "or TLS13)");
+      return Error(n, key + ": unknown TLS version " + util::QuoteForMessage(v) +
+                          " (expected TLS10, TLS11, TLS12 " + "or TLS13)");
     }
     return Status::Ok();
   }
@@ -184,8 +185,8 @@ class Parser {
             } else if (client_auth == "RequireAndVerifyClientCert") {
               t->client_auth = ClientAuth::kRequireAndVerifyClientCert;
             } else {
-              return Error(v, "client_auth_type: unknown \"" + client_auth +
-                                  "\" (expected NoClientCert, RequestClientCert, "
+              return Error(v, "client_auth_type: unknown " + util::QuoteForMessage(client_auth) +
+                                  " (expected NoClientCert, RequestClientCert, "
                                   "RequireAnyClientCert, VerifyClientCertIfGiven or "
                                   "RequireAndVerifyClientCert)");
             }
@@ -199,8 +200,9 @@ class Parser {
               auto it = std::find_if(std::begin(kCiphers), std::end(kCiphers),
                                      [&](const CipherName& c) { return c.go == names[i]; });
               if (it == std::end(kCiphers)) {
-                return Error(v[i], "cipher_suites: unknown cipher \"" + names[i] +
-                                       "\" (expected a Go name such as "
+                return Error(v[i], "cipher_suites: unknown cipher " +
+                                       util::QuoteForMessage(names[i]) +
+                                       " (expected a Go name such as "
                                        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
               }
               if (!it->openssl.empty()) t->cipher_suites.emplace_back(it->openssl);
@@ -214,8 +216,9 @@ class Parser {
               auto it = std::find_if(std::begin(kCurves), std::end(kCurves),
                                      [&](const CurveName& c) { return c.go == names[i]; });
               if (it == std::end(kCurves)) {
-                return Error(v[i], "curve_preferences: unknown curve \"" + names[i] +
-                                       "\" (expected CurveP256, CurveP384, CurveP521 or X25519)");
+                return Error(v[i], "curve_preferences: unknown curve " +
+                                       util::QuoteForMessage(names[i]) +
+                                       " (expected CurveP256, CurveP384, CurveP521 or X25519)");
               }
               t->curves.emplace_back(it->openssl);
             }
@@ -281,12 +284,13 @@ class Parser {
       auto rule = std::find_if(rules.begin(), rules.end(),
                                [&](const HeaderRule& r) { return r.name == name; });
       if (rule == rules.end()) {
-        return Error(kv.first, "headers: HTTP header \"" + name +
-                                   "\" can not be configured (expected one of "
+        return Error(kv.first, "headers: HTTP header " + util::QuoteForMessage(name) +
+                                   " can not be configured (expected one of "
                                    "Strict-Transport-Security, X-Content-Type-Options, "
                                    "X-Frame-Options, X-XSS-Protection, Content-Security-Policy)");
       }
-      if (!seen.insert(name).second) return Error(kv.first, "headers: \"" + name + "\" repeated");
+      if (!seen.insert(name).second)
+        return Error(kv.first, "headers: " + util::QuoteForMessage(name) + " repeated");
       if (!kv.second.IsScalar())
         return Error(kv.second, "headers: " + name + ": expected a string");
       const std::string value = kv.second.Scalar();
@@ -299,7 +303,7 @@ class Parser {
         std::string list;
         for (std::string_view v : rule->values) list += (list.empty() ? "" : ", ") + std::string(v);
         return Error(kv.second, "headers: invalid value for " + name + " (expected one of " + list +
-                                    ", got \"" + value + "\")");
+                                    ", got " + util::QuoteForMessage(value) + ")");
       }
       c->headers.emplace_back(name, value);
     }
@@ -313,7 +317,8 @@ class Parser {
       if (!kv.first.IsScalar()) return Error(kv.first, "basic_auth_users: expected a user name");
       const std::string user = kv.first.Scalar();
       if (c->users.count(user)) {
-        return Error(kv.first, "basic_auth_users: user \"" + user + "\" repeated");
+        return Error(kv.first,
+                     "basic_auth_users: user " + util::QuoteForMessage(user) + " repeated");
       }
       if (!kv.second.IsScalar()) {
         return Error(kv.second, "basic_auth_users: " + user + ": expected a bcrypt hash");

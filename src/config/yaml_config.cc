@@ -12,6 +12,7 @@
 
 #include "config/text_file.h"
 #include "config/yaml_documents.h"
+#include "util/escape.h"
 #include "util/go_duration.h"
 
 namespace nvmlx::config {
@@ -23,7 +24,7 @@ using std::chrono::nanoseconds;
 
 int LineOf(const Node& n) { return n.IsDefined() ? n.Mark().line + 1 : 0; }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) { return util::QuoteForMessage(s); }
 
 std::string Trim(std::string_view s) {
   constexpr std::string_view kSpace = " \t\r\n";
@@ -680,6 +681,13 @@ std::optional<bool> GoPathMatch(std::string_view pattern, std::string_view name)
 Result<YamlConfig> ParseYamlConfig(std::string_view text, std::string_view file) {
   YamlConfig c;
   c.file = std::string(file);
+  // LoadYamlConfig refuses such a file from its size; text from elsewhere is held to the same cap
+  // (yaml-cpp takes seconds over tens of MB).
+  if (text.size() > kMaxConfigFileBytes) {
+    return InvalidArgument(c.file + ": the configuration is larger than the " +
+                           SizeText(kMaxConfigFileBytes) + " limit (" +
+                           std::to_string(text.size()) + " bytes)");
+  }
   Node root;
   try {
     // Counted first, with a bound: yaml-cpp's LoadAll can loop forever (config/yaml_documents.h).

@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -404,6 +407,39 @@ TEST(YamlConfig, UnreadableFileNamesThePath) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/exporter.yaml"));
+}
+
+// A 50 MB value once took 15 s to parse and was printed whole in the error. A file over the cap
+// (kMaxConfigFileBytes) is refused from its size, before it is read; a value that fits is quoted
+// by its first bytes only.
+TEST(YamlConfig, HugeValuesFailFastWithShortMessages) {
+  const std::string huge(50u << 20, 'x');
+  const std::string path = ::testing::TempDir() + "/huge_exporter.yaml";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "version: " << huge << "\n";
+  }
+  for (const bool from_file : {true, false}) {
+    SCOPED_TRACE(from_file ? "file" : "text");
+    const auto start = std::chrono::steady_clock::now();
+    Result<YamlConfig> r = from_file ? LoadYamlConfig(path) : ParseText("version: " + huge);
+    const auto took = std::chrono::steady_clock::now() - start;
+    std::cerr << "took " << std::chrono::duration<double>(took).count() << " s, message "
+              << (r.ok() ? 0 : r.status().message().size()) << " bytes\n";
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_LT(r.status().message().size(), 500u) << r.status().message().substr(0, 600);
+    EXPECT_THAT(r.status().message(), HasSubstr("larger than the 1 MiB"));
+    if (from_file) {
+      EXPECT_THAT(r.status().message(), HasSubstr(path));
+    }
+    EXPECT_LT(took, std::chrono::seconds(2));
+  }
+  std::remove(path.c_str());
+  // Under the cap: the value is quoted by its first 64 bytes and its length.
+  const std::string message = ErrorOf("version: " + std::string(900000, 'y'));
+  EXPECT_LT(message.size(), 500u);
+  EXPECT_THAT(message, HasSubstr("\"" + std::string(64, 'y') + "\"... (900000 bytes)"));
 }
 
 // Go's path.Match, as dcgm-exporter matches field patterns.

@@ -25,9 +25,9 @@ std::string EscapeControlBytes(std::string_view s) {
   return out;
 }
 
-std::string MessagePrefix(std::string_view s) {
-  if (s.size() <= kMaxQuotedBytes) return EscapeControlBytes(s);
-  size_t cut = kMaxQuotedBytes;
+std::string MessagePrefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return EscapeControlBytes(s);
+  size_t cut = max_bytes;
   // Back to the start of the sequence the cut falls in (continuation bytes are 10xxxxxx).
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
   return EscapeControlBytes(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";

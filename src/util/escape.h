@@ -23,11 +23,14 @@ std::string EscapeControlBytes(std::string_view s);
 // repeats all of it costs as much again to print and buries the reason. 64 bytes show any name or
 // number we expect whole.
 inline constexpr size_t kMaxQuotedBytes = 64;
+// A file path is quoted up to this many bytes: longer than any path we expect, bounded all the
+// same (a path comes from a flag or an environment variable, which may be megabytes).
+inline constexpr size_t kMaxQuotedPathBytes = 256;
 
-// EscapeControlBytes of at most the first kMaxQuotedBytes of `s` (cut before a UTF-8 sequence
+// EscapeControlBytes of at most the first `max_bytes` of `s` (cut before a UTF-8 sequence
 // that would not fit whole), followed by "..." and the whole length when `s` is longer:
 // `abc...` (70000 bytes). Unquoted, for messages that already frame the value.
-std::string MessagePrefix(std::string_view s);
+std::string MessagePrefix(std::string_view s, size_t max_bytes = kMaxQuotedBytes);
 
 // MessagePrefix(s) in double quotes, for "unknown field \"...\"" style messages.
 std::string QuoteForMessage(std::string_view s);

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <string>
 
+#include "util/escape.h"
+
 namespace nvmlx {
 namespace {
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+// Bounded: a flag or environment value may be megabytes long.
+std::string Quoted(std::string_view s) { return util::QuoteForMessage(s); }
 
 }  // namespace
 
