@@ -9,12 +9,14 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "attribute/blocking_io.h"
 #include "attribute/kube_client.h"
 #include "util/escape.h"
 #include "util/json_members.h"
+#include "util/log.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -271,6 +273,7 @@ Result<std::vector<ListedContainer>> ParseContainerList(std::string_view body) {
     if (names != nullptr && !names->empty()) {
       if (const std::string* first = StringPtr(&*names->begin())) l.first_name = *first;
     }
+    l.created = util::json::Int(Member(c, "Created")).value_or(0);
     out.push_back(std::move(l));
   }
   return out;
@@ -356,7 +359,7 @@ Result<EngineAnswer> EngineClient::Get(const std::string& target,
 
 Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
     EngineClient* client, const std::vector<model::DeviceIdentity>& identities,
-    std::chrono::milliseconds timeout) {
+    std::chrono::milliseconds timeout, size_t max_per_device) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string list_target = "/containers/json";
   Result<EngineAnswer> list = client->Get(list_target, deadline);
@@ -367,7 +370,8 @@ Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
   }
   Result<std::vector<ListedContainer>> listed = ParseContainerList(list->body);
   if (!listed.ok()) return Unavailable("GET " + list_target + ": " + listed.status().message());
-  auto out = std::make_shared<model::RuntimeContainers>();
+  // Per device key: (Created, label) in the engine's list order.
+  std::unordered_map<std::string, std::vector<std::pair<int64_t, std::string>>> found;
   for (const ListedContainer& l : *listed) {
     const std::string target = "/containers/" + QueryEscape(l.id) + "/json";
     Result<EngineAnswer> answer = client->Get(target, deadline);
@@ -381,9 +385,20 @@ Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
     if (!c.ok()) return Unavailable("GET " + target + ": " + c.status().message());
     if (c->label.empty()) continue;
     for (const std::string& key : DeviceKeysOf(*c, identities)) {
-      std::vector<std::string>& names = out->names_by_device[key];
-      if (std::find(names.begin(), names.end(), c->label) == names.end()) {
-        names.push_back(c->label);
+      found[key].emplace_back(l.created, c->label);
+    }
+  }
+  auto out = std::make_shared<model::RuntimeContainers>();
+  for (auto& [key, containers] : found) {
+    std::stable_sort(containers.begin(), containers.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string>& names = out->names_by_device[key];
+    for (auto& [created, label] : containers) {
+      if (std::find(names.begin(), names.end(), label) != names.end()) continue;
+      if (names.size() < max_per_device) {
+        names.push_back(std::move(label));
+      } else {
+        ++out->dropped;
       }
     }
   }
@@ -407,13 +422,25 @@ ContainerLabelRefresher::~ContainerLabelRefresher() { Stop(); }
 
 bool ContainerLabelRefresher::RefreshOnce() {
   Result<std::shared_ptr<model::RuntimeContainers>> r =
-      FetchRuntimeContainers(&client_, identities_, options_.timeout);
+      FetchRuntimeContainers(&client_, identities_, options_.timeout, options_.max_per_device);
   if (!r.ok()) {
     streak_.Fail("list the containers of the engine at " + options_.socket_path,
                  r.status().message());
     return false;
   }
   streak_.Succeed();
+  const size_t dropped = (*r)->dropped;
+  if (dropped > 0 && !capped_) {
+    log::Warn(
+        "more running containers use a GPU than get a container-labelled copy of its "
+        "series; the oldest are kept, the others are left out (counted in "
+        "nvml_exporter_container_labels_dropped)",
+        {{"max_per_gpu", std::to_string(options_.max_per_device)},
+         {"left_out", std::to_string(dropped)}});
+  } else if (dropped == 0 && capped_) {
+    log::Info("every running container using a GPU has its container-labelled series again");
+  }
+  capped_ = dropped > 0;
   latest_.Publish(std::move(*r));
   return true;
 }

@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include "util/log.h"
+
 namespace nvmlx::attribute {
 namespace {
 
@@ -295,6 +297,46 @@ TEST_F(ContainerRuntimeTest, BackgroundRefresherPicksUpChanges) {
   ASSERT_NE(r.Latest(), nullptr);
   EXPECT_THAT(Names(*r.Latest(), kGpu0), ElementsAre("trainer"));
   r.Stop();
+}
+
+// 5000 running containers given GPU 0 (an engine listing them newest first, as Docker does):
+// GPU 0 gets the 16 oldest, in age order, the others are counted, and one warning is logged
+// for the streak, not one per refresh.
+TEST_F(ContainerRuntimeTest, ContainersPerGpuAreCappedOldestFirst) {
+  log::Init(log::Format::kText, false);
+  constexpr int kContainers = 5000;
+  std::string list;
+  for (int i = 0; i < kContainers; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    const int64_t created = 1700000000 + (kContainers - i);  // c4999 is the oldest
+    list += std::string(i == 0 ? "" : ",") + R"({"Id":")" + id + R"(","Names":["/n)" +
+            std::to_string(i) + R"("],"Created":)" + std::to_string(created) + "}";
+    engine_->Set("/containers/" + id + "/json",
+                 {200, R"({"Id":")" + id + R"(","Name":"/n)" + std::to_string(i) +
+                           R"(","Config":{"Env":["NVIDIA_VISIBLE_DEVICES=GPU-aaaa"]}})"});
+  }
+  engine_->Set("/containers/json", {200, "[" + list + "]"});
+  engine_->Up();
+  ContainerLabelOptions o = Options();
+  o.timeout = std::chrono::seconds(60);  // 5001 requests to the fake, one connection each
+  ContainerLabelRefresher r(std::move(o), Identities());
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(r.RefreshOnce());
+  ASSERT_TRUE(r.RefreshOnce());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  std::shared_ptr<const model::RuntimeContainers> got = r.Latest();
+  ASSERT_NE(got, nullptr);
+  std::vector<std::string> want;
+  for (int i = kContainers - 1; want.size() < kMaxContainerLabelsPerDevice; --i) {
+    want.push_back("n" + std::to_string(i));
+  }
+  EXPECT_EQ(Names(*got, kGpu0), want);
+  EXPECT_EQ(got->dropped, kContainers - kMaxContainerLabelsPerDevice);
+  EXPECT_THAT(Names(*got, kGpu1), IsEmpty());
+  const std::string warning = "more running containers use a GPU than get";
+  ASSERT_NE(log.find(warning), std::string::npos) << log.substr(0, 2000);
+  EXPECT_EQ(log.find(warning), log.rfind(warning)) << "once per streak";
+  EXPECT_LT(log.size(), 2000u);
 }
 
 TEST(ContainerInspect, NameFallbacksAndSanitising) {

@@ -125,11 +125,15 @@ struct HpcJobs {
 };
 
 // From --container-labels (a Docker-compatible engine's API, without -k): device key -> the
-// `container` label values (sanitised names) of the running containers given that device, in the
-// engine's list order, each once. A container given a whole GPU is listed on that GPU's MIG
-// instances too, as dcgm-exporter matches a MIG instance's series by its GPU's UUID as well.
+// `container` label values (sanitised names) of the running containers given that device, oldest
+// first (the engine's list order among equals), each once, at most
+// attribute::kMaxContainerLabelsPerDevice per device. A container given a whole GPU is listed on
+// that GPU's MIG instances too, as dcgm-exporter matches a MIG instance's series by its GPU's
+// UUID as well.
 struct RuntimeContainers {
   std::unordered_map<std::string, std::vector<std::string>> names_by_device;
+  // (container, device) pairs left out by the per-device cap at this refresh.
+  size_t dropped = 0;
 };
 
 // This node as the Kubernetes API server describes it (GET /api/v1/nodes/$NODE_NAME), for the

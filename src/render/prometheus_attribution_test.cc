@@ -134,6 +134,7 @@ TEST(RenderPrometheusTest, RuntimeContainersCopyEachSeries) {
   auto containers = std::make_shared<model::RuntimeContainers>();
   containers->names_by_device[uuid0] = {"trainer", "all-gpus"};
   containers->names_by_device[uuid1] = {"all-gpus"};
+  containers->dropped = 7;
   f.snapshot.attribution.containers = containers;
   auto hpc = std::make_shared<model::HpcJobs>();
   hpc->jobs_by_device[uuid1] = {"j3"};
@@ -160,6 +161,11 @@ TEST(RenderPrometheusTest, RuntimeContainersCopyEachSeries) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("container_name="), std::string::npos);
+  // The containers left out by the per-GPU cap (attribute::kMaxContainerLabelsPerDevice).
+  EXPECT_NE(out.find("# TYPE nvml_exporter_container_labels_dropped gauge\n"
+                     "nvml_exporter_container_labels_dropped 7\n"),
+            std::string::npos)
+      << out;
 }
 
 // --kubernetes-enable-pod-uid with -k: pod_uid (from the API server's metadata, joined by

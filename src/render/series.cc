@@ -389,6 +389,14 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
          "Build and runtime information of nvml-exporter; the value is always 1.")
       .points.push_back(SeriesPoint::Int(model->AddLabelSet(build), 1, kToPrometheus));
 
+  // --container-labels: the containers left out by the per-GPU cap, while the engine answers.
+  if (const auto& containers = snapshot.attribution.containers; containers != nullptr) {
+    family("nvml_exporter_container_labels_dropped",
+           "Running containers (per GPU or MIG instance they use) that got no container-labelled "
+           "copy of its series at the last engine refresh: past the per-GPU cap, the oldest "
+           "containers are kept.")
+        .points.push_back(SeriesPoint::Uint(no_labels, containers->dropped));
+  }
   if (options.attribution_errors) {
     const auto counts = options.attribution_errors->Counts();
     if (!counts.empty()) {
