@@ -1,14 +1,13 @@
 #include "attribute/hpc_jobs.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <utility>
 
+#include "util/file.h"
 #include "util/log.h"
 
 namespace nvmlx::attribute {
@@ -57,6 +56,9 @@ std::string_view Trim(std::string_view s) {
 
 // A label value must be UTF-8 (or Prometheus rejects the whole page) and a job id has no use for
 // control characters. Blanks inside are kept: dcgm-exporter takes the whole line as the id.
+// A job file lists the few jobs on one GPU; one far larger than this is not one.
+constexpr size_t kMaxJobFileBytes = size_t{1} << 20;
+
 bool ValidJobId(std::string_view id) {
   for (size_t i = 0; i < id.size();) {
     const auto c = static_cast<unsigned char>(id[i]);
@@ -107,14 +109,27 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
     const model::DeviceIdentity* device = FindDevice(identities, *ref);
     if (device == nullptr) continue;
     if (fs::is_directory(path, ec)) continue;
-    std::ifstream in(path);
-    if (!in) {
+    // A FIFO, socket or device dropped into the directory is skipped with a problem line; the
+    // read itself is bounded (util/file.h), so one that becomes such a thing meanwhile, or a huge
+    // file, fails this refresh (the last good jobs stay) instead of blocking it or filling memory.
+    const fs::file_status st = fs::status(path, ec);
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+      result.problems.push_back(path.string() +
+                                ": not a regular file (a FIFO, socket or device); file skipped");
+      continue;
+    }
+    Result<std::string> text =
+        util::ReadBoundedFile(path.string(), "hpc job mapping file", kMaxJobFileBytes);
+    if (!text.ok()) {
       return Unavailable("hpc job mapping file " + path.string() +
-                         ": cannot read: " + std::strerror(errno));
+                         ": cannot read: " + text.status().message());
     }
     std::vector<std::string>& ids = jobs->jobs_by_device[device->DeviceKey()];
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
+    std::string_view rest = *text;
+    for (int number = 1; !rest.empty(); ++number) {
+      const size_t eol = rest.find('\n');
+      const std::string_view line = rest.substr(0, eol);
+      rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
       std::string_view id = Trim(line);
       if (id.empty()) continue;
       if (!ValidJobId(id)) {
@@ -124,9 +139,6 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
         continue;
       }
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
-    }
-    if (in.bad()) {
-      return Unavailable("hpc job mapping file " + path.string() + ": read error");
     }
     if (ids.empty()) jobs->jobs_by_device.erase(device->DeviceKey());
   }

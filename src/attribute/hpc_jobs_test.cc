@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,26 @@ TEST_F(HpcJobsTest, BadLinesAreSkippedWithFileAndLine) {
   ASSERT_EQ(r->problems.size(), 2u);
   EXPECT_THAT(r->problems[0], HasSubstr(dir_ + "/1:2: job id must be UTF-8 text"));
   EXPECT_THAT(r->problems[1], HasSubstr(dir_ + "/1:4: job id must be UTF-8 text"));
+}
+
+// Hardening round three: a FIFO in the directory used to block the refresher for good (the read
+// waited for a writer); a huge file was read whole. Now the FIFO is skipped with a problem naming
+// it, the other files are read, and a file past the cap fails the refresh (last good kept).
+TEST_F(HpcJobsTest, AFifoIsSkippedAndAHugeFileIsRefusedWithoutBlocking) {
+  Write("0", "job-1\n");
+  ASSERT_EQ(::mkfifo((dir_ + "/1").c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  Result<HpcReadResult> r = ReadHpcJobDir(dir_, Identities());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_THAT(Jobs(*r->jobs, kGpu0), ElementsAre("job-1"));
+  ASSERT_EQ(r->problems.size(), 1u);
+  EXPECT_THAT(r->problems[0], HasSubstr(dir_ + "/1: not a regular file"));
+  std::filesystem::remove(dir_ + "/1");
+  Write("1", std::string(2 << 20, 'j'));
+  r = ReadHpcJobDir(dir_, Identities());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("larger than the 1 MiB limit"));
 }
 
 TEST_F(HpcJobsTest, MissingDirectoryIsNotFound) {

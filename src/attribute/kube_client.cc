@@ -12,10 +12,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include "attribute/blocking_io.h"
+#include "util/file.h"
 #include "util/openssl_lazy.h"
 
 namespace nvmlx::attribute {
@@ -46,12 +45,15 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// A token is a JWT of a few KB; a file far larger is not one (util/file.h bounds the read, and
+// refuses a FIFO or device at the path instead of blocking the request's thread on it).
+constexpr size_t kMaxTokenBytes = size_t{1} << 20;
+
 Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unavailable("cannot read service account token " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return Trim(s.str());
+  Result<std::string> text = util::ReadBoundedFile(path, "service account token", kMaxTokenBytes);
+  if (!text.ok())
+    return Unavailable("cannot read the service account token: " + text.status().message());
+  return Trim(std::move(*text));
 }
 
 // "https://host:port", the start of every transport error.

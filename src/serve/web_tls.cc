@@ -7,11 +7,10 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <vector>
 
+#include "util/file.h"
 #include "util/openssl_lazy.h"
 
 namespace nvmlx::serve {
@@ -19,12 +18,14 @@ namespace {
 
 namespace ssl = boost::asio::ssl;
 
+// A certificate chain or CA bundle is KBs (a full system bundle ~200 KB); the cap only keeps a
+// wrong path (a FIFO, /dev/zero, a log) from blocking or filling memory (util/file.h).
+constexpr size_t kMaxTlsFileBytes = size_t{4} << 20;
+
 std::optional<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  Result<std::string> text = util::ReadBoundedFile(path, "TLS file", kMaxTlsFileBytes);
+  if (!text.ok()) return std::nullopt;
+  return std::move(*text);
 }
 
 std::string OpenSslError() {

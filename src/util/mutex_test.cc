@@ -126,14 +126,17 @@ struct Registered {
   Registry* registry;
 };
 
+// Exempt from the analysis, which refuses the direct case at compile time (good): the run-time
+// check is for the cases it cannot see, such as a destructor's lock.
+void LockTwice(Mutex* mu) NVMLX_NO_THREAD_SAFETY_ANALYSIS {
+  MutexLock outer(mu);
+  MutexLock inner(mu);
+}
+
 TEST(MutexDeathTest, ALockTakenTwiceByOneThreadDiesWithAStackInsteadOfHanging) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   Mutex mu;
-  EXPECT_DEATH(
-      {
-        MutexLock outer(&mu);
-        MutexLock inner(&mu);
-      },
+  EXPECT_DEATH(LockTwice(&mu),
       "already holds \\(self-deadlock\\)");
   Registry registry;
   EXPECT_DEATH(

@@ -1,4 +1,4 @@
-#include "config/text_file.h"
+#include "util/file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include "util/escape.h"
 
-namespace nvmlx::config {
+namespace nvmlx::util {
 namespace {
 
 // Closes the descriptor on every return path.
@@ -37,8 +37,9 @@ std::string SizeText(size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-Result<std::string> ReadTextFile(const std::string& path, std::string_view what, size_t max_bytes) {
-  const std::string shown = util::MessagePrefix(path, util::kMaxQuotedPathBytes);
+Result<std::string> ReadBoundedFile(const std::string& path, std::string_view what,
+                                    size_t max_bytes) {
+  const std::string shown = MessagePrefix(path, kMaxQuotedPathBytes);
   const std::string the = shown + ": the " + std::string(what);
   // A FIFO (or a device) given by mistake would block the open or the read forever, silently:
   // open without blocking, and read regular files only, from this very descriptor (a second
@@ -82,4 +83,4 @@ Result<std::string> ReadTextFile(const std::string& path, std::string_view what,
   return data;
 }
 
-}  // namespace nvmlx::config
+}  // namespace nvmlx::util
