@@ -77,7 +77,8 @@ nvmlReturn_t OnSystem(const char* function, Body&& body) noexcept {
 // Fills one nvmlFieldValue_t (fieldId and scopeId set by the caller) as the real driver would,
 // including its per-element nvmlReturn and valueType. fields.cc.
 void FillFieldValue(const Ctx& ctx, nvmlFieldValue_t* value);
-// energy_mj_at_start + ∫ power_w dt, in mJ: the energy counter of FI 83 and the dedicated call.
+// energy_mj_at_start + max(power_w) · World::EnergyCarryS() + ∫ power_w dt, in mJ: the energy
+// counter of FI 83 and the dedicated call, monotonic across processes as the driver's is.
 double EnergyMj(const Ctx& ctx);
 
 // The GPU's NVLink links: the nvlink_links key, at most NVMLX_NVLINK_MAX_LINKS (0: no NVLink).

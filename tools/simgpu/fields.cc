@@ -1,5 +1,6 @@
 // nvmlDeviceGetFieldValues, one element at a time: the value, its valueType and its per-element
 // nvmlReturn exactly as R580 answers them on an H200 (docs/nvml.md §2, §1).
+#include <cmath>
 #include <optional>
 
 #include "call.h"
@@ -118,8 +119,16 @@ std::optional<unsigned> UintField(const Ctx& c, unsigned fi) {
 
 double EnergyMj(const Ctx& c) {
   // W·s = J; the counter is in mJ. The start value is a constant by its nature.
-  return c.spec().value(ValueKey::kEnergyMjAtStart).At(0) +
-         c.spec().value(ValueKey::kPowerW).Integral(c.t) * 1000.0;
+  // The driver's counter runs from the driver's load, not from the exporter's start, so it never
+  // goes back when the exporter restarts (energy per pod's restore relies on it). Simulation
+  // time t starts with each World (each process), so the counter carries max(power) for every
+  // second from boot to the World's origin: a later World's origin is later by at least the
+  // earlier one's whole life, in which the earlier counter grew by at most max(power) a second,
+  // so the counter is monotonic across processes even for a square wave or a sine. Within one
+  // World it still grows by exactly ∫power dt (the power gauge's own integral). Frozen: no carry.
+  const ValueFn& power = c.spec().value(ValueKey::kPowerW);
+  const double carry_mj = std::fmax(power.Max(), 0.0) * c.world->EnergyCarryS() * 1000.0;
+  return c.spec().value(ValueKey::kEnergyMjAtStart).At(0) + carry_mj + power.Integral(c.t) * 1000.0;
 }
 
 void FillFieldValue(const Ctx& c, nvmlFieldValue_t* v) {

@@ -94,6 +94,19 @@ double ValueFn::Integral(double t) const {
   return 0;
 }
 
+double ValueFn::Max() const {
+  switch (kind_) {
+    case Kind::kConstant:
+      return a_;
+    case Kind::kSquare:
+    case Kind::kRamp:
+      return std::fmax(a_, b_);  // a ramp's values lie between from and to
+    case Kind::kSine:
+      return a_ + std::fabs(b_);
+  }
+  return 0;
+}
+
 double ValueFn::Average(double t1, double t2) const {
   // A constant is exact (the integral difference would round 2.5 to 2.4999…, and B/s fields
   // truncate); an empty window (frozen clock) is the value at that instant.

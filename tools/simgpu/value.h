@@ -28,6 +28,9 @@ class ValueFn {
   // ∫_0^t At(u) du, in closed form: the energy counter integrates power without keeping state,
   // so it is the same for every caller and every thread at the same t.
   double Integral(double t) const;
+  // The largest value At() takes, at any t: the bound the energy counter's carry-over between
+  // processes uses (World::EnergyCarryS).
+  double Max() const;
   // The mean over [t1, t2] from Integral(): what a GPM counter pair measures. At(t2) when the
   // window is empty (a frozen clock).
   double Average(double t1, double t2) const;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 
 namespace nvmlx::simgpu {
 namespace {
@@ -99,6 +100,25 @@ TEST(ValueFnTest, AverageOfSquareWaveIsItsWindowMean) {
   EXPECT_NEAR(sq.Average(0.5, 1.25), 100.0 * 0.5 / 0.75, 1e-9);
   EXPECT_DOUBLE_EQ(sq.Average(0.5, 0.5), 100) << "empty window (frozen clock): the value at t";
   EXPECT_DOUBLE_EQ(sq.Average(1.5, 1.5), 0);
+}
+
+// The bound of the energy counter's carry-over between processes (World::EnergyCarryS): no value
+// any of the shapes takes may exceed it, or a restart could find the counter lower than before.
+TEST(ValueFnTest, MaxBoundsEveryValue) {
+  const ValueFn fns[] = {ValueFn::Constant(80),
+                         ValueFn::Square(690, 80, 20, 20, 7),
+                         ValueFn::Square(80, 690, 1, 3),
+                         ValueFn::Ramp(700, 100, 60),
+                         ValueFn::Ramp(0, 300, 10, false),
+                         ValueFn::Sine(300, -200, 17)};
+  const double want[] = {80, 690, 690, 700, 300, 500};
+  for (size_t i = 0; i < std::size(fns); ++i) {
+    EXPECT_DOUBLE_EQ(fns[i].Max(), want[i]) << i;
+    double seen = -1e9;
+    for (double t = 0; t < 120; t += 0.01) seen = std::fmax(seen, fns[i].At(t));
+    EXPECT_LE(seen, fns[i].Max() + 1e-9) << i;
+    EXPECT_GE(seen, fns[i].Max() - 1.0) << i << ": the bound is tight";
+  }
 }
 
 }  // namespace

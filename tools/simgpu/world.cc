@@ -46,6 +46,10 @@ std::shared_ptr<const World> World::Build(std::string* error) {
     w->mig_devices_.push_back(std::make_unique<Device>(Device{m.gpu, &m.spec, &m}));
   }
   w->origin_ = std::chrono::steady_clock::now();
+  // libstdc++'s steady_clock is CLOCK_MONOTONIC, whose epoch is the boot: the same instant for
+  // every process, unlike origin_ itself.
+  w->carry_s_ =
+      w->frozen_ ? 0 : std::chrono::duration<double>(w->origin_.time_since_epoch()).count();
   w->origin_epoch_us_ = w->frozen_ ? kFrozenOriginEpochUs
                                    : std::chrono::duration_cast<std::chrono::microseconds>(
                                          std::chrono::system_clock::now().time_since_epoch())

@@ -61,6 +61,12 @@ class World {
   // Microseconds since the Unix epoch at simulation time t, for nvmlFieldValue_t.timestamp.
   // With a frozen clock the epoch origin is fixed too, so golden outputs are byte-stable.
   long long EpochMicros(double t) const;
+  // Seconds from the boot of the machine (CLOCK_MONOTONIC, the steady clock's epoch on Linux:
+  // the same for every process) to this World's origin; 0 with a frozen clock. The energy
+  // counter adds max(power_w) for each of them (EnergyMj), so that it only grows from one
+  // process (or init) to the next, as the driver's does from its load on, while within one
+  // World it still grows by exactly ∫power dt.
+  double EnergyCarryS() const { return carry_s_; }
 
  private:
   World() = default;
@@ -71,6 +77,7 @@ class World {
   std::vector<std::unique_ptr<Device>> mig_devices_;  // by GPU, then slot
   std::chrono::steady_clock::time_point origin_;
   long long origin_epoch_us_ = 0;
+  double carry_s_ = 0;
   bool frozen_ = false;
   mutable std::atomic<double> frozen_s_{0};
 };
