@@ -9,8 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -139,8 +137,11 @@ Status Daemon::Build(const Environment& env) {
   collectors_name_ = rows->name;
   collectors_reloadable_ = rows->reloadable;
   {
-    util::MutexLock lock(&reload_mu_);
+    util::MutexLock io(&reload_io_mu_);
     seen_ = Identify(opts.collectors);
+  }
+  {
+    util::MutexLock lock(&reload_mu_);
     last_reload_success_s_ = UnixNow();
   }
   cupti_path_ = env.cupti_library;
@@ -332,46 +333,14 @@ Status Daemon::BuildNodeFaults(const Environment& env) {
 void Daemon::BuildEnergy() {
   energy_.emplace();
   if (options_.state_dir.empty()) return;
-  energy_file_ = options_.state_dir + "/pod-energy.json";
-  std::ifstream in(energy_file_);
-  if (!in) {
-    log::Info("energy per pod: no saved counters; they start from 0", {{"file", energy_file_}});
-    return;
+  const std::string file = options_.state_dir + "/pod-energy.json";
+  render::PodEnergyLedger::KnownGpus gpus;
+  for (const model::DeviceIdentity& id : collector_->identities()) {
+    if (!id.mig) gpus[id.index] = id.uuid;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (Status st = energy_->Restore(text.str(), std::chrono::system_clock::now()); !st.ok()) {
-    // Kept aside, not overwritten: the counters start from 0, the bad file stays to be read.
-    const std::string aside = energy_file_ + ".bad";
-    std::rename(energy_file_.c_str(), aside.c_str());
-    log::Error("energy per pod: the saved counters cannot be read; they start from 0",
-               {{"file", energy_file_}, {"err", st.message()}, {"kept_as", aside}});
-    return;
-  }
-  log::Info("energy per pod: counters restored", {{"file", energy_file_}});
-}
-
-void Daemon::SaveEnergy(bool now) {
-  if (!energy_ || energy_file_.empty()) return;
-  const auto t = std::chrono::steady_clock::now();
-  if (!now && t - energy_saved_at_ < kEnergySavePeriod) return;
-  energy_saved_at_ = t;
-  const std::string tmp = energy_file_ + ".tmp";
-  bool ok = false;
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << energy_->Serialize(std::chrono::system_clock::now());
-    out.flush();
-    ok = out.good();
-  }
-  ok = ok && std::rename(tmp.c_str(), energy_file_.c_str()) == 0;
-  if (!ok && !energy_save_failing_) {
-    log::Error("energy per pod: cannot save the counters (logged once until it works)",
-               {{"file", energy_file_}, {"err", std::strerror(errno)}});
-  } else if (ok && energy_save_failing_) {
-    log::Info("energy per pod: the counters are saved again", {{"file", energy_file_}});
-  }
-  energy_save_failing_ = !ok;
+  (void)EnergyStore::Load(file, gpus, std::chrono::system_clock::now(), &*energy_);
+  energy_store_ = std::make_unique<EnergyStore>(
+      file, std::make_shared<const render::PodEnergyLedger>(*energy_));
 }
 
 Status Daemon::BuildOutputs(const Environment& env) {
@@ -468,13 +437,20 @@ void Daemon::Reload(std::string_view why) {
 }
 
 void Daemon::ReloadNow(bool force, std::string_view why) {
-  util::MutexLock lock(&reload_mu_);
+  // The file is looked at, read, parsed and planned under reload_io_mu_ only, which nothing else
+  // takes: reload_mu_, which the collection thread takes for the reload counters (Publish), is
+  // held only to read or write those small fields, never across the file system or the restart
+  // handler (issue 36).
+  util::MutexLock io(&reload_io_mu_);
   std::string trigger(why);
-  if (forced_) {  // Reload() asked (SIGHUP): the poll that runs for it logs its trigger
-    force = true;
-    trigger = forced_by_;
+  {
+    util::MutexLock lock(&reload_mu_);
+    if (forced_) {  // Reload() asked (SIGHUP): the poll that runs for it logs its trigger
+      force = true;
+      trigger = forced_by_;
+    }
+    forced_ = false;
   }
-  forced_ = false;
   why = trigger;
   const std::string& path = options_.collectors;
   const FileId now = Identify(path);
@@ -513,7 +489,12 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     RejectReload(why, path + ": no field to collect; a reload must keep at least one");
     return;
   }
-  last_reload_success_s_ = UnixNow();
+  std::function<void()> restart;
+  {
+    util::MutexLock lock(&reload_mu_);
+    last_reload_success_s_ = UnixNow();
+    restart = restart_;
+  }
   // The collector holds the plan in use: the one source of what is collected.
   if (plan->SameRows(*collector_->plan())) {
     log::Debug("collectors file unchanged", {{"file", path}, {"trigger", std::string(why)}});
@@ -529,8 +510,8 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     log::Warn(
         "the reloaded collectors list has Xid or health fields; they need the Xid watcher, which "
         "starts with the daemon",
-        {{"file", path}, {"action", restart_ ? "re-executing" : "restart to collect them"}});
-    if (restart_) restart_();
+        {{"file", path}, {"action", restart ? "re-executing" : "restart to collect them"}});
+    if (restart) restart();  // off reload_mu_: collections go on meanwhile
   }
 }
 
@@ -547,7 +528,10 @@ void Daemon::RequestRestart() {
 }
 
 void Daemon::RejectReload(std::string_view why, const std::string& err) {
-  ++reload_failures_;
+  {
+    util::MutexLock lock(&reload_mu_);
+    ++reload_failures_;
+  }
   log::Error("collectors file rejected; the current fields stay in use",
              {{"file", options_.collectors}, {"trigger", std::string(why)}, {"err", err}});
 }
@@ -629,7 +613,7 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
     emf_->Stop(drain);
   }
   if (faults_) faults_->Stop();
-  if (collector_stopped_) SaveEnergy(true);  // the collector's thread no longer publishes
+  if (energy_store_) energy_store_->Stop();  // writes the last collection's ledger
   if (sources_) sources_->Stop();
   return collector_stopped_;
 }
@@ -655,8 +639,15 @@ void Daemon::Publish(const model::Snapshot& snap) {
   render::BuildSeries(snap, ropts_, &series_);
   if (energy_) {
     energy_->Observe(snap);
-    energy_->AddFamily(&series_);
-    SaveEnergy(false);
+    if (energy_store_) {
+      // Handed to the store's writer (a copy: the writer serializes it on its own thread); the
+      // page shows the newest ledger already written, so that no value is scraped before it
+      // would survive a SIGKILL (app/energy_store.h).
+      energy_store_->Offer(std::make_shared<const render::PodEnergyLedger>(*energy_), snap.time);
+      energy_store_->Servable()->AddFamily(&series_);
+    } else {
+      energy_->AddFamily(&series_);
+    }
   }
   if (emf_) emf_->OnSeries(series_, snap);  // render here, send on the sinks' threads
   // Then our own families, Prometheus only, with the sinks' counters after this round's queueing.

@@ -49,6 +49,7 @@
 
 #include "app/attribution_sources.h"
 #include "app/emf_pipeline.h"
+#include "app/energy_store.h"
 #include "app/live_page.h"
 #include "app/page_store.h"
 #include "attribute/node_fault_reporter.h"
@@ -123,7 +124,9 @@ class Daemon {
   // (a FIFO, a directory): rejected without opening it. The reloader thread calls it every
   // kCollectorsPoll and on Reload(); a test may call it directly. Not with a ConfigMap source
   // (-m): that is read at start only.
-  void ReloadNow(bool force, std::string_view why) NVMLX_EXCLUDES(reload_mu_);
+  // The file system is touched under reload_io_mu_ only: a collection (Publish, which reads the
+  // reload counters under reload_mu_) never waits for a reload's read, parse or restart handler.
+  void ReloadNow(bool force, std::string_view why) NVMLX_EXCLUDES(reload_io_mu_, reload_mu_);
   // What a reload that cannot be applied in place calls (a list that needs the Xid watcher):
   // app::Run's re-execution of the daemon. Unset: the reload logs that a restart is needed.
   // Thread-safe; called on the reloader thread.
@@ -161,7 +164,7 @@ class Daemon {
   // in for the server.
   void Publish(const model::Snapshot& snap) NVMLX_EXCLUDES(reload_mu_);
   // Counts and logs a rejected reload (`err` names file and line).
-  void RejectReload(std::string_view why, const std::string& err) NVMLX_REQUIRES(reload_mu_);
+  void RejectReload(std::string_view why, const std::string& err) NVMLX_EXCLUDES(reload_mu_);
   // The reload counters, as our own families of the page.
   void AddReloadFamilies(render::SeriesModel* model) NVMLX_EXCLUDES(reload_mu_);
 
@@ -185,16 +188,12 @@ class Daemon {
   // the snapshot being published (and its plan) and into ropts_, both alive while Publish runs.
   render::SeriesModel series_;
   // Energy per pod (render/pod_energy.h), with --kubernetes-process-metrics; the publish
-  // step's own.
+  // step's own: the live ledger, which each collection observes.
   std::optional<render::PodEnergyLedger> energy_;
-  // --state-dir's pod-energy.json (empty: not saved), and when it was last written.
-  std::string energy_file_;
-  std::chrono::steady_clock::time_point energy_saved_at_{};
-  // The ledger saved to energy_file_ (atomically: a temporary file renamed), at most every
-  // kEnergySavePeriod unless `now`; a failure is logged once per streak.
-  void SaveEnergy(bool now);
-  static constexpr std::chrono::seconds kEnergySavePeriod{30};
-  bool energy_save_failing_ = false;
+  // --state-dir's pod-energy.json, written after every collection on the store's own thread;
+  // the page shows the ledger it last wrote (app/energy_store.h says why). Null without
+  // --state-dir: the page shows the live ledger.
+  std::unique_ptr<EnergyStore> energy_store_;
   render::GzipCompressor gzip_;        // the collector thread's (Publish), one zlib stream
   bool process_stats_warned_ = false;  // the collector thread's (Publish)
   std::unique_ptr<EmfPipeline> emf_;   // null without --emf-output
@@ -206,7 +205,11 @@ class Daemon {
   State state_ = State::kBuilt;
   bool collector_stopped_ = true;  // what the first StopUntil found
 
-  // Reload state (ReloadNow: the reloader thread, or a test).
+  // Reload state. reload_io_mu_: what only ReloadNow uses (the reloader thread, or a test), held
+  // across its file system calls; reload_mu_: what other threads read or write too (Reload()
+  // from the signal thread, the counters from the collection thread, the restart handler), held
+  // only to copy or update those fields. Taken in that order.
+  util::Mutex reload_io_mu_ NVMLX_ACQUIRED_BEFORE(reload_mu_);
   util::Mutex reload_mu_;
   struct FileId {
     int64_t size = -1, mtime_ns = -1;
@@ -217,10 +220,10 @@ class Daemon {
   static FileId Identify(const std::string& path);
   bool forced_ NVMLX_GUARDED_BY(reload_mu_) = false;    // Reload() asked: reload even if unchanged
   std::string forced_by_ NVMLX_GUARDED_BY(reload_mu_);  // its trigger ("SIGHUP"), for the log
-  FileId seen_ NVMLX_GUARDED_BY(reload_mu_);            // the file as last read (or rejected)
+  FileId seen_ NVMLX_GUARDED_BY(reload_io_mu_);         // the file as last read (or rejected)
   // A change seen at the last poll, applied once the next poll finds the file the same: a file
   // being written (truncated, then filled) is never read half-way.
-  std::optional<FileId> changing_ NVMLX_GUARDED_BY(reload_mu_);
+  std::optional<FileId> changing_ NVMLX_GUARDED_BY(reload_io_mu_);
   std::function<void()> restart_ NVMLX_GUARDED_BY(reload_mu_);  // SetRestartHandler
   bool restart_wanted_ NVMLX_GUARDED_BY(reload_mu_) = false;    // RequestRestart before a handler
   uint64_t reload_failures_ NVMLX_GUARDED_BY(reload_mu_) = 0;

@@ -1,7 +1,10 @@
 #include "render/pod_energy.h"
 
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -9,6 +12,7 @@
 #include "fields/field_roles.h"
 #include "render/pod_families.h"
 #include "render/series.h"
+#include "util/json_members.h"
 
 namespace nvmlx::render {
 namespace {
@@ -29,6 +33,78 @@ std::optional<int64_t> EnergyMillijoules(const model::DeviceSnapshot& dev) {
   return std::nullopt;
 }
 
+// The key of a GPU's last reading: its UUID, or "gpu<index>" when NVML gave none.
+std::string ReadingKey(unsigned index, const std::string& uuid) {
+  return uuid.empty() ? "gpu" + std::to_string(index) : uuid;
+}
+
+// --- Restore: the saved file is input from outside (a hostPath, anyone's edit) -----------------
+// Read through util/json_members.h only: no access that throws on a wrong type or a missing
+// member (a throw here ended the daemon at every start).
+using Json = nlohmann::json;
+using util::json::Member;
+
+// `v` as an integer in [lo, hi] (0 <= lo <= hi); nullopt when absent, of another type or out of
+// range.
+std::optional<int64_t> IntegerIn(const Json* v, int64_t lo, int64_t hi) {
+  const std::optional<uint64_t> u = util::json::Uint(v);
+  if (!u || *u < static_cast<uint64_t>(lo) || *u > static_cast<uint64_t>(hi)) return std::nullopt;
+  return static_cast<int64_t>(*u);
+}
+
+Status Expected(const std::string& where, std::string_view what) {
+  return InvalidArgument(where + ": expected " + std::string(what));
+}
+
+constexpr int64_t kMaxReadingMj = static_cast<int64_t>(PodEnergyLedger::kMaxJoules * 1000);
+constexpr std::string_view kUnixSecondsWanted = "Unix seconds, an integer from 0 to 32503680000";
+constexpr std::string_view kReadingWanted = "millijoules, an integer from 0 to 1e18";
+constexpr std::string_view kKeysWanted = "GPU keys of at most 512 bytes";
+static_assert(PodEnergyLedger::kMaxUnixSeconds == 32503680000 &&
+                  PodEnergyLedger::kMaxLabelBytes == 512 && kMaxReadingMj == 1000000000000000000,
+              "the messages above name these bounds");
+
+// One element of "series", checked.
+struct SavedSeries {
+  struct {
+    unsigned gpu = 0;
+    std::string uuid, profile, gpu_instance, ns, pod, container;
+  } key;
+  double joules = 0;
+  int64_t grown_s = 0;
+};
+
+Result<SavedSeries> ParseSeries(const Json& e, const std::string& where) {
+  if (!e.is_object()) return Expected(where, "an object");
+  SavedSeries s;
+  const std::optional<int64_t> gpu =
+      IntegerIn(Member(e, "gpu"), 0, std::numeric_limits<unsigned>::max());
+  if (!gpu) return Expected(where + ".gpu", "a GPU index, an integer from 0 to 4294967295");
+  s.key.gpu = static_cast<unsigned>(*gpu);
+  for (auto [field, out] : {std::pair<const char*, std::string*>{"uuid", &s.key.uuid},
+                            {"profile", &s.key.profile},
+                            {"gpu_instance", &s.key.gpu_instance},
+                            {"namespace", &s.key.ns},
+                            {"pod", &s.key.pod},
+                            {"container", &s.key.container}}) {
+    const std::string* v = util::json::StringPtr(Member(e, field));
+    if (v == nullptr || v->size() > PodEnergyLedger::kMaxLabelBytes) {
+      return Expected(where + "." + field, "a string of at most 512 bytes");
+    }
+    *out = *v;
+  }
+  const std::optional<double> joules = util::json::Number(Member(e, "joules"));
+  if (!joules || *joules < 0 || *joules > PodEnergyLedger::kMaxJoules) {
+    return Expected(where + ".joules", "a number of joules from 0 to 1e15");
+  }
+  s.joules = *joules;
+  const std::optional<int64_t> grown =
+      IntegerIn(Member(e, "grown"), 0, PodEnergyLedger::kMaxUnixSeconds);
+  if (!grown) return Expected(where + ".grown", kUnixSecondsWanted);
+  s.grown_s = *grown;
+  return s;
+}
+
 }  // namespace
 
 void PodEnergyLedger::Observe(const model::Snapshot& snap) {
@@ -36,8 +112,7 @@ void PodEnergyLedger::Observe(const model::Snapshot& snap) {
     if (gpu.identity == nullptr || gpu.identity->mig || !gpu.up) continue;
     const std::optional<int64_t> mj = EnergyMillijoules(gpu);
     if (!mj) continue;
-    const std::string key = gpu.identity->uuid.empty() ? "gpu" + std::to_string(gpu.identity->index)
-                                                       : gpu.identity->uuid;
+    const std::string key = ReadingKey(gpu.identity->index, gpu.identity->uuid);
     auto last = last_mj_.find(key);
     const bool first = last == last_mj_.end();
     const int64_t before = first ? 0 : last->second;
@@ -154,7 +229,6 @@ void PodEnergyLedger::AddFamily(SeriesModel* model) const {
 }
 
 std::string PodEnergyLedger::Serialize(std::chrono::system_clock::time_point now) const {
-  using Json = nlohmann::json;
   auto seconds = [](std::chrono::system_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
   };
@@ -174,55 +248,68 @@ std::string PodEnergyLedger::Serialize(std::chrono::system_clock::time_point now
   for (const auto& [gpu, mj] : last_mj_) readings[gpu] = mj;
   const Json doc = {
       {"version", 1}, {"saved", seconds(now)}, {"readings_mj", readings}, {"series", series}};
-  return doc.dump(1) + "\n";
+  // Replace, not throw, on a label that is not UTF-8 (the kubelet's and API server's names are,
+  // but a throw here would end the daemon).
+  return util::json::Dump(doc, 1) + "\n";
 }
 
-Status PodEnergyLedger::Restore(const std::string& text,
-                                std::chrono::system_clock::time_point now) {
-  using Json = nlohmann::json;
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return InvalidArgument("expected a JSON object");
-  if (doc.value("version", 0) != 1) return InvalidArgument("expected \"version\": 1");
-  if (!doc.contains("series") || !doc["series"].is_array()) {
-    return InvalidArgument("expected \"series\": an array");
+Result<PodEnergyLedger::Restored> PodEnergyLedger::Restore(
+    const std::string& text, std::chrono::system_clock::time_point now, const KnownGpus& gpus) {
+  Result<Json> parsed = util::json::Parse(text);
+  if (!parsed.ok()) return InvalidArgument("expected a JSON object; " + parsed.status().message());
+  if (!parsed->is_object()) return InvalidArgument("expected a JSON object");
+  const Json& doc = *parsed;
+  if (!IntegerIn(Member(doc, "version"), 1, 1)) return Expected("version", "1");
+  const std::optional<int64_t> saved_s = IntegerIn(Member(doc, "saved"), 0, kMaxUnixSeconds);
+  if (!saved_s) return Expected("saved", kUnixSecondsWanted);
+  const Json* readings_json = util::json::Object(Member(doc, "readings_mj"));
+  if (readings_json == nullptr) {
+    return Expected("readings_mj", "an object of GPU readings");
   }
+  std::set<std::string> known_readings;
+  for (const auto& [index, uuid] : gpus) known_readings.insert(ReadingKey(index, uuid));
+  std::map<std::string, int64_t> readings;
+  for (const auto& [gpu, mj] : readings_json->items()) {
+    if (gpu.size() > kMaxLabelBytes) return Expected("readings_mj", kKeysWanted);
+    const std::optional<int64_t> v = IntegerIn(&mj, 0, kMaxReadingMj);
+    if (!v) return Expected("readings_mj[\"" + gpu + "\"]", kReadingWanted);
+    if (known_readings.contains(gpu)) readings[gpu] = *v;
+  }
+  const Json* series = util::json::Array(Member(doc, "series"));
+  if (series == nullptr) return Expected("series", "an array");
   std::map<Key, Account> accounts;
+  Restored restored;
   size_t n = 0;
-  for (const Json& e : doc["series"]) {
+  for (const Json& e : *series) {
     const std::string where = "series[" + std::to_string(n++) + "]";
-    if (!e.is_object() || !e.contains("gpu") || !e["gpu"].is_number_unsigned() ||
-        !e.contains("joules") || !e["joules"].is_number() || e["joules"].get<double>() < 0) {
-      return InvalidArgument(where + ": expected an object with gpu (an index) and joules (>= 0)");
+    Result<SavedSeries> s = ParseSeries(e, where);
+    if (!s.ok()) return s.status();
+    const auto known = gpus.find(s->key.gpu);
+    if (known == gpus.end() || known->second != s->key.uuid) {
+      ++restored.dropped;  // not a GPU of this daemon's
+      continue;
     }
     Key k;
-    k.gpu = e["gpu"].get<unsigned>();
-    for (auto [field, out] : {std::pair<const char*, std::string*>{"uuid", &k.uuid},
-                              {"profile", &k.profile},
-                              {"gpu_instance", &k.gpu_instance},
-                              {"namespace", &k.ns},
-                              {"pod", &k.pod},
-                              {"container", &k.container}}) {
-      if (!e.contains(field) || !e[field].is_string()) {
-        return InvalidArgument(where + ": expected \"" + field + "\": a string");
-      }
-      *out = e[field].get<std::string>();
-    }
+    k.gpu = s->key.gpu;
+    k.uuid = std::move(s->key.uuid);
+    k.profile = std::move(s->key.profile);
+    k.gpu_instance = std::move(s->key.gpu_instance);
+    k.ns = std::move(s->key.ns);
+    k.pod = std::move(s->key.pod);
+    k.container = std::move(s->key.container);
     Account a;
-    a.joules = e["joules"].get<double>();
-    a.grown = std::chrono::system_clock::time_point(std::chrono::seconds(e.value("grown", 0)));
-    accounts[std::move(k)] = a;
-  }
-  std::map<std::string, int64_t> readings;
-  const auto saved =
-      std::chrono::system_clock::time_point(std::chrono::seconds(doc.value("saved", 0)));
-  if (now - saved <= kRestoreGap && doc.contains("readings_mj") && doc["readings_mj"].is_object()) {
-    for (const auto& [gpu, mj] : doc["readings_mj"].items()) {
-      if (mj.is_number_integer()) readings[gpu] = mj.get<int64_t>();
+    a.joules = s->joules;
+    a.grown = std::chrono::system_clock::time_point(std::chrono::seconds(s->grown_s));
+    if (!accounts.emplace(std::move(k), a).second) {
+      return Expected(where, "each series once (another has the same labels)");
     }
   }
+  restored.series = accounts.size();
+  const auto saved = std::chrono::system_clock::time_point(std::chrono::seconds(*saved_s));
   accounts_ = std::move(accounts);
-  last_mj_ = std::move(readings);
-  return Status::Ok();
+  last_mj_.clear();
+  if (now - saved <= kRestoreGap) last_mj_ = std::move(readings);
+  return restored;
 }
 
 }  // namespace nvmlx::render

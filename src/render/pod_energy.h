@@ -50,14 +50,36 @@ class PodEnergyLedger {
   void AddFamily(SeriesModel* model) const;
 
   // The ledger as text (JSON), to be read back by Restore after a restart of the daemon
-  // (--state-dir), so that the counters go on instead of starting from 0.
+  // (--state-dir), so that the counters go on instead of starting from 0. Never throws (a label
+  // that is not UTF-8 is written with U+FFFD in its place).
   std::string Serialize(std::chrono::system_clock::time_point now) const;
-  // What Serialize wrote, at `now`: the series and each GPU's last reading. When it was saved more
-  // than kRestoreGap ago, the readings are left out (the energy used in between cannot be told
-  // whose: the first window after the restart starts afresh). INVALID_ARGUMENT naming what was
-  // expected where; the ledger is then left as it was.
-  Status Restore(const std::string& text, std::chrono::system_clock::time_point now);
+
+  // The GPUs this daemon collects: index -> UUID (empty when NVML gave none).
+  using KnownGpus = std::map<unsigned, std::string>;
+  // What Restore took over.
+  struct Restored {
+    size_t series = 0;
+    // Series of a GPU this daemon does not have (a GPU gone from the node, another --devices
+    // selection, a renumbering: its index or UUID differs): left out, not an error of the file,
+    // which the caller reports in one warning. Their GPU's reading is left out too.
+    size_t dropped = 0;
+  };
+  // What Serialize wrote, at `now`: the series and each GPU's last reading, for the GPUs of
+  // `gpus` only. When it was saved more than kRestoreGap ago, the readings are left out (the
+  // energy used in between cannot be told whose: the first window after the restart starts
+  // afresh). Every member is checked for its type and range (below); INVALID_ARGUMENT names the
+  // first that is not as expected, by its path within the JSON ("series[3].joules: expected
+  // ..."), and the ledger is then left as it was. Never throws, whatever the text.
+  Result<Restored> Restore(const std::string& text, std::chrono::system_clock::time_point now,
+                           const KnownGpus& gpus);
   static constexpr std::chrono::minutes kRestoreGap{10};
+  // The bounds a saved value must keep. Joules: an H100 at 700 W for a century is 2.2e12 J;
+  // 1e15 J is 450 times that and still adds a millijoule in a double (53 bits: 0.125 J steps
+  // only from 1e15 on). A GPU's reading: the same in mJ. Times: Unix seconds up to the year 3000.
+  // Labels: Kubernetes names are at most 253 bytes; a UUID or profile far less.
+  static constexpr double kMaxJoules = 1e15;
+  static constexpr int64_t kMaxUnixSeconds = 32503680000;
+  static constexpr size_t kMaxLabelBytes = 512;
 
   // The joules of one series (tests): namespace, pod and container empty for the unattributed.
   double Joules(unsigned gpu, const std::string& gpu_instance, const std::string& ns,

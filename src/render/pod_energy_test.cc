@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "fields/field_ids.h"
 #include "render/prometheus.h"
@@ -15,6 +18,8 @@ namespace {
 using std::chrono::seconds;
 
 const auto kT0 = std::chrono::system_clock::from_time_t(1796000000);
+// The GPUs of the daemon that restores (the test's three).
+const PodEnergyLedger::KnownGpus kGpus = {{0, "GPU-0"}, {1, "GPU-1"}, {2, "GPU-2"}};
 
 // GPU 0 exclusive to ns/a; GPU 1 time-sliced by ns/b and ns/c (pids 10 and 11); GPU 2 MIG with a
 // 1g instance held by ns/d and a 2g instance nobody holds.
@@ -163,13 +168,13 @@ TEST_F(PodEnergyTest, SavedLedgerGoesOnAcrossARestart) {
   before.Observe(Snap(1, {10000, 0, 0}, 0, 0));
   const std::string saved = before.Serialize(kT0 + seconds(1));
   PodEnergyLedger after;
-  ASSERT_TRUE(after.Restore(saved, kT0 + seconds(20)).ok());
+  ASSERT_TRUE(after.Restore(saved, kT0 + seconds(20), kGpus).ok());
   EXPECT_DOUBLE_EQ(after.Joules(0, "", "ns", "a", "main"), 10);
   after.Observe(Snap(21, {30000, 0, 0}, 0, 0));  // 20 J while it restarted, then this window
   EXPECT_DOUBLE_EQ(after.Joules(0, "", "ns", "a", "main"), 30);
   // Saved too long ago: the values go on, the gap is nobody's (a new first reading).
   PodEnergyLedger late;
-  ASSERT_TRUE(late.Restore(saved, kT0 + std::chrono::minutes(30)).ok());
+  ASSERT_TRUE(late.Restore(saved, kT0 + std::chrono::minutes(30), kGpus).ok());
   late.Observe(Snap(1800, {900000, 0, 0}, 0, 0));
   EXPECT_DOUBLE_EQ(late.Joules(0, "", "ns", "a", "main"), 10);
   late.Observe(Snap(1801, {901000, 0, 0}, 0, 0));
@@ -180,16 +185,160 @@ TEST_F(PodEnergyTest, BadSavedLedgerIsRefusedNamingWhereAndKeepsTheLedger) {
   PodEnergyLedger ledger;
   ledger.Observe(Snap(0, {0, 0, 0}, 0, 0));
   ledger.Observe(Snap(1, {10000, 0, 0}, 0, 0));
-  EXPECT_EQ(ledger.Restore("{not json", kT0).message(), "expected a JSON object");
-  EXPECT_EQ(ledger.Restore(R"({"version": 2, "series": []})", kT0).message(),
-            "expected \"version\": 1");
-  const Status bad = ledger.Restore(
-      R"({"version": 1, "series": [{"gpu": 0, "uuid": "GPU-0", "profile": "", "gpu_instance": "",
-          "namespace": "ns", "pod": "a", "container": "main", "joules": 5},
+  EXPECT_EQ(ledger.Restore("{not json", kT0, kGpus)
+                .status()
+                .message()
+                .rfind("expected a JSON object; invalid JSON: ", 0),
+            0u);
+  EXPECT_EQ(ledger.Restore("[1]", kT0, kGpus).status().message(), "expected a JSON object");
+  EXPECT_EQ(ledger.Restore(R"({"version": 2, "series": []})", kT0, kGpus).status().message(),
+            "version: expected 1");
+  const auto bad = ledger.Restore(
+      R"({"version": 1, "saved": 1796000000, "readings_mj": {},
+          "series": [{"gpu": 0, "uuid": "GPU-0", "profile": "", "gpu_instance": "",
+          "namespace": "ns", "pod": "a", "container": "main", "joules": 5, "grown": 1796000000},
          {"gpu": 0, "joules": -1}]})",
-      kT0);
-  EXPECT_EQ(bad.message(), "series[1]: expected an object with gpu (an index) and joules (>= 0)");
+      kT0, kGpus);
+  EXPECT_EQ(bad.status().message(), "series[1].uuid: expected a string of at most 512 bytes");
   EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 10) << "left as it was";
+}
+
+// Issue 36: whatever JSON the state file holds, Restore answers with an error naming the member
+// and what it expected, and throws nothing (the daemon used to end with nlohmann's type_error at
+// every start on "version": "1", "saved": "x" or "grown": "x", and took a GPU index of 2^40 or
+// 1e308 joules as they were).
+TEST_F(PodEnergyTest, EveryMemberOfTheWrongTypeOrRangeIsRefusedByItsPath) {
+  using Json = nlohmann::json;
+  PodEnergyLedger source;
+  source.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  source.Observe(Snap(1, {10000, 0, 0}, 0, 0));
+  const Json good = Json::parse(source.Serialize(kT0 + seconds(1)));
+  ASSERT_TRUE(PodEnergyLedger().Restore(good.dump(), kT0 + seconds(2), kGpus).ok());
+  const std::vector<Json> wrong = {"x",
+                                   "1",
+                                   1.5,
+                                   -1,
+                                   nullptr,
+                                   Json::array(),
+                                   Json::object(),
+                                   true,
+                                   1ULL << 40,
+                                   1e308,
+                                   -9223372036854775807LL - 1,
+                                   18446744073709551615ULL,
+                                   std::string(600, 'a')};
+  auto refused = [&](const Json& doc, const std::string& path) {
+    PodEnergyLedger ledger;
+    ledger.Observe(Snap(0, {0, 0, 0}, 0, 0));
+    ledger.Observe(Snap(1, {7000, 0, 0}, 0, 0));
+    const auto r = ledger.Restore(doc.dump(), kT0 + seconds(2), kGpus);
+    EXPECT_FALSE(r.ok()) << path << " = " << doc.dump();
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().message().rfind(path + ": expected ", 0), 0u)
+          << path << ": " << r.status().message();
+    }
+    EXPECT_DOUBLE_EQ(ledger.Joules(0, "", "ns", "a", "main"), 7) << "left as it was: " << path;
+  };
+  size_t cases = 0;
+  for (const char* member : {"version", "saved", "readings_mj", "series"}) {
+    for (const Json& v : wrong) {
+      if (std::string(member) == "readings_mj" && v.is_object()) continue;  // empty: valid
+      if (std::string(member) == "series" && v.is_array()) continue;
+      Json doc = good;
+      doc[member] = v;
+      refused(doc, member);
+      ++cases;
+    }
+  }
+  for (const Json& v : wrong) {
+    Json doc = good;
+    doc["readings_mj"]["GPU-0"] = v;
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) refused(doc, "readings_mj[\"GPU-0\"]");
+  }
+  const Json& first = good["series"][0];
+  for (const auto& [member, unused] : first.items()) {
+    for (const Json& v : wrong) {
+      const bool string_member = first[member].is_string();
+      if (string_member && v.is_string() && v.get<std::string>().size() <= 512) continue;
+      if (member == "joules" && v.is_number() && v.get<double>() >= 0 &&
+          v.get<double>() <= PodEnergyLedger::kMaxJoules) {
+        continue;  // 1.5 J, 2^40 J: valid
+      }
+      Json doc = good;
+      doc["series"][0][member] = v;
+      refused(doc, "series[0]." + member);
+      ++cases;
+    }
+  }
+  Json missing = good;
+  missing["series"][0].erase("joules");
+  refused(missing, "series[0].joules");
+  Json twice = good;
+  twice["series"].push_back(good["series"][0]);
+  refused(twice, "series[" + std::to_string(good["series"].size()) + "]");
+  EXPECT_GT(cases, 100u);
+  // Beyond a double: the parser's infinity is no number of joules either.
+  std::string inf = good.dump();
+  const size_t at = inf.find("\"joules\":") + 9;
+  inf.replace(at, inf.find_first_of(",}", at) - at, "1e400");
+  EXPECT_FALSE(PodEnergyLedger().Restore(inf, kT0, kGpus).ok());
+}
+
+// Random damage to a saved file, and nesting deep enough to exhaust a recursive parser: an error
+// or a restore, never an exception (gtest reports one as a failure) nor a crash.
+TEST_F(PodEnergyTest, DamagedTextNeverThrows) {
+  PodEnergyLedger source;
+  source.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  source.Observe(Snap(1, {10000, 5000, 9000}, 20, 30));
+  const std::string good = source.Serialize(kT0 + seconds(1));
+  std::mt19937 rng(36);
+  const std::string alphabet = "{}[]\":,-.0123456789eEtruefalsnl x\\\xff";
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = good;
+    for (int k = 0; k < 3; ++k) {
+      text[rng() % text.size()] = alphabet[rng() % alphabet.size()];
+    }
+    PodEnergyLedger ledger;
+    (void)ledger.Restore(text, kT0 + seconds(2), kGpus);
+  }
+  EXPECT_FALSE(PodEnergyLedger().Restore(std::string(200000, '['), kT0, kGpus).ok());
+  EXPECT_FALSE(PodEnergyLedger()
+                   .Restore(std::string(100000, '[') + std::string(100000, ']'), kT0, kGpus)
+                   .ok());
+}
+
+// A series of a GPU the restarted daemon does not have (its index, or its UUID there, differs) is
+// left out and counted, the others go on; so is its GPU's reading.
+TEST_F(PodEnergyTest, SeriesOfAnotherGpuAreDroppedTheOthersGoOn) {
+  PodEnergyLedger before;
+  before.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  before.Observe(Snap(1, {10000, 5000, 9000}, 20, 30));
+  const std::string saved = before.Serialize(kT0 + seconds(1));
+  PodEnergyLedger after;
+  const auto r = after.Restore(saved, kT0 + seconds(2), {{0, "GPU-0"}, {1, "GPU-other"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->series, 1u);
+  EXPECT_GT(r->dropped, 3u);
+  EXPECT_DOUBLE_EQ(after.Joules(0, "", "ns", "a", "main"), 10);
+  EXPECT_DOUBLE_EQ(after.Joules(1, "", "ns", "b", "main"), 0);
+  after.Observe(Snap(3, {12000, 9000, 9000}, 20, 30));
+  EXPECT_DOUBLE_EQ(after.Joules(0, "", "ns", "a", "main"), 12) << "GPU 0's reading restored";
+  // GPU-1's reading was not restored: its first window after the restart counts nothing.
+  EXPECT_DOUBLE_EQ(after.Joules(1, "", "ns", "b", "main"), 0);
+}
+
+// A label that is not UTF-8 (names come from outside) is written with U+FFFD, not thrown on.
+TEST_F(PodEnergyTest, SerializeOfANonUtf8LabelDoesNotThrow) {
+  auto pods = std::make_shared<model::DeviceAttribution>(*attribution_.devices);
+  pods->pods_by_device["GPU-0"] = {{"ns", "bad\xff\xfe", "main", ""}};
+  attribution_.devices = pods;
+  PodEnergyLedger ledger;
+  ledger.Observe(Snap(0, {0, 0, 0}, 0, 0));
+  ledger.Observe(Snap(1, {10000, 0, 0}, 0, 0));
+  const std::string text = ledger.Serialize(kT0 + seconds(1));
+  PodEnergyLedger back;
+  ASSERT_TRUE(back.Restore(text, kT0 + seconds(2), kGpus).ok());
+  EXPECT_DOUBLE_EQ(back.Joules(0, "", "ns", "bad\xef\xbf\xbd\xef\xbf\xbd", "main"), 10);
 }
 
 }  // namespace
