@@ -159,10 +159,12 @@ void AttributionSources::AttachDevices(const std::vector<model::DeviceIdentity>&
                                               {"refresh_ms", std::to_string(period_.count())}});
     containers->RefreshOnce();  // bounded by its 2 s timeout; the first page gets the labels
   }
+  // Swapped, not assigned: should these ever replace earlier refreshers, those stop (joining a
+  // thread that may sit in a kubelet call) in the locals' destructors, after the lock.
   util::MutexLock lock(&mu_);
-  kubelet_ = std::move(kubelet);
-  hpc_jobs_ = std::move(hpc_jobs);
-  containers_ = std::move(containers);
+  kubelet_.swap(kubelet);
+  hpc_jobs_.swap(hpc_jobs);
+  containers_.swap(containers);
 }
 
 AttributionSources::Attached AttributionSources::AttachedRefreshers() const {

@@ -16,6 +16,7 @@
 #include "app/collectors_source.h"
 #include "app/own_families.h"
 #include "app/process_metrics.h"
+#include "app/stop_deadline.h"
 #include "app/version.h"
 #include "config/exit_code.h"
 #include "fields/pm_metrics.h"
@@ -515,16 +516,27 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
   }
 }
 
+// The handler runs after reload_mu_ is released, and a replaced one is destroyed after it too:
+// a handler is arbitrary code (it may reload, or stop the daemon), and must not run under a lock
+// it may take (hardening round three: no callback or destructor under a lock).
 void Daemon::SetRestartHandler(std::function<void()> restart) {
-  util::MutexLock lock(&reload_mu_);
-  restart_ = std::move(restart);
-  if (restart_wanted_ && restart_) restart_();
+  std::function<void()> run;
+  {
+    util::MutexLock lock(&reload_mu_);
+    restart_.swap(restart);
+    if (restart_wanted_) run = restart_;
+  }
+  if (run) run();
 }
 
 void Daemon::RequestRestart() {
-  util::MutexLock lock(&reload_mu_);
-  restart_wanted_ = true;
-  if (restart_) restart_();
+  std::function<void()> run;
+  {
+    util::MutexLock lock(&reload_mu_);
+    restart_wanted_ = true;
+    run = restart_;
+  }
+  if (run) run();
 }
 
 void Daemon::RejectReload(std::string_view why, const std::string& err) {
@@ -595,12 +607,18 @@ void Daemon::Stop() { (void)StopUntil(std::chrono::steady_clock::time_point::max
 bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
   if (state_ == State::kStopped) return collector_stopped_;
   state_ = State::kStopped;
+  // Each step is named for app::Run's stop deadline (app/stop_deadline.h): a step that never
+  // returns is logged by name when the process gives up on it.
+  NoteStopStep("collectors reloader");
   if (reloader_) reloader_->Stop();  // never blocks long: it reads regular files only
+  NoteStopStep("HTTP server");
   if (server_) server_->Stop();
   // Whatever the server's drain took, a read in progress and the Xid watcher's event wait (at
   // most 500 ms) get a moment to end: only a call still running after that is stuck.
   const auto floor = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  NoteStopStep("collector");
   collector_stopped_ = collector_ == nullptr || collector_->Stop(std::max(deadline, floor));
+  NoteStopStep("EMF pipeline");
   if (emf_) {
     // What is left of the stop budget (at least 300 ms, for the last collection's documents):
     // a dead or stuck receiver must not take the stop past it (hardening round two, row 10).
@@ -612,9 +630,13 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
     }
     emf_->Stop(drain);
   }
+  NoteStopStep("node fault reporter");
   if (faults_) faults_->Stop();
+  NoteStopStep("energy per pod state");
   if (energy_store_) energy_store_->Stop();  // writes the last collection's ledger
+  NoteStopStep("attribution sources");
   if (sources_) sources_->Stop();
+  NoteStopStep("daemon teardown");
   return collector_stopped_;
 }
 
