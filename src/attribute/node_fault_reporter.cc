@@ -209,11 +209,16 @@ void NodeFaultReporter::SyncConditions(const std::vector<NodeCondition>& want, W
                        .target = "/api/v1/nodes/" + QueryEscape(options_.node_name) + "/status",
                        .body = json::Dump(patch),
                        .content_type = kStrategicMerge});
-  util::MutexLock lock(&stats_mu_);
-  stats_.problems.clear();
-  for (const NodeCondition& c : want) stats_.problems.emplace_back(c.type, c.Problem());
-  if (!Ok(r)) {
-    ++stats_.condition_failures;
+  const bool ok = Ok(r);
+  {
+    // The counters only: the log lines below may block on stderr, and stats() is read by the
+    // collection thread's publish step.
+    util::MutexLock lock(&stats_mu_);
+    stats_.problems.clear();
+    for (const NodeCondition& c : want) stats_.problems.emplace_back(c.type, c.Problem());
+    ++(ok ? stats_.condition_writes : stats_.condition_failures);
+  }
+  if (!ok) {
     retry_at_ = now + options_.retry;
     NoteFailure("conditions",
                 "cannot write this node's GPU conditions (nodes/status patch; see "
@@ -221,7 +226,6 @@ void NodeFaultReporter::SyncConditions(const std::vector<NodeCondition>& want, W
                     Describe(r));
     return;
   }
-  ++stats_.condition_writes;
   retry_at_.reset();
   written_ = want;
   written_at_ = now;
@@ -281,16 +285,18 @@ void NodeFaultReporter::RecordEvents(const std::vector<NodeEvent>& events, WallT
     Result<HttpResponse> r = Send(KubeApiCall{.method = "POST",
                                               .target = "/api/v1/namespaces/default/events",
                                               .body = json::Dump(event)});
-    util::MutexLock lock(&stats_mu_);
-    if (!Ok(r)) {
-      ++stats_.events_failed;
+    const bool ok = Ok(r);
+    {
+      util::MutexLock lock(&stats_mu_);  // the counter only, not the log line
+      ++(ok ? stats_.events_created : stats_.events_failed);
+    }
+    if (!ok) {
       NoteFailure("events",
                   "cannot post a GPU fault Event (events create; see docs/faults.md "
                   "for the RBAC): " +
                       Describe(r));
       continue;
     }
-    ++stats_.events_created;
     NoteSuccess("events");
     posted.sent_count = e.count;
     events_[e.key] = std::move(posted);
@@ -309,12 +315,14 @@ void NodeFaultReporter::FlushEvents(WallTime now) {
                            .body = json::Dump(patch),
                            .content_type = kStrategicMerge});
       p.patched = now;
-      util::MutexLock lock(&stats_mu_);
-      if (Ok(r)) {
-        ++stats_.events_updated;
+      const bool ok = Ok(r);
+      {
+        util::MutexLock lock(&stats_mu_);  // the counter only, not the log line
+        ++(ok ? stats_.events_updated : stats_.events_failed);
+      }
+      if (ok) {
         p.sent_count = p.count;
       } else {
-        ++stats_.events_failed;
         NoteFailure("events", "cannot update a GPU fault Event's count: " + Describe(r));
       }
     }

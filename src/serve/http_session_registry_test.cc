@@ -73,7 +73,7 @@ TEST(SessionRegistryTest, EvictionRacingWithSessionsThatEndOnTheirOwnNeverDeadlo
   std::vector<std::thread> churners;
   std::atomic<uint64_t> ended{0};
   for (int t = 0; t < 2; ++t) {
-    churners.emplace_back([&, t] {
+    churners.emplace_back([&] {
       std::deque<std::shared_ptr<FakeSession>> alive;
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
       for (uint64_t i = 0; std::chrono::steady_clock::now() < until; ++i) {
