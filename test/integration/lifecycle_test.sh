@@ -161,7 +161,7 @@ mkfifo "$WORK/fifo.csv"
 rc=0
 timeout 10 "$EXPORTER" --fake-gpus -a "127.0.0.1:$(free_port)" -f "$WORK/fifo.csv" 2>"$WORK/fifo.log" || rc=$?
 [ "$rc" = 2 ] || { cat "$WORK/fifo.log"; fail "FIFO as the collectors file: want exit 2, got $rc"; }
-grep -q 'fifo.csv": not a regular file' "$WORK/fifo.log" || { cat "$WORK/fifo.log"; fail "FIFO: no clear error"; }
+grep -q 'fifo.csv: the collectors file is not a regular file' "$WORK/fifo.log" || { cat "$WORK/fifo.log"; fail "FIFO: no clear error"; }
 pass "a FIFO as the collectors file is refused at once (exit 2), naming the file"
 
 # 3. Hung mid-run: GPU 0's fast read and GPU 1's slow read hang at t=2 s, GPU 2 fails every
