@@ -47,13 +47,14 @@ def read(path):
     return energy, power, series
 ea, _, sa = read(sys.argv[1]); eb, pb, sb = read(sys.argv[2])
 assert any('pod=""' in k for k in sb) and any('pod="inference' in k for k in sb), list(sb)
-# The page shows the ledger last saved, a collection behind the page's own counter reading
-# (app/energy_store.h): between two pages the split follows the counter within what a
-# collection's length varies by (at most one collection's energy, 0.3 s at that power).
+# The page shows the ledger last saved, behind the page's own counter reading by the collections
+# its writer has not finished (app/energy_store.h): one on an idle machine, more when CI loads it.
+# Between two pages the split follows the counter within 2 s of energy at that power; the exact
+# check is on the saved ledgers below, which are what the page serves.
 for gpu in eb:
     grown = eb[gpu] - ea[gpu]
     split = sum(v for k, (g, v) in sb.items() if g == gpu) - sum(v for k, (g, v) in sa.items() if g == gpu)
-    assert grown > 0 and abs(split - grown) < 0.01 + pb[gpu] * 0.3, (gpu, grown, split)
+    assert grown > 0 and abs(split - grown) < 0.01 + pb[gpu] * 2.0, (gpu, grown, split)
 for k, (g, v) in sa.items():
     assert sb[k][1] >= v, (k, v, sb[k])
 # Each saved ledger is one collection's whole: there the split is exact.
