@@ -47,6 +47,18 @@ start_exporter() {
   PIDS+=($!)
   wait_http "http://127.0.0.1:$port/ready" 20 || { cat "$WORK/exporter.log" >&2; fail "exporter did not become ready"; }
 }
+# start_pod_energy_exporter PORT [FLAGS...]: start_exporter with energy per pod as the pod tests
+# run it: processes.yaml's GPUs and their /proc, the fake API server (start_apiserver first),
+# --state-dir $WORK/state, collecting every 300 ms with JSON logs.
+start_pod_energy_exporter() {
+  local port="$1"; shift
+  NODE_NAME=node1 start_exporter "$port" -c 300 --log-format json \
+    -f "$SOURCE_DIR/etc/default-counters.csv" \
+    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" \
+    --kubernetes-process-metrics --host-proc-root "$SOURCE_DIR/testdata/proc" \
+    --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
+    --kubernetes-ca-file "$WORK/cert.pem" --state-dir "$WORK/state" "$@"
+}
 # start_apiserver: the fake Kubernetes API server (fake_apiserver.py) over HTTPS on a free port,
 # serving testdata/apiserver/$API_PODS (default pods_node1.json), steered through the files of
 # $CTL (created, mode "ok" unless set already). Bearer token "test-token" in $WORK/token; a self-signed certificate

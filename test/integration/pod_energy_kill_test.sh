@@ -14,12 +14,7 @@ start_apiserver
 metrics() { curl -fsS "http://127.0.0.1:$port/metrics"; }
 start() {
   port=$(free_port)
-  NODE_NAME=node1 start_exporter "$port" -c 300 --log-format json \
-    -f "$SOURCE_DIR/etc/default-counters.csv" \
-    --fake-gpus-scenario "$SOURCE_DIR/testdata/scenarios/processes.yaml" \
-    --kubernetes-process-metrics --host-proc-root "$SOURCE_DIR/testdata/proc" \
-    --kubernetes-api-server "https://127.0.0.1:$api_port" --kubernetes-token-file "$WORK/token" \
-    --kubernetes-ca-file "$WORK/cert.pem" --state-dir "$WORK/state"
+  start_pod_energy_exporter "$port"
   pid=${PIDS[-1]}
 }
 # scrape NAME: the page, saved as $WORK/pages/NNN-NAME.txt (in order), once it has the family.
