@@ -71,7 +71,8 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
         attrs->emplace_back(old_names ? "pod_name" : "pod", pod.pod);
         if (pod.dra) {
           // dcgm-exporter's DRA copy: pod, namespace, container and the claim (MIG: with the
-          // profile and MIG UUID); no vgpu, no pod_uid and no pod labels there.
+          // profile and MIG UUID); no vgpu. pod_uid and the pod labels as on a device-plugin
+          // holder (4.8.4 fixed the missing pod_uid, upstream #718: docs/dcgm-compat.md §6).
           const model::DraAllocation& d = *pod.dra;
           attrs->emplace_back("dra_claim_name", d.claim_name);
           attrs->emplace_back("dra_claim_namespace", d.claim_namespace);
@@ -82,11 +83,11 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
             attrs->emplace_back("dra_mig_profile", d.mig_profile);
             attrs->emplace_back("dra_mig_device_uuid", d.mig_device_uuid);
           }
-        } else {
-          if (!pod.vgpu.empty()) attrs->emplace_back("vgpu", pod.vgpu);
-          if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
-            attrs->emplace_back("pod_uid", *uid);
-          }
+        } else if (!pod.vgpu.empty()) {
+          attrs->emplace_back("vgpu", pod.vgpu);
+        }
+        if (const std::string* uid = pod_uid ? model::FindPodUid(attribution, pod) : nullptr) {
+          attrs->emplace_back("pod_uid", *uid);
         }
       }
       if (j < jobs->size()) attrs->emplace_back("hpc_job", (*jobs)[j]);
@@ -159,8 +160,8 @@ void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSna
 // server's metadata: empty when the set has no pod or the metadata does not know it (yet).
 std::span<const std::pair<std::string, std::string>> PodLabelsOf(
     const model::Attribution& attribution, const model::PodRef* pod) {
-  // dcgm-exporter's DRA copies carry no pod labels.
-  if (pod == nullptr || pod->dra || attribution.metadata == nullptr) return {};
+  // DRA copies too: dcgm-exporter copies the holder's labels onto them (since 4.8.3).
+  if (pod == nullptr || attribution.metadata == nullptr) return {};
   const std::string* uid = model::FindPodUid(attribution, *pod);
   if (uid == nullptr) return {};
   auto it = attribution.metadata->by_uid.find(*uid);
@@ -396,6 +397,17 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
            "copy of its series at the last engine refresh: past the per-GPU cap, the oldest "
            "containers are kept.")
         .points.push_back(SeriesPoint::Uint(no_labels, containers->dropped));
+  }
+  // --collectors-unknown-fields=skip: the rows of the plan in use that name no field we know.
+  if (snapshot.plan != nullptr && !snapshot.plan->unknown_names().empty()) {
+    SeriesFamily& skipped =
+        family("nvml_exporter_collectors_skipped",
+               "Collectors rows left out because nvml-exporter does not know their field name (a "
+               "newer dcgm-exporter release's field, or a typo); 1 per name, for the list in use.");
+    for (const std::string& name : snapshot.plan->unknown_names()) {
+      const LabelView labels[] = {{"name", model->Intern(name)}};
+      skipped.points.push_back(SeriesPoint::Int(model->AddLabelSet(labels), 1, kToPrometheus));
+    }
   }
   if (options.attribution_errors) {
     const auto counts = options.attribution_errors->Counts();

@@ -10,7 +10,8 @@
 //   byte-wise (container, dra_claim_name, dra_claim_namespace, dra_device_name, dra_driver_name,
 //   dra_mig_device_uuid, dra_mig_profile, dra_pool_name, err_code, err_msg, hpc_job, namespace,
 //   pod, pod_uid, vgpu; container_name, pod_name, pod_namespace with -o). A DRA holder's set
-//   has the dra_* names (the two MIG ones for a MIG device) and no vgpu, pod_uid or pod labels.
+//   has the dra_* names (the two MIG ones for a MIG device) and no vgpu; pod_uid and the pod
+//   labels as a device-plugin holder's (dcgm-exporter 4.8.4, upstream #718).
 //
 // Label sets, in creation order (the EMF writer's document order): per device (Snapshot order)
 // and per (pod, HPC job) attribute set of it (the cross product of the pods holding it and its

@@ -253,8 +253,9 @@ TEST(BuildSeriesTest, SharedGpuGetsOneCopyPerPodAndStringsAreSkipped) {
 }
 
 // DRA holders (--kubernetes-enable-dra): dcgm-exporter's attributes, sorted byte-wise among
-// container/namespace/pod, the two MIG ones only for a MIG device; no pod_uid and no vgpu even
-// when the kubelet path would add them.
+// container/namespace/pod, the two MIG ones only for a MIG device; no vgpu; pod_uid (with
+// --kubernetes-enable-pod-uid) and the pod labels (with --kubernetes-enable-pod-labels) as on a
+// device-plugin holder, as dcgm-exporter 4.8.4 (upstream #718).
 TEST(BuildSeriesTest, DraHoldersGetTheDraLabels) {
   SeriesFixture f;
   f.Add(203, "DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge);
@@ -294,11 +295,14 @@ TEST(BuildSeriesTest, DraHoldersGetTheDraLabels) {
   BuildSeries(f.snapshot, f.options, &model);
   std::vector<Group> groups = EmfGroups(model);
   ASSERT_EQ(groups.size(), 2u);
-  EXPECT_EQ(
-      Names(groups[0].labels),
-      (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "container",
-                                "dra_claim_name", "dra_claim_namespace", "dra_device_name",
-                                "dra_driver_name", "dra_pool_name", "namespace", "pod"}));
+  // The pod label sorts with the CSV labels, before the attributes; pod_uid among them.
+  EXPECT_EQ(Names(groups[0].labels),
+            (std::vector<std::string>{"gpu", "UUID", "pci_bus_id", "device", "modelName", "app",
+                                      "container", "dra_claim_name", "dra_claim_namespace",
+                                      "dra_device_name", "dra_driver_name", "dra_pool_name",
+                                      "namespace", "pod", "pod_uid"}));
+  EXPECT_EQ(*FindLabel(groups[0].labels, "pod_uid"), "uid-1");
+  EXPECT_EQ(*FindLabel(groups[0].labels, "app"), "x");
   EXPECT_EQ(*FindLabel(groups[0].labels, "dra_claim_name"), "gpu-claim");
   EXPECT_EQ(*FindLabel(groups[0].labels, "dra_device_name"), "gpu-0");
   EXPECT_EQ(*FindLabel(groups[0].labels, "pod"), "train");
@@ -312,6 +316,18 @@ TEST(BuildSeriesTest, DraHoldersGetTheDraLabels) {
   EXPECT_EQ(*FindLabel(groups[1].labels, "dra_mig_profile"), "1g.18gb");
   EXPECT_EQ(*FindLabel(groups[1].labels, "dra_claim_namespace"), "ns2");
   EXPECT_EQ(groups[1].values[0].second.AsDouble(), 11);
+
+  // Both off: the DRA copy has neither (the API server's metadata alone adds nothing).
+  f.options.device_pod_uid = false;
+  f.options.pod_labels = false;
+  BuildSeries(f.snapshot, f.options, &model);
+  groups = EmfGroups(model);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(FindLabel(groups[0].labels, "pod_uid"), nullptr);
+  EXPECT_EQ(FindLabel(groups[0].labels, "app"), nullptr);
+  EXPECT_NE(FindLabel(groups[0].labels, "dra_claim_name"), nullptr);
+  f.options.device_pod_uid = true;
+  f.options.pod_labels = true;
 
   // The same holder through the device plugin gets pod_uid and its pod labels.
   whole.dra.reset();

@@ -17,7 +17,8 @@ mkdir -p "$CTL"
 echo ok >"$CTL/mode"
 echo v1beta1 >"$CTL/resourceslice_versions"
 cp "$SOURCE_DIR/testdata/apiserver/resourceslices_node1.json" "$CTL/resourceslices.json"
-start_apiserver
+# The pods the kubelet names (uids and labels for --kubernetes-enable-pod-uid/-labels).
+API_PODS=pods_dra_node1.json start_apiserver
 
 sock="$WORK/kubelet.sock"
 "$FIXTURE" --socket "$sock" --script "$SOURCE_DIR/testdata/kubelet/dra_mig.json" \
@@ -72,6 +73,28 @@ once >"$WORK/nodra.txt" || fail "--once without DRA failed"
 grep -q 'pod="legacy"' "$WORK/nodra.txt" || fail "device-plugin pod lost without DRA"
 ! grep -q 'level=warn.*DRA\|"DRA' "$WORK/exporter.log" || fail "unexpected DRA warning: $(grep DRA "$WORK/exporter.log")"
 pass "without --kubernetes-enable-dra the claims are ignored"
+
+# Pod identity on the DRA copies (dcgm-exporter 4.8.4, upstream #718), switched on by the env
+# vars the GPU Operator's DRA DaemonSet renders (manifests/state-dcgm-exporter/0700_daemonset.yaml:
+# KUBERNETES_ENABLE_DRA, ..._ENABLE_POD_LABELS, ..._ENABLE_POD_UID, the allowlist joined with
+# commas): pod_uid among the attributes, the admitted pod labels (sanitised) among the CSV's
+# labels, on the claimed GPU and on each MIG copy, and on the device-plugin pod alike.
+KUBERNETES_ENABLE_DRA=true DCGM_EXPORTER_KUBERNETES_ENABLE_POD_UID=true \
+  DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS=true \
+  DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX='^team$,^app' once >"$WORK/identity.txt" ||
+  { cat "$WORK/exporter.log" >&2; fail "--once with pod identity failed"; }
+mig7id=',dra_claim_name="infer-mig",dra_claim_namespace="ml",dra_device_name="gpu-0-mig-7-0-2",dra_driver_name="gpu.nvidia.com",dra_mig_device_uuid="MIG-00000000-0000-0000-0000-000700000002",dra_mig_profile="1g.18gb",dra_pool_name="node1",namespace="ml",pod="infer",pod_uid="0d7a1c2e-2222-4a5b-8c9d-00000000a002"} 41'
+for line in \
+  "DCGM_FI_DEV_GPU_UTIL{$base1,app_kubernetes_io_name=\"trainer\",team=\"vision\",container=\"main\",dra_claim_name=\"train-gpu\",dra_claim_namespace=\"ml\",dra_device_name=\"gpu-1\",dra_driver_name=\"gpu.nvidia.com\",dra_pool_name=\"node1\",namespace=\"ml\",pod=\"train\",pod_uid=\"0d7a1c2e-1111-4a5b-8c9d-00000000a001\"} 55" \
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",app=\"server\",team=\"serving\",container=\"server\"$mig7id" \
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",app=\"server\",team=\"serving\",container=\"sidecar\"$mig7id" \
+  "DCGM_FI_DEV_GPU_TEMP{$base0,GPU_I_PROFILE=\"3g.71gb\",GPU_I_ID=\"1\",hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"580.159.04\",app=\"legacy\",container=\"job\",namespace=\"batch\",pod=\"legacy\",pod_uid=\"0d7a1c2e-3333-4a5b-8c9d-00000000a003\"} 41"; do
+  grep -qxF -- "$line" "$WORK/identity.txt" || fail "missing line: $line"
+done
+! grep -q 'pod_template_hash' "$WORK/identity.txt" || fail "a label outside the allowlist was copied"
+[ "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{gpu="1"' "$WORK/identity.txt")" = 1 ] ||
+  fail "pod identity changed the series count of GPU 1"
+pass "DRA copies carry pod_uid and the allowlisted pod labels (operator env), device-plugin pod too"
 # The running daemon: a claim that appears later, on a device the driver published after the
 # daemon's first slice list, is attributed within a few kubelet refreshes (the kubelet refresher
 # asks for a new slice list at once), long before the 30 s slice period.
