@@ -4,8 +4,14 @@ the dcgm-exporter Helm chart and the seed's helm install (testdata/compat/deploy
 records the upstream files and commits and the few things this harness changes).
 
 Each case either starts, serves /metrics (with pod labels from the fake kubelet when it runs with
--k, with the metrics `page_has` names and without those `page_lacks` names) and logs exactly the
-expected "ignored" warnings, one per option and no other; or exits 2 with the expected refusal.
+-k, with the metrics `page_has` names and without those `page_lacks` names, with a line matching
+each `page_match` regex and none matching a `page_no_match` one) and logs exactly the expected
+"ignored" warnings, one per option and no other; or exits 2 with the expected refusal.
+
+The GPU Operator's pod metadata and HPC keys (testdata/compat/operator-keys.yaml, run after
+deployments.yaml's cases) add two things: `api_server: true` runs the case against the fake API
+server (test/integration/fake_apiserver.py serving testdata/apiserver/pods_compat.json), and
+`host_paths` points a hostPath volume's container path at a fixture folder.
 
 A case with volumes of its own (`mounts` in the case) runs where the container would see them:
 in a user and mount namespace whose /etc is an overlay holding every mount at its container
@@ -38,8 +44,14 @@ exporter, fixture = sys.argv[1:3]
 # Absolute: the case mounts become symlinks in an overlay (in_container_etc).
 source_dir = os.path.abspath(sys.argv[3])
 spec = yaml.safe_load(open(os.path.join(source_dir, "testdata/compat/deployments.yaml")))
+spec["cases"] += yaml.safe_load(
+    open(os.path.join(source_dir, "testdata/compat/operator-keys.yaml")))["cases"]
 mounts = {k: os.path.join(source_dir, v) for k, v in spec["mounts"].items()}
-ADDED = {"DCGM_EXPORTER_USE_FAKE_GPUS", "DCGM_POD_RESOURCES_KUBELET_SOCKET"}
+# What Kubernetes itself gives every pod (service env, the automounted service account) stands
+# in as the last four, for `api_server` cases only.
+ADDED = {"DCGM_EXPORTER_USE_FAKE_GPUS", "DCGM_POD_RESOURCES_KUBELET_SOCKET",
+         "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT",
+         "NVML_EXPORTER_KUBERNETES_TOKEN_FILE", "NVML_EXPORTER_KUBERNETES_CA_FILE"}
 work = tempfile.mkdtemp()
 failures = []
 
@@ -49,8 +61,8 @@ def fail(case, msg):
     print(f"FAIL: {case}: {msg}", file=sys.stderr)
 
 
-def mapped(value):
-    for path, local in mounts.items():
+def mapped(value, extra=None):
+    for path, local in {**mounts, **(extra or {})}.items():
         value = value.replace(path, local)
     return value
 
@@ -99,6 +111,41 @@ def page_metric(body, metric):
     return re.search(rf"^{re.escape(metric)}[{{ ]", body, re.M) is not None
 
 
+def page_effects_missing(case, body):
+    """The `page_match` regexes no line matches and the `page_no_match` ones some line does."""
+    return ([p for p in case.get("page_match", []) if not re.search(p, body, re.M)] +
+            [f"not {p}" for p in case.get("page_no_match", []) if re.search(p, body, re.M)])
+
+
+api_env = None  # the env of `api_server` cases, once the fake API server runs
+
+
+def start_api_server():
+    """The fake API server over HTTPS with the test CA's certificate; returns the env that makes
+    the daemon find it as in a pod (service env, service account token and CA)."""
+    control = os.path.join(work, "apiserver")
+    os.makedirs(control)
+    open(os.path.join(control, "mode"), "w").write("ok")
+    # DRA cases list the GPU driver's slices: none on this node.
+    json.dump({"items": []}, open(os.path.join(control, "resourceslices.json"), "w"))
+    token = os.path.join(work, "sa-token")
+    open(token, "w").write("compat-token\n")
+    port_file = os.path.join(work, "apiserver.port")
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(source_dir, "test/integration/fake_apiserver.py"),
+         os.path.join(source_dir, "testdata/apiserver/pods_compat.json"),
+         os.path.join(tls_dir, "tls.crt"), os.path.join(tls_dir, "tls.key"), "compat-token",
+         control, port_file], stderr=open(os.path.join(work, "apiserver.log"), "w"))
+    for _ in range(100):
+        if os.path.exists(port_file) and open(port_file).read().strip():
+            break
+        time.sleep(0.1)
+    port = open(port_file).read().strip()
+    return proc, {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": port,
+                  "NVML_EXPORTER_KUBERNETES_TOKEN_FILE": token,
+                  "NVML_EXPORTER_KUBERNETES_CA_FILE": os.path.join(tls_dir, "ca.crt")}
+
+
 # The simulated GPUs' UUIDs, for a pod the fake kubelet reports as holding GPU 0.
 page = subprocess.run([exporter, "--fake-gpus", "-f", mounts["/etc/dcgm-exporter/default-counters.csv"],
                        "--once"], check=True, capture_output=True, text=True, env={}).stdout
@@ -113,12 +160,15 @@ kubelet = subprocess.Popen([fixture, "--socket", sock, "--script", script], stdo
 assert "ready" in kubelet.stdout.readline(), "fake kubelet did not start"
 
 checked = 0
+api_proc = None
 try:
     for case in spec["cases"]:
         name = case["name"]
         # With volumes of its own, the case sees every mount at its container path (no mapping).
         container = "mounts" in case
-        keep = (lambda v: v) if container else mapped
+        assert not (container and "host_paths" in case), f"{name}: mounts or host_paths, not both"
+        host_paths = {k: os.path.join(source_dir, v) for k, v in case.get("host_paths", {}).items()}
+        keep = (lambda v: v) if container else (lambda v: mapped(v, host_paths))
         prefix = in_container_etc(name, {k: os.path.join(source_dir, v)
                                          for k, v in case["mounts"].items()}) if container else []
         env = {}
@@ -135,6 +185,10 @@ try:
         kubernetes = env.get("DCGM_EXPORTER_KUBERNETES") == "true"
         if kubernetes:
             env["DCGM_POD_RESOURCES_KUBELET_SOCKET"] = sock
+        if case.get("api_server"):
+            if api_proc is None:
+                api_proc, api_env = start_api_server()
+            env.update(api_env)
         args = [keep(a) for a in case["args"]]
         scheme, context, headers = "http", None, {}
         if "web_config" in case:
@@ -172,9 +226,11 @@ try:
             while time.time() < deadline and proc.poll() is None:
                 try:
                     status, body = get(f"{scheme}://127.0.0.1:{port}/metrics", context, headers)
-                    # With -k, wait for the first kubelet refresh to label GPU 0.
+                    # With -k, wait for the first kubelet refresh to label GPU 0 (and for the
+                    # API server's pods, the HPC files, ... where the case expects their effect).
                     if status == 200 and "DCGM_FI_DEV_GPU_UTIL{" in body and (
-                            not kubernetes or 'pod="trainer"' in body):
+                            not kubernetes or 'pod="trainer"' in body) and (
+                            not page_effects_missing(case, body)):
                         break
                 except OSError:
                     pass
@@ -189,6 +245,10 @@ try:
             present = [m for m in case.get("page_lacks", []) if page_metric(body, m)]
             if missing or present:
                 fail(name, f"page lacks {missing} / has {present}")
+                continue
+            if page_effects_missing(case, body):
+                fail(name, f"page: {page_effects_missing(case, body)}:\n" +
+                     "\n".join(l for l in body.splitlines() if l.startswith("DCGM_FI_DEV_GPU_UTIL")))
                 continue
             if headers and status_of(f"{scheme}://127.0.0.1:{port}/metrics", context) != 401:
                 fail(name, "a scrape without the password must get 401")
@@ -211,6 +271,9 @@ try:
 finally:
     kubelet.terminate()
     kubelet.wait()
+    if api_proc is not None:
+        api_proc.terminate()
+        api_proc.wait()
 
 if failures:
     sys.exit(1)
