@@ -31,7 +31,7 @@ Result<CollectorsSource> LoadCollectors(const config::Options& options,
         "configmap " + options.configmap_namespace + "/" + options.configmap_name + " key metrics";
     std::vector<std::string> warnings;
     Result<std::vector<config::CollectorEntry>> rows =
-        config::ParseCollectorsCsv(*csv, source, &warnings);
+        config::ParseCollectorsCsv(*csv, source, &warnings, options.collectors_unknown_fields);
     if (!rows.ok()) return InvalidArgument(rows.status().message());
     // An empty ConfigMap is an error (as in dcgm-exporter), so not also the parser's warning.
     if (rows->empty()) return InvalidArgument(source + ": no metrics found");
@@ -41,13 +41,17 @@ Result<CollectorsSource> LoadCollectors(const config::Options& options,
   if (!options.inline_collectors_csv.empty()) {
     // metrics.fields of --config-file: the same rows a CSV file gives, messages pointing at the
     // YAML lines. Read once, at start: there is no file of its own to reload.
-    Result<std::vector<config::CollectorEntry>> rows = config::ParseCollectorsCsv(
-        options.inline_collectors_csv, options.inline_collectors_source, nullptr);
+    std::vector<std::string> warnings;
+    Result<std::vector<config::CollectorEntry>> rows =
+        config::ParseCollectorsCsv(options.inline_collectors_csv, options.inline_collectors_source,
+                                   &warnings, options.collectors_unknown_fields);
     if (!rows.ok()) return InvalidArgument(rows.status().message());
+    for (const std::string& w : warnings) log::Warn("collectors file", {{"warning", w}});
     return CollectorsSource{options.inline_collectors_source + " metrics.fields",
                             std::move(rows).value(), /*reloadable=*/false};
   }
-  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(options.collectors);
+  Result<std::vector<config::CollectorEntry>> rows =
+      config::LoadCollectorsCsv(options.collectors, options.collectors_unknown_fields);
   if (!rows.ok()) return InvalidArgument(rows.status().message());
   return CollectorsSource{options.collectors, std::move(rows).value(), /*reloadable=*/true};
 }

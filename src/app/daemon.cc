@@ -473,7 +473,8 @@ void Daemon::ReloadNow(bool force, std::string_view why) {
     RejectReload(why, path + ": not a regular file (or missing); not read");
     return;
   }
-  Result<std::vector<config::CollectorEntry>> rows = config::LoadCollectorsCsv(path);
+  Result<std::vector<config::CollectorEntry>> rows =
+      config::LoadCollectorsCsv(path, options_.collectors_unknown_fields);
   if (!rows.ok()) {
     RejectReload(why, rows.status().message());
     return;

@@ -127,10 +127,15 @@ TEST_F(DaemonTest, BadCollectorsFileIsAUsageError) {
   const std::string path = ::testing::TempDir() + "/daemon_test_bad.csv";
   std::ofstream(path) << "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\nDCGM_FI_DEV_GPU_UTL, gauge, x\n";
   Result<std::unique_ptr<Daemon>> d =
-      Daemon::Create(Flags({"-f", path, "-a", "127.0.0.1:0"}), SimulatedGpus());
+      Daemon::Create(Flags({"-f", path, "-a", "127.0.0.1:0", "--collectors-unknown-fields=fatal"}),
+                     SimulatedGpus());
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(config::ExitCodeFor(d.status()), config::ExitCode::kUsage);
   EXPECT_THAT(d.status().message(), HasSubstr("daemon_test_bad.csv:2: unknown field"));
+  // The default skips the unknown row (a newer release's field must not stop the daemon).
+  d = Daemon::Create(Flags({"-f", path, "-a", "127.0.0.1:0"}), SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  d->reset();
 
   d = Daemon::Create(Flags({"-f", "/nonexistent/counters.csv"}), SimulatedGpus());
   ASSERT_FALSE(d.ok());
@@ -288,7 +293,9 @@ TEST_F(DaemonTest, ReloadReplacesTheFieldsRejectsABadFileAndLeaksNothing) {
   });
   EXPECT_THAT(m, HasSubstr("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\""));
 
-  std::ofstream(path, std::ios::trunc) << a << "DCGM_FI_DEV_NOT_A_FIELD, gauge, x\n";
+  // A broken row (an unknown metric type) rejects the file. (An unknown field name does not: it is
+  // skipped, ReloadSkipsAnUnknownName.)
+  std::ofstream(path, std::ios::trunc) << a << "DCGM_FI_DEV_GPU_TEMP, gauges, x\n";
   ::testing::internal::CaptureStderr();
   daemon.ReloadNow(true, "test");
   const std::string log = ::testing::internal::GetCapturedStderr();
@@ -315,6 +322,43 @@ TEST_F(DaemonTest, ReloadReplacesTheFieldsRejectsABadFileAndLeaksNothing) {
   EXPECT_LE(Entries("/proc/self/fd"), fds + 2) << "1000 reloads must not leak file descriptors";
   EXPECT_LE(Entries("/proc/self/task"), threads + 2) << "1000 reloads must not leak threads";
   daemon.Stop();
+  std::remove(path.c_str());
+}
+
+// Issue 37: a reload naming a field no release we know has (a newer chart's CSV) is applied
+// without that row, which the page lists; with --collectors-unknown-fields=fatal it is rejected,
+// as dcgm-exporter refuses such a file.
+TEST_F(DaemonTest, ReloadSkipsAnUnknownName) {
+  InitLogOnce();
+  const std::string path = ::testing::TempDir() + "/daemon_test_unknown.csv";
+  std::unique_ptr<Daemon> started;
+  StartServingList(path, &started);
+  if (HasFatalFailure()) return;
+  Daemon& daemon = *started;
+  const uint16_t port = daemon.port();
+  std::ofstream(path, std::ios::trunc) << kUtilTempList << "DCGM_FI_DEV_FROM_LATER, gauge, x\n";
+  daemon.ReloadNow(true, "test");
+  std::string m = AwaitMetrics(port, [](const std::string& b) {
+    return b.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"") != std::string::npos;
+  });
+  EXPECT_THAT(m,
+              HasSubstr("nvml_exporter_collectors_skipped{name=\"DCGM_FI_DEV_FROM_LATER\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("nvml_exporter_config_reload_failures_total 0\n"));
+  daemon.Stop();
+
+  std::ofstream(path, std::ios::trunc) << kUtilList;
+  Result<std::unique_ptr<Daemon>> d = Daemon::Create(
+      Flags({"-f", path, "-a", "127.0.0.1:0", "-c", "100", "--collectors-unknown-fields=fatal"}),
+      SimulatedGpus());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_TRUE((*d)->Start().ok());
+  std::ofstream(path, std::ios::trunc) << kUtilList << "DCGM_FI_DEV_FROM_LATER, gauge, x\n";
+  ::testing::internal::CaptureStderr();
+  (*d)->ReloadNow(true, "test");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, HasSubstr("collectors file rejected"));
+  EXPECT_THAT(log, HasSubstr("daemon_test_unknown.csv:2: unknown field"));
+  (*d)->Stop();
   std::remove(path.c_str());
 }
 

@@ -215,7 +215,8 @@ std::string_view MetricTypeName(MetricType t) {
 
 Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
                                                        std::string_view source,
-                                                       std::vector<std::string>* warnings) {
+                                                       std::vector<std::string>* warnings,
+                                                       UnknownFields unknown) {
   if (Status st = CheckNoNul(text, source); !st.ok()) return st;
   Tokenizer tok(text, source);
   std::vector<CollectorEntry> entries;
@@ -241,7 +242,17 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
       if (std::string hint = fields::SuggestName(name.text); !hint.empty()) {
         msg += " (did you mean " + hint + "?)";
       }
-      return InvalidArgument(msg);
+      if (unknown == UnknownFields::kFatal) return InvalidArgument(msg);
+      // A name from a release newer than this daemon must not stop it (a DaemonSet would
+      // crash-loop after a chart upgrade): the row stays, marked, for the plan to leave out and
+      // list; the rest of the file is served.
+      field = fields::UnknownNameField();
+      // Once per name: a repeated row gets the duplicate warning below instead.
+      if (warnings != nullptr && !first_line.contains(name.text)) {
+        warnings->push_back(msg +
+                            "; skipping this row (a field of a newer dcgm-exporter release, or a "
+                            "typo; --collectors-unknown-fields=fatal refuses such a file)");
+      }
     }
     std::optional<MetricType> mt = ParseMetricType(type.text);
     if (!mt) {
@@ -289,17 +300,19 @@ Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
 }
 
 Result<std::vector<CollectorEntry>> ParseCollectorsCsv(std::string_view text,
-                                                       std::string_view source) {
+                                                       std::string_view source,
+                                                       UnknownFields unknown) {
   std::vector<std::string> warnings;
-  Result<std::vector<CollectorEntry>> r = ParseCollectorsCsv(text, source, &warnings);
+  Result<std::vector<CollectorEntry>> r = ParseCollectorsCsv(text, source, &warnings, unknown);
   for (const std::string& w : warnings) log::Warn("collectors file", {{"warning", w}});
   return r;
 }
 
-Result<std::vector<CollectorEntry>> LoadCollectorsCsv(const std::string& path) {
+Result<std::vector<CollectorEntry>> LoadCollectorsCsv(const std::string& path,
+                                                      UnknownFields unknown) {
   Result<std::string> text = ReadTextFile(path, "collectors file");
   if (!text.ok()) return text.status();
-  return ParseCollectorsCsv(*text, path);
+  return ParseCollectorsCsv(*text, path, unknown);
 }
 
 }  // namespace nvmlx::config

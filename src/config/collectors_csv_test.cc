@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -40,7 +41,9 @@ std::string Fixture(const std::string& name) {
 // Parses a fixture under its bare file name, so messages read `name.csv:7: ...`.
 Result<std::vector<CollectorEntry>> ParseFixture(const std::string& name,
                                                  std::vector<std::string>* warnings = nullptr) {
-  return ParseCollectorsCsv(Fixture(name), name, warnings);
+  // The bad fixtures include an unknown name: refused as dcgm-exporter does (kFatal); the default
+  // (kSkip) has its own tests below.
+  return ParseCollectorsCsv(Fixture(name), name, warnings, UnknownFields::kFatal);
 }
 
 std::vector<std::string> Names(const std::vector<CollectorEntry>& rows) {
@@ -159,6 +162,86 @@ INSTANTIATE_TEST_SUITE_P(Etc, ShippedFileTest,
                                            ShippedFile{"dcp-metrics-included.csv", true},
                                            ShippedFile{"4.8.2/default-counters.csv", false},
                                            ShippedFile{"4.8.2/dcp-metrics-included.csv", false}));
+
+// etc/4.9/ and etc/4.10/ (--dcgm-exporter-compat 4.9 / 4.10): 4.8.4's active rows under DCGM 4.7
+// names, the capacity added, the driver label renamed; 4.10 with the PCIe pair renamed again
+// (docs/upstream/dcgm-exporter-4.9-4.10.md). Every name, commented or not, is one we know, so the
+// files load even under --collectors-unknown-fields=fatal.
+const std::vector<std::string> k49Rows = {
+    "DCGM_FI_DEV_SM_CLOCK_HERTZ",
+    "DCGM_FI_DEV_MEMORY_CLOCK_HERTZ",
+    "DCGM_FI_DEV_MEMORY_TEMP_CELSIUS",
+    "DCGM_FI_DEV_GPU_TEMP_CELSIUS",
+    "DCGM_FI_DEV_BOARD_POWER_WATTS",
+    "DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL",
+    "DCGM_FI_DEV_PCIE_REPLAY_TOTAL",
+    "DCGM_FI_DEV_GPU_UTIL_RATIO",
+    "DCGM_FI_DEV_MEMORY_UTIL_RATIO",
+    "DCGM_FI_DEV_ENC_UTIL_RATIO",
+    "DCGM_FI_DEV_DEC_UTIL_RATIO",
+    "DCGM_FI_DEV_XID_ERROR",
+    "DCGM_FI_DEV_FB_CAPACITY_BYTES",
+    "DCGM_FI_DEV_FB_FREE_BYTES",
+    "DCGM_FI_DEV_FB_USED_BYTES",
+    "DCGM_FI_DEV_FB_RESERVED_BYTES",
+    "DCGM_FI_DEV_NVLINK_THROUGHPUT_BYTES_PER_SECOND",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+    "DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL",
+    "DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL",
+    "DCGM_FI_DEV_ROW_REMAP_FAILED",
+    "DCGM_FI_SYSTEM_DRIVER_VERSION",
+    "DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO",
+    "DCGM_FI_PROF_TENSOR_UTIL_RATIO",
+    "DCGM_FI_PROF_DRAM_UTIL_RATIO",
+    "DCGM_FI_PROF_PCIE_TX_BYTES",
+    "DCGM_FI_PROF_PCIE_RX_BYTES",
+};
+
+std::vector<CollectorEntry> LoadShipped(const std::string& rel, bool uncomment) {
+  const std::string path = std::string(NVMLX_SOURCE_DIR) + "/etc/" + rel;
+  std::string text = ReadFile(path);
+  if (uncomment) {
+    std::istringstream in(text);
+    std::string line;
+    text.clear();
+    while (std::getline(in, line)) {
+      text += (line.rfind("# DCGM_", 0) == 0 ? line.substr(2) : line) + "\n";
+    }
+  }
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(text, path, &warnings, UnknownFields::kFatal);
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_THAT(warnings, IsEmpty());
+  return rows.ok() ? std::move(rows).value() : std::vector<CollectorEntry>{};
+}
+
+TEST(ShippedFiles, Release49And410Files) {
+  const std::vector<CollectorEntry> v49 = LoadShipped("4.9/default-counters.csv", false);
+  EXPECT_EQ(Names(v49), k49Rows);
+  std::vector<std::string> want410 = k49Rows;
+  want410[want410.size() - 2] = "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND";
+  want410[want410.size() - 1] = "DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND";
+  const std::vector<CollectorEntry> v410 = LoadShipped("4.10/default-counters.csv", false);
+  EXPECT_EQ(Names(v410), want410);
+  ASSERT_EQ(v49.size(), v410.size());
+  for (size_t i = 0; i < v49.size(); ++i) {
+    EXPECT_EQ(v49[i].field, v410[i].field) << v410[i].name;  // the renames are same-field twins
+    EXPECT_EQ(v49[i].type, v410[i].type) << v410[i].name;
+    EXPECT_FALSE(v49[i].help.empty()) << v49[i].name;
+    const bool counter = v49[i].name.ends_with("_TOTAL");
+    const MetricType want = v49[i].name == "DCGM_FI_SYSTEM_DRIVER_VERSION" ? MetricType::kLabel
+                            : counter ? MetricType::kCounter
+                                      : MetricType::kGauge;
+    EXPECT_EQ(v49[i].type, want) << v49[i].name;
+  }
+  // Uncommented, every row still loads, with no duplicate (4.10's NVLink pair included).
+  EXPECT_GT(LoadShipped("4.9/default-counters.csv", true).size(), v49.size() + 30);
+  const std::vector<CollectorEntry> all410 = LoadShipped("4.10/default-counters.csv", true);
+  EXPECT_TRUE(std::any_of(all410.begin(), all410.end(), [](const CollectorEntry& e) {
+    return e.name == "DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND" &&
+           e.field == fields::FindByName("DCGM_FI_PROF_NVLINK_RX_BYTES");
+  }));
+}
 
 // etc/container-insights.csv: every field Container Insights' GPU metrics copy, and it loads.
 TEST(ShippedFiles, ContainerInsightsFileHasEveryFieldTheSchemaNeeds) {
@@ -373,7 +456,8 @@ TEST(CollectorsCsv, NulByteIsAnErrorNamingLineAndCharacter) {
 // Cell text echoed in a message has its control bytes escaped: no raw newline or escape
 // sequence reaches the operator's terminal or the log.
 TEST(CollectorsCsv, ControlBytesInEchoedCellsAreEscaped) {
-  auto name = ParseCollectorsCsv("\"DCGM_FI\nX\x1b[2J\", gauge, h\n", "x.csv");
+  auto name =
+      ParseCollectorsCsv("\"DCGM_FI\nX\x1b[2J\", gauge, h\n", "x.csv", UnknownFields::kFatal);
   ASSERT_FALSE(name.ok());
   EXPECT_THAT(name.status().message(),
               StartsWith("x.csv:1: unknown field \"DCGM_FI\\nX\\x1b[2J\""));
@@ -392,7 +476,8 @@ TEST(CollectorsCsv, ExporterRowTypeIsNotCheckedAsInDcgmExporter) {
 }
 
 TEST(CollectorsCsv, UnknownFieldWithoutSuggestion) {
-  auto rows = ParseCollectorsCsv("\nQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ, gauge, x\n", "x.csv");
+  auto rows = ParseCollectorsCsv("\nQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ, gauge, x\n", "x.csv",
+                                 UnknownFields::kFatal);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
@@ -434,11 +519,86 @@ TEST(CollectorsCsv, KnownButUnreadFieldCarriesItsReason) {
 }
 
 TEST(CollectorsCsv, UnknownDcgmLikeNameSuggestsTheNearestDcgmName) {
-  auto rows = ParseCollectorsCsv("DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURENT, gauge, x\n", "x.csv");
+  auto rows = ParseCollectorsCsv("DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURENT, gauge, x\n", "x.csv",
+                                 UnknownFields::kFatal);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().message(),
             "x.csv:1: unknown field \"DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURENT\" (did you mean "
             "DCGM_FI_DEV_NVSWITCH_TEMPERATURE_CURRENT?)");
+}
+
+// A name from a release newer than this daemon (or a typo) is skipped by default, so that a chart
+// upgrade shipping a new field cannot crash-loop the DaemonSet: one warning naming file:line and
+// the name (with the suggestion), the row kept with the unknown-name entry for the plan to leave
+// out and list, the other rows as before.
+TEST(CollectorsCsv, UnknownFieldIsSkippedWithOneWarningByDefault) {
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv(
+      "DCGM_FI_DEV_SM_CLOCK, gauge, c\n"
+      "# a comment\n"
+      "DCGM_FI_DEV_FROM_A_LATER_RELEASE, gauge, new\n"
+      "DCGM_FI_DEV_GPU_UTL, gauge, typo\n"
+      "DCGM_FI_DEV_GPU_TEMP, gauge, t\n",
+      "x.csv", &warnings);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_EQ((*rows)[0].field, fields::FindByName("DCGM_FI_DEV_SM_CLOCK"));
+  EXPECT_TRUE(fields::IsUnknownName(*(*rows)[1].field));
+  EXPECT_EQ((*rows)[1].name, "DCGM_FI_DEV_FROM_A_LATER_RELEASE");
+  EXPECT_EQ((*rows)[1].line, 3);
+  EXPECT_TRUE(fields::IsUnknownName(*(*rows)[2].field));
+  EXPECT_EQ((*rows)[3].field, fields::FindByName("DCGM_FI_DEV_GPU_TEMP"));
+  EXPECT_THAT(
+      warnings,
+      ElementsAre(
+          AllOf(StartsWith("x.csv:3: unknown field \"DCGM_FI_DEV_FROM_A_LATER_RELEASE\""),
+                HasSubstr("skipping this row"), HasSubstr("--collectors-unknown-fields=fatal")),
+          StartsWith("x.csv:4: unknown field \"DCGM_FI_DEV_GPU_UTL\" (did you mean "
+                     "DCGM_FI_DEV_GPU_UTIL?); skipping this row")));
+  // Repeated, it is one row and one more (duplicate) warning, as any name.
+  warnings.clear();
+  rows = ParseCollectorsCsv("DCGM_FI_X_LATER, gauge, a\nDCGM_FI_X_LATER, gauge, b\n", "x.csv",
+                            &warnings);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+  EXPECT_THAT(warnings, ElementsAre(HasSubstr("x.csv:1: unknown field"),
+                                    HasSubstr("x.csv:2: duplicate field")));
+  // Its type is still checked: a broken row is a broken file.
+  EXPECT_FALSE(ParseCollectorsCsv("DCGM_FI_X_LATER, gauges, a\n", "x.csv", &warnings).ok());
+}
+
+TEST(CollectorsCsv, UnknownFieldIsFatalOnRequestAsInDcgmExporter) {
+  std::vector<std::string> warnings;
+  auto rows = ParseCollectorsCsv("DCGM_FI_DEV_SM_CLOCK, gauge, c\nDCGM_FI_DEV_LATER, gauge, n\n",
+                                 "x.csv", &warnings, UnknownFields::kFatal);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(), StartsWith("x.csv:2: unknown field \"DCGM_FI_DEV_LATER\""));
+  EXPECT_THAT(warnings, IsEmpty());
+}
+
+// dcgm-exporter 4.10.0's renamed profiling rates (its release notes) load under both policies
+// and are their older twins' fields, under the names the file gives.
+TEST(CollectorsCsv, DcgmExporter410ProfilingNamesLoad) {
+  for (UnknownFields policy : {UnknownFields::kSkip, UnknownFields::kFatal}) {
+    std::vector<std::string> warnings;
+    auto rows = ParseCollectorsCsv(
+        "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND, gauge, a\n"
+        "DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND, gauge, b\n"
+        "DCGM_FI_PROF_NVLINK_TX_BYTES_PER_SECOND, gauge, c\n"
+        "DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND, gauge, d\n"
+        "DCGM_FI_PROF_PCIE_TX_BYTES, gauge, e\n",
+        "x.csv", &warnings, policy);
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    ASSERT_EQ(rows->size(), 5u);
+    EXPECT_THAT(warnings, IsEmpty());
+    EXPECT_EQ((*rows)[0].name, "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND");
+    EXPECT_EQ((*rows)[0].field, fields::FindByName("DCGM_FI_PROF_PCIE_TX_BYTES"));
+    EXPECT_EQ((*rows)[0].field, (*rows)[4].field);
+    EXPECT_EQ((*rows)[1].field, fields::FindByName("DCGM_FI_PROF_PCIE_RX_BYTES"));
+    EXPECT_EQ((*rows)[2].field, fields::FindByName("DCGM_FI_PROF_NVLINK_TX_BYTES"));
+    EXPECT_EQ((*rows)[3].field, fields::FindByName("DCGM_FI_PROF_NVLINK_RX_BYTES"));
+  }
 }
 
 TEST(CollectorsCsv, TrailingCommaIsAFourthColumn) {

@@ -39,6 +39,12 @@
 namespace nvmlx::config {
 
 enum class LogFormat { kText, kJson };
+// What a collectors row naming a field nvml-exporter does not know does
+// (--collectors-unknown-fields): kSkip leaves the row out with one warning naming file:line and
+// lists it in nvml_exporter_collectors_skipped, so that a name from a newer dcgm-exporter release
+// cannot stop the daemon; kFatal refuses the file, as dcgm-exporter does (exit 2 at start, the
+// reload rejected).
+enum class UnknownFields { kSkip, kFatal };
 enum class KubernetesGpuIdType { kUid, kDeviceName };
 
 struct Options {
@@ -191,10 +197,12 @@ struct Options {
 
   // Series shape and probes (nvml-exporter's own; config/options_series.cc).
   // --dcgm-exporter-compat / NVML_EXPORTER_DCGM_EXPORTER_COMPAT: the dcgm-exporter release whose
-  // spellings the page mirrors (4.8.2, 4.8.3 or 4.8.4, the newest by default; the differences:
+  // spellings the page mirrors (4.8.2, 4.8.3, 4.8.4 (the default), 4.9 or 4.10; the differences:
   // docs/upstream/generations.md). It picks the host label's spelling and, when -f is not given,
   // the default collectors file; ConvertSeries (config/options_series.cc) applies both.
   std::string dcgm_exporter_compat = "4.8.4";
+  // --collectors-unknown-fields / NVML_EXPORTER_COLLECTORS_UNKNOWN_FIELDS (skip or fatal).
+  UnknownFields collectors_unknown_fields = UnknownFields::kSkip;
   // The host label's name: "Hostname" (dcgm-exporter <= 4.8.2) or "hostname" (4.8.3 and later).
   // --hostname-label when given, else the spelling of --dcgm-exporter-compat's release.
   std::string hostname_label = "hostname";

@@ -264,11 +264,51 @@ TEST(Options, DcgmExporterCompat) {
 
   EXPECT_EQ(Error({"--dcgm-exporter-compat", "4.8"}),
             "--dcgm-exporter-compat: \"4.8\" is not a dcgm-exporter release this daemon mirrors "
-            "(expected one of 4.8.2, 4.8.3, 4.8.4)");
+            "(expected one of 4.8.2, 4.8.3, 4.8.4, 4.9, 4.10)");
   EXPECT_THAT(Error({}, {{"NVML_EXPORTER_DCGM_EXPORTER_COMPAT", "latest"}}),
               StartsWith("NVML_EXPORTER_DCGM_EXPORTER_COMPAT: \"latest\" is not a dcgm-exporter"));
   EXPECT_THAT(Error({"--hostname-label", "HOSTNAME"}),
               HasSubstr("is not a host label spelling (expected Hostname or hostname)"));
+}
+
+// 4.9 and 4.10 (DCGM 4.7 / 4.8 names, the driver label renamed in the rows): their own default
+// collectors file, the same host label as 4.8.3+; each with or without the patch number. The
+// default stays 4.8.4, what the GPU Operator deploys (docs/compatibility.md §3).
+TEST(Options, DcgmExporterCompat49And410) {
+  for (const char* v : {"4.9", "4.9.0"}) {
+    Result<Options> r = Parse({"--dcgm-exporter-compat", v});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->dcgm_exporter_compat, "4.9");
+    EXPECT_EQ(r->hostname_label, "hostname");
+    EXPECT_EQ(r->collectors, "/etc/dcgm-exporter/4.9/default-counters.csv");
+  }
+  for (const char* v : {"4.10", "4.10.0"}) {
+    Result<Options> r = Parse({}, {{"NVML_EXPORTER_DCGM_EXPORTER_COMPAT", v}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->dcgm_exporter_compat, "4.10");
+    EXPECT_EQ(r->hostname_label, "hostname");
+    EXPECT_EQ(r->collectors, "/etc/dcgm-exporter/4.10/default-counters.csv");
+  }
+  EXPECT_EQ(Parse({"--dcgm-exporter-compat=4.10", "-f", "/x.csv"})->collectors, "/x.csv");
+  EXPECT_EQ(Parse({})->dcgm_exporter_compat, "4.8.4");
+  EXPECT_THAT(Error({"--dcgm-exporter-compat", "4.11"}),
+              HasSubstr("\"4.11\" is not a dcgm-exporter release this daemon mirrors"));
+}
+
+// Skip by default (a newer release's field must not stop the daemon); fatal on request.
+TEST(Options, CollectorsUnknownFields) {
+  EXPECT_EQ(Parse({})->collectors_unknown_fields, UnknownFields::kSkip);
+  EXPECT_EQ(Parse({"--collectors-unknown-fields", "fatal"})->collectors_unknown_fields,
+            UnknownFields::kFatal);
+  EXPECT_EQ(Parse({"--collectors-unknown-fields=skip"})->collectors_unknown_fields,
+            UnknownFields::kSkip);
+  EXPECT_EQ(
+      Parse({}, {{"NVML_EXPORTER_COLLECTORS_UNKNOWN_FIELDS", "fatal"}})->collectors_unknown_fields,
+      UnknownFields::kFatal);
+  EXPECT_EQ(Error({"--collectors-unknown-fields", "warn"}),
+            "--collectors-unknown-fields: \"warn\" is not what to do with an unknown field "
+            "(expected skip or fatal)");
+  EXPECT_THAT(Parse({"-h"})->help_text, HasSubstr("[$NVML_EXPORTER_COLLECTORS_UNKNOWN_FIELDS]"));
 }
 
 }  // namespace

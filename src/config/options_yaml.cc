@@ -35,10 +35,11 @@ Status ApplyMetrics(const YamlConfig& y, const RawFlags& raw, Options* o) {
   if (y.metrics_fields.empty()) return Status::Ok();
   o->inline_collectors_csv = InlineFieldsCsv(y);
   o->inline_collectors_source = y.file;
-  // Checked now, as a CSV file is at start: unknown field names and types are usage errors
-  // naming the YAML line of the entry.
-  Result<std::vector<CollectorEntry>> rows =
-      ParseCollectorsCsv(o->inline_collectors_csv, o->inline_collectors_source, nullptr);
+  // Checked now, as a CSV file is at start: unknown types (and, with
+  // --collectors-unknown-fields=fatal, unknown field names) are usage errors naming the YAML line
+  // of the entry.
+  Result<std::vector<CollectorEntry>> rows = ParseCollectorsCsv(
+      o->inline_collectors_csv, o->inline_collectors_source, nullptr, o->collectors_unknown_fields);
   if (!rows.ok()) return InvalidArgument(rows.status().message());
   return Status::Ok();
 }

@@ -224,7 +224,7 @@ TEST(YamlConfig, InlineFieldErrorsPointAtTheYamlLine) {
       "      prometheusType: gauge\n      help: t\n");
   ASSERT_TRUE(r.ok()) << r.status().message();
   Result<std::vector<CollectorEntry>> rows =
-      ParseCollectorsCsv(InlineFieldsCsv(*r), "exporter.yaml", nullptr);
+      ParseCollectorsCsv(InlineFieldsCsv(*r), "exporter.yaml", nullptr, UnknownFields::kFatal);
   ASSERT_FALSE(rows.ok());
   EXPECT_THAT(rows.status().message(), HasSubstr("exporter.yaml:7: "));
   EXPECT_THAT(rows.status().message(), HasSubstr("DCGM_FI_DEV_GPU_TMEP"));
@@ -642,7 +642,11 @@ TEST_F(ConfigFileOptions, ErrorsAreUsageErrorsNamingTheFile) {
   const std::string path = Write(
       "version: 2\nmetrics:\n  fields:\n    - name: DCGM_FI_NOPE\n"
       "      prometheusType: gauge\n      help: h\n");
+  // An unknown name is skipped by default (the daemon warns when it loads the list) and refused
+  // with --collectors-unknown-fields=fatal, naming the YAML line.
   Result<Options> r = test::Parse({"--config-file", path.c_str()});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  r = test::Parse({"--config-file", path.c_str(), "--collectors-unknown-fields=fatal"});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(ExitCodeFor(r.status()), ExitCode::kUsage);
   EXPECT_THAT(r.status().message(), HasSubstr(path + ":4: "));

@@ -102,7 +102,8 @@ const FieldDef* FindById(int id);
 // Canonical names, DCGM 4.6 names and legacy aliases (1.x lower-case names such as
 // "dcgm_sm_clock", deprecated DCGM_FI_* spellings). Exact, case-sensitive match. Then every other
 // name DCGM knows (fields/dcgm_known.h): the catalog entry of its id when we read that id, else
-// the id's known-but-skipped entry (skip_reason set). nullptr only for names DCGM does not know.
+// the id's known-but-skipped entry (skip_reason set). Then the twin names (AllTwinNames): their
+// twin's entry. nullptr only for names neither DCGM nor a release note we read knows.
 const FieldDef* FindByName(std::string_view name);
 // The known name closest to `name` (edit distance, case-insensitive), over our names and every
 // DCGM name, for "did you mean".
@@ -110,6 +111,25 @@ const FieldDef* FindByName(std::string_view name);
 std::string SuggestName(std::string_view name);
 // The legacy aliases FindByName accepts besides canonical and new names (for listings, tests).
 std::span<const FieldAlias> AllAliases();
+
+// A name newer than every DCGM header we could read, served as its same-unit older twin: the
+// twin's entry (its reader, unit and type) answers for it, and the page shows the name as the
+// collectors row writes it. We know the name and what it measures (a release note) but not its
+// DCGM id, and we never print an id, so a name is all it needs. dcgm-exporter 4.10.0's four
+// DCGM_FI_PROF_*_BYTES_PER_SECOND renames are these (docs/upstream/dcgm-exporter-4.9-4.10.md).
+struct TwinName {
+  std::string_view name;
+  std::string_view twin;  // a name FindByName resolves to a catalog entry
+};
+// FindByName accepts these too (for listings, tests, docs).
+std::span<const TwinName> AllTwinNames();
+
+// The entry of a collectors row whose name no DCGM release we know has (a newer release's field,
+// or a typo), when the row is skipped instead of refusing the file
+// (--collectors-unknown-fields=skip). It reads nothing and has a skip_reason; the field plan
+// leaves such rows out and lists their names (IsUnknownName). Never returned by FindByName.
+const FieldDef* UnknownNameField();
+bool IsUnknownName(const FieldDef& field);
 
 }  // namespace nvmlx::fields
 

@@ -36,10 +36,27 @@ size_t EditDistance(std::string_view a, std::string_view b, size_t bound) {
   return prev[b.size()];
 }
 
-}  // namespace
+// dcgm-exporter 4.10.0 (DCGM 4.8.0) renamed four profiling rates in its shipped collectors and
+// said the unit stays bytes per second (its release notes;
+// docs/upstream/dcgm-exporter-4.9-4.10.md). No stored DCGM header or go-dcgm gives their ids, so
+// each is its older twin by name.
+constexpr TwinName kTwinNames[] = {
+    {"DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND", "DCGM_FI_PROF_PCIE_TX_BYTES"},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND", "DCGM_FI_PROF_PCIE_RX_BYTES"},
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES_PER_SECOND", "DCGM_FI_PROF_NVLINK_TX_BYTES"},
+    {"DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
+};
 
-const FieldDef* FindByName(std::string_view name) {
-  if (name.empty()) return nullptr;
+// A row nothing can read: no id, no reader, only the reason the plan gives when it skips it.
+constexpr FieldDef MakeUnknownName() {
+  FieldDef f;
+  f.skip_reason = "not a DCGM field name nvml-exporter knows (a newer release's field, or a typo)";
+  return f;
+}
+constexpr FieldDef kUnknownName = MakeUnknownName();
+
+// The catalog's own names (canonical, new, legacy aliases) and every other DCGM spelling.
+const FieldDef* FindKnownName(std::string_view name) {
   for (const FieldDef& f : AllFields()) {
     if (f.name == name || f.new_name == name) return &f;
   }
@@ -50,6 +67,23 @@ const FieldDef* FindByName(std::string_view name) {
   if (const DcgmFieldName* d = FindDcgmName(name); d != nullptr) {
     if (const FieldDef* f = FindById(d->id); f != nullptr) return f;
     return KnownDcgmField(d->id);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const TwinName> AllTwinNames() { return kTwinNames; }
+
+const FieldDef* UnknownNameField() { return &kUnknownName; }
+
+bool IsUnknownName(const FieldDef& field) { return &field == &kUnknownName; }
+
+const FieldDef* FindByName(std::string_view name) {
+  if (name.empty()) return nullptr;
+  if (const FieldDef* f = FindKnownName(name); f != nullptr) return f;
+  for (const TwinName& t : kTwinNames) {
+    if (t.name == name) return FindKnownName(t.twin);
   }
   return nullptr;
 }
@@ -77,6 +111,7 @@ std::string SuggestName(std::string_view name) {
     consider(f.new_name);
   }
   for (const FieldAlias& a : AllAliases()) consider(a.name);
+  for (const TwinName& t : kTwinNames) consider(t.name);
   for (const DcgmFieldName& d : AllDcgmNames()) consider(d.name);
   return std::string(best);
 }

@@ -72,6 +72,7 @@ TEST(CatalogTest, NamesUniqueAcrossCanonicalNewAndAliases) {
     EXPECT_TRUE(seen.insert(a.name).second) << a.name;
     EXPECT_NE(FindById(a.id), nullptr) << a.name;
   }
+  for (const TwinName& t : AllTwinNames()) EXPECT_TRUE(seen.insert(t.name).second) << t.name;
 }
 
 TEST(CatalogTest, EveryDeviceFieldHasExactlyOneWayToBeRead) {
@@ -352,6 +353,48 @@ TEST(CatalogTest, GpmMappingAndConversions) {
   }
   EXPECT_FALSE(FromGpm(*FindById(203), 1).ok()) << "not a GPM field";
   EXPECT_FALSE(FromGpm(*gr, -1).ok());
+}
+
+// dcgm-exporter 4.10.0's renames (its release notes): same unit, served as the older field, so a
+// 4.10 collectors file loads and each name reads exactly what its twin reads.
+TEST(CatalogTest, TwinNamesAreServedAsTheirOlderTwins) {
+  const std::pair<std::string_view, std::string_view> renames[] = {
+      {"DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND", "DCGM_FI_PROF_PCIE_TX_BYTES"},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND", "DCGM_FI_PROF_PCIE_RX_BYTES"},
+      {"DCGM_FI_PROF_NVLINK_TX_BYTES_PER_SECOND", "DCGM_FI_PROF_NVLINK_TX_BYTES"},
+      {"DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND", "DCGM_FI_PROF_NVLINK_RX_BYTES"},
+  };
+  for (const auto& [name, twin] : renames) {
+    const FieldDef* f = FindByName(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f, FindByName(twin)) << name;
+    EXPECT_EQ(f->unit, "B/s") << name;
+    EXPECT_EQ(f->source, Source::kProfiling) << name;
+    EXPECT_GT(f->gpm_metric_id, 0u) << name;
+    EXPECT_TRUE(f->skip_reason.empty()) << name;
+  }
+  EXPECT_EQ(AllTwinNames().size(), std::size(renames));
+  // Every twin is a name the catalog reads, not another twin.
+  for (const TwinName& t : AllTwinNames()) {
+    const FieldDef* f = FindByName(t.twin);
+    ASSERT_NE(f, nullptr) << t.twin;
+    EXPECT_TRUE(f->name == t.twin || f->new_name == t.twin) << t.twin;
+  }
+  // A typo of one still gets its suggestion.
+  EXPECT_EQ(SuggestName("DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECON"),
+            "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND");
+}
+
+TEST(CatalogTest, UnknownNameFieldReadsNothingAndIsNeverFound) {
+  const FieldDef* u = UnknownNameField();
+  ASSERT_NE(u, nullptr);
+  EXPECT_TRUE(IsUnknownName(*u));
+  EXPECT_FALSE(u->skip_reason.empty());
+  EXPECT_EQ(u->read, nullptr);
+  EXPECT_EQ(u->nvml_field_id, 0u);
+  EXPECT_EQ(u->gpm_metric_id, 0u);
+  EXPECT_EQ(FindByName("DCGM_FI_DEV_FROM_A_FUTURE_RELEASE"), nullptr);
+  for (const FieldDef& f : AllFields()) EXPECT_FALSE(IsUnknownName(f)) << f.name;
 }
 
 }  // namespace

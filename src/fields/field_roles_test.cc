@@ -80,6 +80,9 @@ TEST(FieldRolesTest, UncollectedReasons) {
   EXPECT_EQ(UncollectedReason(Named("DCGM_EXP_P2P_STATUS"), false), "");
   EXPECT_EQ(UncollectedReason(Named("DCGM_FI_PROF_GR_ENGINE_ACTIVE"), false), "");
   EXPECT_EQ(UncollectedReason(Named("DCGM_FI_DRIVER_VERSION"), true), "");
+  // A row of an unknown name (skipped, not refused): never collected, as metric or label.
+  EXPECT_EQ(UncollectedReason(*UnknownNameField(), false), UnknownNameField()->skip_reason);
+  EXPECT_EQ(UncollectedReason(*UnknownNameField(), true), UnknownNameField()->skip_reason);
   // Every catalog field with a role is collected; a skipped DCGM field says why.
   for (const FieldDef& f : AllFields()) {
     if (RoleOf(f) != Role::kSample) {

@@ -60,9 +60,9 @@ Result<Every> MatchGroups(const std::vector<CollectorEntry>& rows, std::string_v
   for (const config::Options::WatchGroup& group : cadences.groups) {
     if (group.every <= cadences.interval) continue;
     for (const CollectorEntry& row : rows) {
-      const bool matched =
-          std::any_of(group.patterns.begin(), group.patterns.end(),
-                      [&row](const std::string& p) { return config::MatchFieldPattern(p, row.name); });
+      const bool matched = std::any_of(
+          group.patterns.begin(), group.patterns.end(),
+          [&row](const std::string& p) { return config::MatchFieldPattern(p, row.name); });
       if (matched) every[row.field] = group.every;
     }
   }
@@ -123,6 +123,11 @@ Result<std::shared_ptr<const FieldPlan>> FieldPlan::Build(std::vector<CollectorE
   plan->version_ = next_version.fetch_add(1);
   for (CollectorEntry& row : rows) {
     if (row.field == nullptr) continue;  // a parsed row always has one
+    if (fields::IsUnknownName(*row.field)) {
+      // The parser has already warned, naming file:line; the page lists it.
+      plan->unknown_names_.push_back(row.name);
+      continue;
+    }
     const std::string_view why = fields::UncollectedReason(*row.field, IsLabel(row));
     if (!why.empty()) {
       // As DCGM's "metric not enabled": said once, instead of a family that never has series.
@@ -208,6 +213,8 @@ bool FieldPlan::NeedsXidWatcher() const {
 }
 
 bool FieldPlan::SameRows(const FieldPlan& other) const {
+  // The skipped names too: a reload that only adds or drops one changes the page's list.
+  if (unknown_names_ != other.unknown_names_) return false;
   return std::equal(rows_.begin(), rows_.end(), other.rows_.begin(), other.rows_.end(),
                     [](const CollectorEntry& a, const CollectorEntry& b) {
                       return a.field == b.field && a.name == b.name && a.type == b.type &&

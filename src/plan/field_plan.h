@@ -105,9 +105,13 @@ class FieldPlan {
   const EntityFields& For(Scope scope) const { return scopes_[static_cast<size_t>(scope)]; }
   // Whether some metric row has this role (kSample: any plain field).
   bool Has(fields::Role role) const { return has_[static_cast<size_t>(role)]; }
+  // The names of the rows left out because no DCGM release we know has them (fields::
+  // IsUnknownName; --collectors-unknown-fields=skip), in file order, a repeated name once.
+  const std::vector<std::string>& unknown_names() const { return unknown_names_; }
   // Whether a family needs the Xid watcher (NVML events): the last Xid, the counts, health.
   bool NeedsXidWatcher() const;
-  // Same rows as `other` (field, name, type and help, in order): a reload that changes nothing.
+  // Same rows as `other` (field, name, type and help, in order, and the same unknown names): a
+  // reload that changes nothing.
   bool SameRows(const FieldPlan& other) const;
   // How often `field` is read: its watch group's cadence, or 0 for every collection.
   std::chrono::milliseconds EveryOf(const fields::FieldDef* field) const;
@@ -117,6 +121,7 @@ class FieldPlan {
 
   uint64_t version_ = 0;
   std::vector<config::CollectorEntry> rows_;
+  std::vector<std::string> unknown_names_;
   std::vector<Family> families_;
   std::vector<const config::CollectorEntry*> label_rows_;
   std::vector<const fields::FieldDef*> label_fields_;

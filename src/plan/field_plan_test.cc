@@ -127,6 +127,28 @@ TEST(FieldPlanTest, UncollectedRowsAreDroppedWithOneWarningEach) {
   EXPECT_NE(log.find("file=t.csv"), std::string::npos) << log;
 }
 
+// A name no release we know has (--collectors-unknown-fields=skip): left out without the plan's
+// own warning (the parser's names file:line), listed for the page, and part of SameRows so that
+// a reload adding or dropping one changes the list.
+TEST(FieldPlanTest, UnknownNamesAreLeftOutAndListed) {
+  log::Init(log::Format::kText, false);
+  ::testing::internal::CaptureStderr();
+  auto plan = FieldPlan::Build(Parse("DCGM_FI_DEV_GPU_TEMP, gauge, temp\n"
+                                     "DCGM_FI_DEV_FROM_A_LATER_RELEASE, gauge, x\n"
+                                     "DCGM_FI_DEV_ALSO_LATER, counter, y\n"),
+                               "t.csv");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(plan->rows().size(), 1u);
+  EXPECT_EQ(plan->families().size(), 1u);
+  EXPECT_EQ(plan->unknown_names(), (std::vector<std::string>{"DCGM_FI_DEV_FROM_A_LATER_RELEASE",
+                                                             "DCGM_FI_DEV_ALSO_LATER"}));
+  EXPECT_EQ(log.find("metric not enabled"), std::string::npos) << log;
+  auto without = FieldPlan::Build(Parse("DCGM_FI_DEV_GPU_TEMP, gauge, temp\n"));
+  EXPECT_TRUE(without->unknown_names().empty());
+  EXPECT_FALSE(plan->SameRows(*without));
+  EXPECT_FALSE(without->SameRows(*plan));
+}
+
 TEST(FieldPlanTest, VersionsAscendAndSameRowsComparesContent) {
   const std::string csv = "DCGM_FI_DEV_GPU_TEMP, gauge, temp\n";
   auto a = FieldPlan::Build(Parse(csv));

@@ -47,7 +47,7 @@ expect_error "missing ConfigMap" "configmap gpu-operator/nope: the API server an
 expect_error "no metrics key" 'configmap gpu-operator/wrong-key: no "metrics" key in its data' \
   "$WORK/token" -m gpu-operator:wrong-key
 expect_error "bad row" "configmap gpu-operator/bad-row key metrics:2: unknown field" \
-  "$WORK/token" -m gpu-operator:bad-row
+  "$WORK/token" -m gpu-operator:bad-row --collectors-unknown-fields=fatal
 echo wrong >"$WORK/bad-token"
 expect_error "wrong token" "answered 401" "$WORK/bad-token" -m gpu-operator:metrics-config
 pass "ConfigMap failures stop the start, naming the ConfigMap"

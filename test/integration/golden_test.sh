@@ -34,9 +34,9 @@ done
 rc=0; "$EXPORTER" --fake-gpus --hostname-label HOSTNAME --once >/dev/null 2>"$WORK/hl.err" || rc=$?
 [ "$rc" = 2 ] && grep -q 'expected Hostname or hostname' "$WORK/hl.err" ||
   fail "hostname: bad spelling not refused (exit $rc): $(cat "$WORK/hl.err")"
-rc=0; "$EXPORTER" --fake-gpus --dcgm-exporter-compat 4.9 --once >/dev/null 2>"$WORK/gen.err" || rc=$?
-[ "$rc" = 2 ] && grep -q 'expected one of 4.8.2, 4.8.3, 4.8.4' "$WORK/gen.err" ||
-  fail "--dcgm-exporter-compat 4.9 not refused (exit $rc): $(cat "$WORK/gen.err")"
+rc=0; "$EXPORTER" --fake-gpus --dcgm-exporter-compat 4.11 --once >/dev/null 2>"$WORK/gen.err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'expected one of 4.8.2, 4.8.3, 4.8.4, 4.9, 4.10' "$WORK/gen.err" ||
+  fail "--dcgm-exporter-compat 4.11 not refused (exit $rc): $(cat "$WORK/gen.err")"
 rc=0; "$EXPORTER" --fake-gpus --dcgm-exporter-compat 4.8.2 --once >/dev/null 2>"$WORK/gen.err" || rc=$?
 [ "$rc" != 0 ] && grep -q '/etc/dcgm-exporter/4.8.2/default-counters.csv' "$WORK/gen.err" ||
   fail "--dcgm-exporter-compat 4.8.2 without -f must read 4.8.2's file (exit $rc): $(cat "$WORK/gen.err")"
