@@ -230,8 +230,8 @@ TEST(ShippedFiles, Release49And410Files) {
     EXPECT_FALSE(v49[i].help.empty()) << v49[i].name;
     const bool counter = v49[i].name.ends_with("_TOTAL");
     const MetricType want = v49[i].name == "DCGM_FI_SYSTEM_DRIVER_VERSION" ? MetricType::kLabel
-                            : counter ? MetricType::kCounter
-                                      : MetricType::kGauge;
+                            : counter                                      ? MetricType::kCounter
+                                                                           : MetricType::kGauge;
     EXPECT_EQ(v49[i].type, want) << v49[i].name;
   }
   // Uncommented, every row still loads, with no duplicate (4.10's NVLink pair included).
