@@ -15,6 +15,7 @@ cp "$plugin" "$out/lib/"
 strip --strip-debug "$out/lib/libnvmlx_kubelet.so"
 cp etc/*.csv "$out/etc/"
 mkdir -p "$out/etc/4.8.2" && cp etc/4.8.2/*.csv "$out/etc/4.8.2/"
+for v in 4.9 4.10; do mkdir -p "$out/etc/$v" && cp "etc/$v/"*.csv "$out/etc/$v/"; done
 # The example YAML configs (bench/gpu.sh's "groups" run reads exporter-config.yaml).
 for f in etc/*.yaml; do [ -e "$f" ] && cp "$f" "$out/etc/"; done
 cp "$build/simgpu/libnvidia-ml.so.1" "$out/simgpu/"

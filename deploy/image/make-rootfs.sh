@@ -64,7 +64,8 @@ ln -s /usr/bin/nvml-exporter "$out/usr/local/dcgm/dcgm-exporter-entrypoint.sh"
 install -D -m 0644 "$simgpu" "$out/usr/lib/simgpu/libnvidia-ml.so.1"
 strip --strip-debug "$out/usr/lib/simgpu/libnvidia-ml.so.1"
 
-install -d -m 0755 "$out/etc/dcgm-exporter" "$out/etc/dcgm-exporter/4.8.2"
+install -d -m 0755 "$out/etc/dcgm-exporter" "$out/etc/dcgm-exporter/4.8.2" \
+  "$out/etc/dcgm-exporter/4.9" "$out/etc/dcgm-exporter/4.10"
 install -m 0644 "$src"/etc/default-counters.csv "$src"/etc/dcp-metrics-included.csv \
   "$src"/etc/1.x-compatibility-metrics.csv "$src"/etc/container-insights.csv \
   "$out/etc/dcgm-exporter/"
@@ -72,6 +73,10 @@ install -m 0644 "$src"/etc/default-counters.csv "$src"/etc/dcp-metrics-included.
 # -f is not given (config/options_series.cc).
 install -m 0644 "$src"/etc/4.8.2/default-counters.csv "$src"/etc/4.8.2/dcp-metrics-included.csv \
   "$out/etc/dcgm-exporter/4.8.2/"
+# dcgm-exporter 4.9 and 4.10's default rows, as far as their release notes tell them:
+# --dcgm-exporter-compat 4.9 / 4.10 loads them when -f is not given.
+install -m 0644 "$src"/etc/4.9/default-counters.csv "$out/etc/dcgm-exporter/4.9/"
+install -m 0644 "$src"/etc/4.10/default-counters.csv "$out/etc/dcgm-exporter/4.10/"
 
 cat >"$out/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/usr/sbin/nologin

@@ -94,7 +94,8 @@ if os.path.realpath(os.path.join(root, "usr/bin/dcgm-exporter")) != os.path.join
     fail("/usr/bin/dcgm-exporter is not nvml-exporter")
 for name in ["default-counters.csv", "dcp-metrics-included.csv", "1.x-compatibility-metrics.csv",
              "container-insights.csv",
-             "4.8.2/default-counters.csv", "4.8.2/dcp-metrics-included.csv"]:
+             "4.8.2/default-counters.csv", "4.8.2/dcp-metrics-included.csv",
+             "4.9/default-counters.csv", "4.10/default-counters.csv"]:
     shipped = os.path.join(root, "etc/dcgm-exporter", name)
     if not os.path.isfile(shipped) or open(shipped).read() != open(os.path.join(src, "etc", name)).read():
         fail(f"/etc/dcgm-exporter/{name} missing or not etc/{name}")
