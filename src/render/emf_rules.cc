@@ -451,6 +451,9 @@ EmfRules DefaultEmfRules(bool with_cluster_name) {
         "^DCGM_FI_DEV_ROW_REMAP_FAILURE$", "^DCGM_FI_DEV_SM_CLOCK$", "^DCGM_FI_DEV_XID_ERRORS$",
         "^DCGM_FI_PROF_DRAM_ACTIVE$", "^DCGM_FI_PROF_GR_ENGINE_ACTIVE$",
         "^DCGM_FI_PROF_PCIE_RX_BYTES$", "^DCGM_FI_PROF_PCIE_TX_BYTES$",
+        // dcgm-exporter 4.10's names of the same two (docs/upstream/dcgm-exporter-4.9-4.10.md):
+        // a 4.10 collectors file keeps its PCIe metrics in CloudWatch.
+        "^DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND$", "^DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND$",
         "^DCGM_FI_PROF_PIPE_TENSOR_ACTIVE$", "^DCGM_FI_DEV_GPU_TEMP$",
         "^DCGM_FI_DEV_MEMORY_TEMP$"}) {
     d.metric_selectors.push_back(Compile(sel, &unused));

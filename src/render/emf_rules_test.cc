@@ -306,6 +306,12 @@ TEST(EmfRulesTest, DefaultRulesPerPodAndPerGpu) {
   d = MatchRules(without, idle, {"DCGM_FI_PROF_PCIE_RX_BYTES"}, nullptr);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].dimensions, (Sets{{"NodeName", "gpu"}}));
+  // dcgm-exporter 4.10's spelling of the PCIe pair is sent too.
+  d = MatchRules(without, idle,
+                 {"DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND", "DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND"},
+                 nullptr);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].metrics, (std::vector<size_t>{0, 1}));
   EXPECT_TRUE(RulesReferenceDimension(with, "ClusterName"));
   EXPECT_FALSE(RulesReferenceDimension(without, "ClusterName"));
 }
