@@ -11,7 +11,7 @@ alerts written for either name see every GPU.
 
 DCGM 4.7 (dcgm-exporter 4.9.0) added a second set of base-unit fields (ids 1613-1648): ratios
 for the utilisations, seconds for the throttle counters, bytes for the framebuffer, bytes/s for
-the NVLink throughput.
+the NVLink throughput. dcgm-exporter 4.10.0 renamed the four profiling rates (same unit).
 
 Each rule publishes NEW from OLD (and another OLD from NEW):
   - only for a GPU (or MIG instance) that does not export the target name itself: the guard is
@@ -147,6 +147,13 @@ SAME_UNIT = [
     ("DCGM_FI_PROF_PIPE_FP64_ACTIVE", "DCGM_FI_PROF_FP64_UTIL_RATIO"),
     ("DCGM_FI_PROF_PIPE_FP32_ACTIVE", "DCGM_FI_PROF_FP32_UTIL_RATIO"),
     ("DCGM_FI_PROF_PIPE_FP16_ACTIVE", "DCGM_FI_PROF_FP16_UTIL_RATIO"),
+    # dcgm-exporter 4.10.0 (DCGM 4.8.0) ships the profiling rates under new names, in the same
+    # unit (its release notes; docs/upstream/dcgm-exporter-4.9-4.10.md): a fleet that upgrades
+    # node by node serves both.
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND"),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND"),
+    ("DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_TX_BYTES_PER_SECOND"),
+    ("DCGM_FI_PROF_NVLINK_RX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND"),
 ]
 
 MARK = "renamed_from"

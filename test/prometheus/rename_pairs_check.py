@@ -2,7 +2,7 @@
 """Checks scripts/gen_rename_rules.py's pairs against the exporter's field catalog
 (src/fields/dcgm_field_list.inc), so a typo or a pair the catalog disagrees with fails here:
 
-- every name of a pair is a name the catalog resolves;
+- every name of a pair is a name the catalog resolves (by id, or as a twin of one: 4.10's names);
 - a same-unit pair names one field id twice, a base-unit pair two different ids;
 - DCGM_FI_DEV_GPU_UTIL_RATIO is in no pair (percent in DCGM 4.6.1, a ratio in 4.7: see the
   generator's comment).
@@ -25,6 +25,12 @@ def main():
         m = re.match(r'NVMLX_DCGM_NAME\("([A-Z0-9_]+)", (\d+)\)', line)
         if m:
             ids[m.group(1)] = int(m.group(2))
+    # dcgm-exporter 4.10's names with no id anywhere: the catalog serves each as its twin
+    # (fields::TwinName, src/fields/catalog_names.cc), so it stands for the twin's id here.
+    twins = f"{root}/src/fields/catalog_names.cc"
+    for m in re.finditer(r'\{"(DCGM_FI_[A-Z0-9_]+)", "(DCGM_FI_[A-Z0-9_]+)"\}', open(twins).read()):
+        if m.group(2) in ids:
+            ids.setdefault(m.group(1), ids[m.group(2)])
     problems = []
     if len(ids) < 500:
         problems.append(f"{inc}: parsed only {len(ids)} NVMLX_DCGM_NAME rows")
