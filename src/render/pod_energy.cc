@@ -57,10 +57,10 @@ Status Expected(const std::string& where, std::string_view what) {
 }
 
 constexpr int64_t kMaxReadingMj = static_cast<int64_t>(PodEnergyLedger::kMaxJoules * 1000);
-constexpr std::string_view kUnixSecondsWanted = "Unix seconds, an integer from 0 to 32503680000";
+constexpr std::string_view kUnixSecondsWanted = "Unix seconds, an integer from 0 to 7258118400";
 constexpr std::string_view kReadingWanted = "millijoules, an integer from 0 to 1e18";
 constexpr std::string_view kKeysWanted = "GPU keys of at most 512 bytes";
-static_assert(PodEnergyLedger::kMaxUnixSeconds == 32503680000 &&
+static_assert(PodEnergyLedger::kMaxUnixSeconds == 7258118400 &&
                   PodEnergyLedger::kMaxLabelBytes == 512 && kMaxReadingMj == 1000000000000000000,
               "the messages above name these bounds");
 

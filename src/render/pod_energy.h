@@ -75,10 +75,12 @@ class PodEnergyLedger {
   static constexpr std::chrono::minutes kRestoreGap{10};
   // The bounds a saved value must keep. Joules: an H100 at 700 W for a century is 2.2e12 J;
   // 1e15 J is 450 times that and still adds a millijoule in a double (53 bits: 0.125 J steps
-  // only from 1e15 on). A GPU's reading: the same in mJ. Times: Unix seconds up to the year 3000.
+  // only from 1e15 on). A GPU's reading: the same in mJ. Times: Unix seconds up to the year 2200
+  // (system_clock counts nanoseconds in 64 bits: past 2262 the conversion overflows, which
+  // UBSan caught with the year 3000 as the bound).
   // Labels: Kubernetes names are at most 253 bytes; a UUID or profile far less.
   static constexpr double kMaxJoules = 1e15;
-  static constexpr int64_t kMaxUnixSeconds = 32503680000;
+  static constexpr int64_t kMaxUnixSeconds = 7258118400;  // 2200-01-01
   static constexpr size_t kMaxLabelBytes = 512;
 
   // The joules of one series (tests): namespace, pod and container empty for the unattributed.
