@@ -25,6 +25,11 @@ BUILD_TSAN ?= build-tsan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
+# ctest runs twice as many tests as there are cores: most tests wait (for a daemon they started,
+# a timer, a peer) rather than compute; on 2 cores the plain suite kept them 30 % busy at -j 2.
+# The few that compute or assert latencies say so with PROCESSORS in their CMakeLists (ctest
+# counts them as that many). make tsan keeps JOBS: its tests are the heavy ones.
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 ARGS ?=
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # The sanitizer builds skip the benchmarks: nothing runs them there.
@@ -65,7 +70,7 @@ build: deps-test
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300
+	ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS) --timeout 300
 
 # Real GPUs when the driver's NVML is present and a GPU device node exists; otherwise the
 # simulated GPUs of tools/simgpu. Collects every second (dcgm-exporter's default is 30 s).
@@ -93,7 +98,7 @@ $(BUILD_TSAN)/build.ninja: CMakeLists.txt
 # exit); a report anywhere fails sanitizer_logs_check, which prints it.
 asan: deps-ci $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS) --timeout 600
+	ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(TEST_JOBS) --timeout 600
 
 # clang reports -Wthread-safety while parsing, so a file needs no object to be checked. The
 # binaries make tsan runs (concurrency_tests) are compiled, which checks their files; every other
