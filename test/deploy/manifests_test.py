@@ -78,7 +78,7 @@ for k in kustomizations:
 overlay_names = {k.rsplit("/", 1)[1] for k in kustomizations if "/overlays/" in k}
 for want in ["prometheus", "kube-prometheus-stack", "podmonitor", "cloudwatch-emf",
              "cloudwatch-container-insights",
-             "cloudwatch-prometheus", "mig-time-slicing"]:
+             "cloudwatch-prometheus", "mig-time-slicing", "remote-write", "remote-write-amp"]:
     if want not in overlay_names:
         fail(f"overlay {want} missing")
 
@@ -284,6 +284,24 @@ for k, objs in rendered.items():
         cms = {o["metadata"]["name"] for o in by.get("ConfigMap", [])}
         if not {"prometheus-cwagentconfig", "prometheus-config"} <= cms:
             fail(f"{k}: the agent's two ConfigMaps are missing: {cms}")
+    if "/remote-write" in k:
+        # The Prometheus agent: its service account and config rendered in its namespace, agent mode.
+        agents = [d for d in by.get("Deployment", []) if d["metadata"]["name"] == "prometheus-agent"]
+        if len(agents) != 1:
+            fail(f"{k}: no prometheus-agent Deployment")
+        for d in agents:
+            ns, spec = d["metadata"]["namespace"], d["spec"]["template"]["spec"]
+            if (ns, spec.get("serviceAccountName")) not in accounts:
+                fail(f"{k}: the agent's service account is not rendered")
+            for v in spec.get("volumes", []):
+                if "configMap" in v and (ns, v["configMap"]["name"]) not in configmaps:
+                    fail(f"{k}: the agent's ConfigMap {v['configMap']['name']} is not rendered")
+            if "--enable-feature=agent" not in spec["containers"][0].get("args", []):
+                fail(f"{k}: the Prometheus is not in agent mode")
+            sa = [o for o in by.get("ServiceAccount", []) if o["metadata"]["name"] == "prometheus-agent"]
+            if k.endswith("-amp") and not any("eks.amazonaws.com/role-arn" in (o["metadata"].get("annotations") or {})
+                                              for o in sa):
+                fail(f"{k}: the agent's service account has no IRSA role")
     print(f"ok: {k}: objects fit together")
 
 if failures:
