@@ -7,7 +7,8 @@
 # exporter's labels, the scrape job's relabelling (kubernetes_node, exporter_namespace) and the
 # external cluster label; the recording rule namespace_pod:dcgm_gpu_utilization:avg answers with
 # the pod's value; every rule evaluates without error. The remote-write-amp overlay's config
-# (SigV4: not testable offline) has the same scrape job and passes promtool check config.
+# (SigV4: not testable offline) has the same scrape job and passes promtool check config; the
+# kube-prometheus-stack snippet has both targets in the operator's spelling.
 # Debian's Prometheus lacks Kubernetes discovery: the job's kubernetes_sd_configs becomes a
 # static target carrying the __meta_kubernetes_* labels that pod discovery would give it.
 source "$(dirname "$0")/lib.sh"
@@ -60,6 +61,15 @@ yaml.safe_dump(plain, open(f"{work}/agent.yml", "w"))
 yaml.safe_dump(amp, open(f"{work}/agent-amp.yml", "w"))
 open(f"{work}/receiver.yml", "w").write(
     f"global:\n  evaluation_interval: 1s\nrule_files:\n  - {src}/deploy/prometheus/rules.yml\n")
+# The kube-prometheus-stack snippet: the prometheus-operator's spelling of the same two targets.
+vals = yaml.safe_load(open(f"{src}/deploy/prometheus/kube-prometheus-stack-remote-write-values.yaml"))
+rw = vals["prometheus"]["prometheusSpec"]["remoteWrite"]
+assert [bool(e.get("sigv4", {}).get("region")) for e in rw] == [False, True], rw
+for e in rw:
+    assert e["url"].startswith("https://"), e
+    assert e["writeRelabelConfigs"] == [{"sourceLabels": ["job"], "regex": "nvml-exporter", "action": "keep"}], e
+    assert not any(k.startswith(("write_relabel", "basic_auth")) for k in e), f"Prometheus spelling in values: {e}"
+assert vals["prometheus"]["prometheusSpec"]["externalLabels"] == plain["global"]["external_labels"]
 print("ok: the overlays' agent configs (one scrape job, external cluster label, AMP's sigv4)")
 PY
 for f in agent agent-amp receiver; do
