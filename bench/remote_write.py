@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,8 @@ import urllib.request
 import yaml
 
 src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(src, "test", "pylib"))
+from net import free_port  # noqa: E402
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(src, "build"))
 exporter = os.path.join(build, "src/app/nvml-exporter")
 seconds = int(os.environ.get("RW_SECONDS", "150"))
@@ -42,14 +43,6 @@ intervals = [int(x) for x in os.environ.get("RW_INTERVALS", "1,15,30").split(","
 files = os.environ.get("RW_FILES", "default-counters.csv,dcp-metrics-included.csv").split(",")
 work = tempfile.mkdtemp(prefix="rw-bench-")
 procs = []
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def get(url):

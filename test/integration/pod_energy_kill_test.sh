@@ -46,20 +46,14 @@ for k in 1 2 3 4 5; do
   start
   scrape "after-start-$k"
 done
-python3 - "$WORK/pages" <<'PY' || fail "energy per pod went back, or does not follow the GPUs' counters"
-import os, re, sys
+PYTHONPATH="$SOURCE_DIR/test/pylib" python3 - "$WORK/pages" <<'PY' || fail "energy per pod went back, or does not follow the GPUs' counters"
+import os, sys
+from energy_page import read_energy_page
 d = sys.argv[1]
 pages = sorted(os.listdir(d))
 def read(path):
-    energy, power, series = {}, {}, {}
-    for line in open(path):
-        m = re.match(r'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="(\d+)",.*\} (\S+)$', line)
-        if m: energy[m.group(1)] = float(m.group(2)) / 1000
-        m = re.match(r'DCGM_FI_DEV_POWER_USAGE\{gpu="(\d+)",.*\} (\S+)$', line)
-        if m: power[m.group(1)] = float(m.group(2))
-        m = re.match(r'(nvml_exporter_pod_gpu_energy_joules_total\{.*\}) (\S+)$', line)
-        if m: series[m.group(1)] = float(m.group(2))
-    return energy, power, series
+    energy, power, series = read_energy_page(path)
+    return energy, power, {k: v for k, (_, v) in series.items()}
 seen, last_energy = {}, {}
 for p in pages:
     energy, _, series = read(os.path.join(d, p))

@@ -28,18 +28,9 @@ cp "$WORK/state/pod-energy.json" "$WORK/a.json"
 sleep 1.5
 metrics >"$WORK/b.txt"
 cp "$WORK/state/pod-energy.json" "$WORK/b.json"
-python3 - "$WORK/a.txt" "$WORK/b.txt" "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "the series do not add up to the GPUs' energy"
-import json, re, sys
-def read(path):
-    energy, power, series = {}, {}, {}
-    for line in open(path):
-        m = re.match(r'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="(\d+)",.*\} (\S+)$', line)
-        if m: energy[m.group(1)] = float(m.group(2)) / 1000
-        m = re.match(r'DCGM_FI_DEV_POWER_USAGE\{gpu="(\d+)",.*\} (\S+)$', line)
-        if m: power[m.group(1)] = float(m.group(2))
-        m = re.match(r'(nvml_exporter_pod_gpu_energy_joules_total\{gpu="(\d+)",.*\}) (\S+)$', line)
-        if m: series[m.group(1)] = (m.group(2), float(m.group(3)))
-    return energy, power, series
+PYTHONPATH="$SOURCE_DIR/test/pylib" python3 - "$WORK/a.txt" "$WORK/b.txt" "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "the series do not add up to the GPUs' energy"
+import json, sys
+from energy_page import read_energy_page as read
 ea, _, sa = read(sys.argv[1]); eb, pb, sb = read(sys.argv[2])
 assert any('pod=""' in k for k in sb) and any('pod="inference' in k for k in sb), list(sb)
 # The page shows the ledger last saved, behind the page's own counter reading by the collections
