@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "attribute/blocking_io.h"
@@ -357,9 +358,34 @@ Result<EngineAnswer> EngineClient::Get(const std::string& target,
   }
 }
 
+namespace {
+
+// GET /containers/<id>/json, reduced to its label and device keys. Null (and OK): gone since the
+// list (404).
+Result<std::optional<InspectCache::Entry>> Inspect(
+    EngineClient* client, const ListedContainer& l,
+    const std::vector<model::DeviceIdentity>& identities,
+    std::chrono::steady_clock::time_point deadline) {
+  const std::string target = "/containers/" + QueryEscape(l.id) + "/json";
+  Result<EngineAnswer> answer = client->Get(target, deadline);
+  if (!answer.ok()) return answer.status();
+  if (answer->status == 404) return std::optional<InspectCache::Entry>();
+  if (answer->status < 200 || answer->status >= 300) {
+    return Unavailable("GET " + target + ": HTTP " + std::to_string(answer->status) + ": " +
+                       BodyExcerpt(answer->body));
+  }
+  Result<InspectedContainer> c = ParseContainerInspect(answer->body, l);
+  if (!c.ok()) return Unavailable("GET " + target + ": " + c.status().message());
+  InspectCache::Entry e{l.first_name, c->label, {}};
+  if (!e.label.empty()) e.device_keys = DeviceKeysOf(*c, identities);
+  return std::optional<InspectCache::Entry>(std::move(e));
+}
+
+}  // namespace
+
 Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
     EngineClient* client, const std::vector<model::DeviceIdentity>& identities,
-    std::chrono::milliseconds timeout, size_t max_per_device) {
+    std::chrono::milliseconds timeout, size_t max_per_device, InspectCache* cache) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string list_target = "/containers/json";
   Result<EngineAnswer> list = client->Get(list_target, deadline);
@@ -370,22 +396,25 @@ Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
   }
   Result<std::vector<ListedContainer>> listed = ParseContainerList(list->body);
   if (!listed.ok()) return Unavailable("GET " + list_target + ": " + listed.status().message());
+  InspectCache local;
+  if (cache == nullptr) cache = &local;
+  // Forget the containers no longer listed (before any inspection can fail: the cache never
+  // holds more than the engine lists).
+  std::unordered_set<std::string> listed_ids;
+  for (const ListedContainer& l : *listed) listed_ids.insert(l.id);
+  std::erase_if(cache->by_id, [&](const auto& e) { return !listed_ids.count(e.first); });
   // Per device key: (Created, label) in the engine's list order.
   std::unordered_map<std::string, std::vector<std::pair<int64_t, std::string>>> found;
   for (const ListedContainer& l : *listed) {
-    const std::string target = "/containers/" + QueryEscape(l.id) + "/json";
-    Result<EngineAnswer> answer = client->Get(target, deadline);
-    if (!answer.ok()) return answer.status();
-    if (answer->status == 404) continue;  // gone since the list
-    if (answer->status < 200 || answer->status >= 300) {
-      return Unavailable("GET " + target + ": HTTP " + std::to_string(answer->status) + ": " +
-                         BodyExcerpt(answer->body));
+    auto it = cache->by_id.find(l.id);
+    if (it == cache->by_id.end() || it->second.first_name != l.first_name) {
+      Result<std::optional<InspectCache::Entry>> e = Inspect(client, l, identities, deadline);
+      if (!e.ok()) return e.status();
+      if (!e->has_value()) continue;  // gone since the list
+      it = cache->by_id.insert_or_assign(l.id, std::move(**e)).first;
     }
-    Result<InspectedContainer> c = ParseContainerInspect(answer->body, l);
-    if (!c.ok()) return Unavailable("GET " + target + ": " + c.status().message());
-    if (c->label.empty()) continue;
-    for (const std::string& key : DeviceKeysOf(*c, identities)) {
-      found[key].emplace_back(l.created, c->label);
+    for (const std::string& key : it->second.device_keys) {
+      found[key].emplace_back(l.created, it->second.label);
     }
   }
   auto out = std::make_shared<model::RuntimeContainers>();
@@ -421,8 +450,8 @@ ContainerLabelRefresher::ContainerLabelRefresher(ContainerLabelOptions options,
 ContainerLabelRefresher::~ContainerLabelRefresher() { Stop(); }
 
 bool ContainerLabelRefresher::RefreshOnce() {
-  Result<std::shared_ptr<model::RuntimeContainers>> r =
-      FetchRuntimeContainers(&client_, identities_, options_.timeout, options_.max_per_device);
+  Result<std::shared_ptr<model::RuntimeContainers>> r = FetchRuntimeContainers(
+      &client_, identities_, options_.timeout, options_.max_per_device, &cache_);
   if (!r.ok()) {
     streak_.Fail("list the containers of the engine at " + options_.socket_path,
                  r.status().message());

@@ -5,8 +5,9 @@
 // does, with its sources.
 //
 // The engine is asked over its unix socket (--container-runtime-socket) with its Engine HTTP API:
-// GET /containers/json (the running containers), then GET /containers/<id>/json for each (its
-// name, NVIDIA_VISIBLE_DEVICES and GPU device requests); one refresh is bounded by one deadline
+// GET /containers/json (the running containers), then GET /containers/<id>/json for each not
+// inspected by an earlier refresh (its name, NVIDIA_VISIBLE_DEVICES and GPU device requests:
+// InspectCache); one refresh is bounded by one deadline
 // (2 s, as upstream) and every answer by 10 MiB. A container gone between the two calls (404) is
 // skipped; any other failure fails the refresh.
 //
@@ -31,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attribute/error_counters.h"
@@ -119,13 +121,31 @@ class EngineClient {
   std::atomic<bool> stop_{false};
 };
 
-// One refresh: list, inspect each, resolve. Each device keeps at most `max_per_device` labels, the
-// oldest containers' (by Created; the engine's list order among equals), so that a new container
-// never takes the place of one already shown and the series do not flap; the rest are counted in
-// RuntimeContainers::dropped. Errors say which call failed and why.
+// What earlier refreshes learnt of each container, by id and listed name: a container's GPUs are
+// fixed when it is created (its device requests and environment cannot change), so one inspection
+// serves for its life; a rename (same id, another name) is inspected again. Without it every
+// refresh inspected every running container: 5000 of them cost a fifth of a core and could not
+// finish within the 2 s refresh timeout. Entries of containers no longer listed are dropped, so
+// it holds at most what the engine last listed. Used by one refreshing thread.
+struct InspectCache {
+  struct Entry {
+    std::string first_name;  // the listed name it was inspected under
+    std::string label;       // empty: not labelled
+    std::vector<std::string> device_keys;
+  };
+  std::unordered_map<std::string, Entry> by_id;
+};
+
+// One refresh: list, inspect each container not in `cache` (null: every one), resolve. Each device
+// keeps at most `max_per_device` labels, the oldest containers' (by Created; the engine's list
+// order among equals), so that a new container never takes the place of one already shown and the
+// series do not flap; the rest are counted in RuntimeContainers::dropped. Errors say which call
+// failed and why; what was inspected before an error stays in the cache, so that a refresh cut by
+// the timeout makes progress for the next one.
 Result<std::shared_ptr<model::RuntimeContainers>> FetchRuntimeContainers(
     EngineClient* client, const std::vector<model::DeviceIdentity>& identities,
-    std::chrono::milliseconds timeout, size_t max_per_device = kMaxContainerLabelsPerDevice);
+    std::chrono::milliseconds timeout, size_t max_per_device = kMaxContainerLabelsPerDevice,
+    InspectCache* cache = nullptr);
 
 struct ContainerLabelOptions {
   std::string socket_path;
@@ -162,6 +182,7 @@ class ContainerLabelRefresher {
   // Refreshing thread only.
   FailureStreak streak_;
   bool capped_ = false;  // the last refresh left containers out (one warning per streak)
+  InspectCache cache_;
 
   util::Latest<model::RuntimeContainers> latest_;
   util::PeriodicWorker worker_;  // last: stopped before the members above go

@@ -275,6 +275,43 @@ TEST_F(ContainerRuntimeTest, AHungEngineIsCutAtTheTimeout) {
   EXPECT_LT(took, std::chrono::seconds(2));
 }
 
+// A container is inspected once for its life: a refresh with nothing new asks only for the list;
+// a new container is inspected, one gone is forgotten, a renamed one inspected again (hardening
+// round three: 5000 containers were all inspected at every refresh).
+TEST_F(ContainerRuntimeTest, EachContainerIsInspectedOnceUnlessRenamed) {
+  Container("c1", "trainer", R"(,"Config":{"Env":["NVIDIA_VISIBLE_DEVICES=GPU-aaaa"]})");
+  Container("c2", "other", R"(,"Config":{"Env":["NVIDIA_VISIBLE_DEVICES=1"]})");
+  engine_->Up();
+  EngineClient client(socket());
+  InspectCache cache;
+  auto fetch = [&] {
+    Result<std::shared_ptr<model::RuntimeContainers>> got = FetchRuntimeContainers(
+        &client, Identities(), kEngineRefreshTimeout, kMaxContainerLabelsPerDevice, &cache);
+    EXPECT_TRUE(got.ok()) << got.status().message();
+    return got.ok() ? *got : std::make_shared<model::RuntimeContainers>();
+  };
+  EXPECT_THAT(Names(*fetch(), kGpu0), ElementsAre("trainer"));
+  EXPECT_EQ(engine_->requests(), 3);  // the list and two inspections
+  EXPECT_THAT(Names(*fetch(), kGpu1), ElementsAre("other"));
+  EXPECT_EQ(engine_->requests(), 4) << "nothing new: the list only";
+  Container("c3", "third", R"(,"Config":{"Env":["NVIDIA_VISIBLE_DEVICES=GPU-aaaa"]})");
+  EXPECT_THAT(Names(*fetch(), kGpu0), ElementsAre("trainer", "third"));
+  EXPECT_EQ(engine_->requests(), 6) << "the list and the new container";
+  // c2 gone, c1 renamed: one inspection (c1 under its new name), and c2 forgotten.
+  engine_->Set("/containers/json",
+               {200, R"([{"Id":"c1","Names":["/renamed"]},{"Id":"c3","Names":["/third"]}])"});
+  engine_->Set(
+      "/containers/c1/json",
+      {200,
+       R"({"Id":"c1","Name":"/renamed","Config":{"Env":["NVIDIA_VISIBLE_DEVICES=GPU-aaaa"]}})"});
+  std::shared_ptr<model::RuntimeContainers> got = fetch();
+  EXPECT_THAT(Names(*got, kGpu0), ElementsAre("renamed", "third"));
+  EXPECT_THAT(Names(*got, kGpu1), IsEmpty());
+  EXPECT_EQ(engine_->requests(), 8);
+  EXPECT_EQ(cache.by_id.size(), 2u);
+  EXPECT_EQ(cache.by_id.count("c2"), 0u);
+}
+
 TEST_F(ContainerRuntimeTest, MissingSocketNamesIt) {
   EngineClient client(dir_ + "/nothing.sock");
   Result<std::shared_ptr<model::RuntimeContainers>> got =
