@@ -18,6 +18,7 @@
 #include "util/escape.h"
 #include "util/json_members.h"
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -34,20 +35,6 @@ using ErrorCode = boost::system::error_code;
 
 // How often a waiting request looks at the deadline and the stop flag.
 constexpr std::chrono::milliseconds kPoll{50};
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) ==
-           std::tolower(static_cast<unsigned char>(y));
-  });
-}
-
-std::string_view TrimBlanks(std::string_view s) {
-  constexpr std::string_view kBlanks = " \t\r\n\v\f";
-  const size_t b = s.find_first_not_of(kBlanks);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kBlanks) - b + 1);
-}
 
 // The length of the valid UTF-8 sequence at s[i] and its code point, or 0 when invalid.
 size_t Utf8Sequence(std::string_view s, size_t i, uint32_t* cp) {
@@ -80,14 +67,14 @@ size_t Utf8Sequence(std::string_view s, size_t i, uint32_t* cp) {
 
 // Whether `r` is an NVIDIA GPU request: driver "nvidia", or a "gpu" capability in any group.
 bool IsNvidiaRequest(const Json& r) {
-  if (EqualsIgnoreCase(StringMember(r, "Driver"), "nvidia")) return true;
+  if (util::EqualsIgnoreCase(StringMember(r, "Driver"), "nvidia")) return true;
   const Json* caps = util::json::Array(Member(r, "Capabilities"));
   if (caps == nullptr) return false;
   for (const Json& group : *caps) {
     if (!group.is_array()) continue;
     for (const Json& c : group) {
       const std::string* cap = StringPtr(&c);
-      if (cap != nullptr && EqualsIgnoreCase(*cap, "gpu")) return true;
+      if (cap != nullptr && util::EqualsIgnoreCase(*cap, "gpu")) return true;
     }
   }
   return false;
@@ -131,11 +118,11 @@ void GpusFromEnvironment(const Json& inspect, InspectedContainer* c) {
     std::string_view rest = std::string_view(entry).substr(kVar.size());
     while (true) {
       const size_t comma = rest.find(',');
-      std::string_view token = TrimBlanks(rest.substr(0, comma));
-      if (EqualsIgnoreCase(token, "all")) {
+      std::string_view token = util::TrimWhitespace(rest.substr(0, comma));
+      if (util::EqualsIgnoreCase(token, "all")) {
         c->all_gpus = true;
-      } else if (!token.empty() && !EqualsIgnoreCase(token, "none") &&
-                 !EqualsIgnoreCase(token, "void")) {
+      } else if (!token.empty() && !util::EqualsIgnoreCase(token, "none") &&
+                 !util::EqualsIgnoreCase(token, "void")) {
         c->gpu_tokens.emplace_back(token);
       }
       if (comma == std::string_view::npos) break;
@@ -295,15 +282,16 @@ Result<InspectedContainer> ParseContainerInspect(std::string_view body,
   if (id.empty()) id = listed.id;
   std::string_view n = name;
   if (!n.empty() && n.front() == '/') n.remove_prefix(1);
-  n = TrimBlanks(n);
-  if (n.empty()) n = TrimBlanks(id).substr(0, 12);  // the short id, as `docker ps` prints it
+  n = util::TrimWhitespace(n);
+  if (n.empty())
+    n = util::TrimWhitespace(id).substr(0, 12);  // the short id, as `docker ps` prints it
   c.label = SanitizeContainerLabel(n);
   if (!GpusFromDeviceRequests(j, &c)) GpusFromEnvironment(j, &c);
   return c;
 }
 
 std::string SanitizeContainerLabel(std::string_view name) {
-  name = TrimBlanks(name);
+  name = util::TrimWhitespace(name);
   std::string out;
   for (size_t i = 0; i < name.size();) {
     uint32_t cp = 0;
@@ -335,7 +323,8 @@ std::vector<std::string> DeviceKeysOf(const InspectedContainer& c,
       if (!ids[i].mig) mark_gpu(i);
     }
   }
-  for (const std::string& token : c.gpu_tokens) MarkToken(TrimBlanks(token), ids, &use, mark_gpu);
+  for (const std::string& token : c.gpu_tokens)
+    MarkToken(util::TrimWhitespace(token), ids, &use, mark_gpu);
   std::vector<std::string> keys;
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string& key = ids[i].DeviceKey();

@@ -9,6 +9,7 @@
 
 #include "util/file.h"
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -45,13 +46,6 @@ const model::DeviceIdentity* FindDevice(const std::vector<model::DeviceIdentity>
     if (ref.gpu_instance && id.mig && id.mig->gpu_instance_id == *ref.gpu_instance) return &id;
   }
   return nullptr;
-}
-
-std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kBlank = " \t\r\n\v\f";
-  size_t b = s.find_first_not_of(kBlank);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kBlank) - b + 1);
 }
 
 // A label value must be UTF-8 (or Prometheus rejects the whole page) and a job id has no use for
@@ -130,7 +124,7 @@ Result<HpcReadResult> ReadHpcJobDir(const std::string& dir,
       const size_t eol = rest.find('\n');
       const std::string_view line = rest.substr(0, eol);
       rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
-      std::string_view id = Trim(line);
+      std::string_view id = util::TrimWhitespace(line);
       if (id.empty()) continue;
       if (!ValidJobId(id)) {
         result.problems.push_back(path.string() + ":" + std::to_string(number) +

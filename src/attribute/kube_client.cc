@@ -16,6 +16,7 @@
 #include "attribute/blocking_io.h"
 #include "util/file.h"
 #include "util/openssl_lazy.h"
+#include "util/strings.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -38,13 +39,6 @@ bool IsIpAddress(const std::string& host) {
   return !ec;
 }
 
-std::string Trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 // A token is a JWT of a few KB; a file far larger is not one (util/file.h bounds the read, and
 // refuses a FIFO or device at the path instead of blocking the request's thread on it).
 constexpr size_t kMaxTokenBytes = size_t{1} << 20;
@@ -53,7 +47,7 @@ Result<std::string> ReadToken(const std::string& path) {
   Result<std::string> text = util::ReadBoundedFile(path, "service account token", kMaxTokenBytes);
   if (!text.ok())
     return Unavailable("cannot read the service account token: " + text.status().message());
-  return Trim(std::move(*text));
+  return std::string(util::TrimWhitespace(*text));
 }
 
 // "https://host:port", the start of every transport error.

@@ -8,17 +8,10 @@
 #include "config/text_file.h"
 #include "util/escape.h"
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace nvmlx::config {
 namespace {
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view TrimBlanks(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // One CSV cell, with where it starts (for messages).
 struct Cell {
@@ -49,9 +42,9 @@ class Tokenizer {
       size_t eol = text_.find('\n', pos_);
       if (eol == std::string_view::npos) eol = text_.size();
       std::string_view physical = text_.substr(pos_, eol - pos_);
-      std::string_view content = TrimBlanks(physical);
+      std::string_view content = util::TrimBlanks(physical);
       if (!content.empty() && content.back() == '\r')
-        content = TrimBlanks(content.substr(0, content.size() - 1));
+        content = util::TrimBlanks(content.substr(0, content.size() - 1));
       if (content.empty() || content.front() == '#') {
         SkipLine(eol);
         continue;
@@ -103,7 +96,7 @@ class Tokenizer {
           }
           ++pos_;
         }
-        cell.text = std::string(TrimBlanks(text_.substr(start, pos_ - start)));
+        cell.text = std::string(util::TrimBlanks(text_.substr(start, pos_ - start)));
       }
       rec.cells.push_back(std::move(cell));
       if (pos_ < text_.size() && text_[pos_] == ',') {
@@ -160,7 +153,7 @@ class Tokenizer {
         line_start_ = pos_;
       }
     }
-    *out = std::string(TrimBlanks(value));
+    *out = std::string(util::TrimBlanks(value));
     return true;
   }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "util/escape.h"
+#include "util/strings.h"
 
 namespace nvmlx::config {
 namespace {
@@ -13,12 +14,6 @@ namespace {
 // Far above any real GPU or MIG-instance count; bounds the memory a range like g:0-4000000000
 // would otherwise take.
 constexpr unsigned kMaxId = 65535;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Decimal digits only (no sign, no spaces inside): what strconv.Atoi accepts for an id, minus the
 // negative numbers that cannot name a device.
@@ -76,7 +71,7 @@ Result<DeviceSelector> ParseCombined(std::string_view s, const std::string& head
   while (start <= s.size()) {
     size_t plus = s.find('+', start);
     if (plus == std::string_view::npos) plus = s.size();
-    const std::string_view part = Trim(s.substr(start, plus - start));
+    const std::string_view part = util::TrimBlanks(s.substr(start, plus - start));
     start = plus + 1;
     if (part.empty()) return InvalidArgument(head + "empty selector next to '+'");
     Result<DeviceSelector> one = ParseOne(part, head);
@@ -105,7 +100,7 @@ Result<DeviceSelector> ParseCombined(std::string_view s, const std::string& head
 
 Result<DeviceSelector> ParseDeviceSelector(std::string_view text) {
   const std::string head = "invalid device selector " + util::QuoteForMessage(text) + ": ";
-  const std::string_view s = Trim(text);
+  const std::string_view s = util::TrimBlanks(text);
   if (s.find('+') != std::string_view::npos) return ParseCombined(s, head);
   return ParseOne(s, head);
 }
@@ -122,7 +117,7 @@ Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head) {
   if (colon != std::string_view::npos && s.find(':', colon + 1) != std::string_view::npos) {
     return fail("at most one ':' is allowed");
   }
-  const std::string_view letter = Trim(s.substr(0, colon));
+  const std::string_view letter = util::TrimBlanks(s.substr(0, colon));
   DeviceSelector sel;
   if (letter == "f") {
     if (colon != std::string_view::npos) {
@@ -142,14 +137,14 @@ Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head) {
   }
   if (colon == std::string_view::npos) return sel;  // all entities of that kind
 
-  const std::string_view list = Trim(s.substr(colon + 1));
+  const std::string_view list = util::TrimBlanks(s.substr(colon + 1));
   if (list.empty()) return fail("expected a list of ids after ':' (e.g. 0,2-3)");
   sel.all = false;
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
     if (comma == std::string_view::npos) comma = list.size();
-    const std::string_view item = Trim(list.substr(start, comma - start));
+    const std::string_view item = util::TrimBlanks(list.substr(start, comma - start));
     start = comma + 1;
     if (item.empty()) return fail("empty entry in the id list");
     const size_t dash = item.find('-');
@@ -166,8 +161,8 @@ Result<DeviceSelector> ParseOne(std::string_view s, const std::string& head) {
     if (item.find('-', dash + 1) != std::string_view::npos) {
       return fail("a range is <number>-<number>, got " + util::QuoteForMessage(item));
     }
-    const std::string_view lo_text = Trim(item.substr(0, dash));
-    const std::string_view hi_text = Trim(item.substr(dash + 1));
+    const std::string_view lo_text = util::TrimBlanks(item.substr(0, dash));
+    const std::string_view hi_text = util::TrimBlanks(item.substr(dash + 1));
     std::optional<unsigned long> lo = ParseNumber(lo_text);
     if (!lo) return fail("expected a number before '-'");
     std::optional<unsigned long> hi = ParseNumber(hi_text);

@@ -14,6 +14,7 @@
 #include "config/yaml_documents.h"
 #include "util/escape.h"
 #include "util/go_duration.h"
+#include "util/strings.h"
 
 namespace nvmlx::config {
 namespace {
@@ -26,12 +27,8 @@ int LineOf(const Node& n) { return n.IsDefined() ? n.Mark().line + 1 : 0; }
 
 std::string Quote(std::string_view s) { return util::QuoteForMessage(s); }
 
-std::string Trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return "";
-  return std::string(s.substr(b, s.find_last_not_of(kSpace) - b + 1));
-}
+// YAML's white space and line breaks (not \f or \v, which YAML counts as content).
+std::string Trim(std::string_view s) { return std::string(util::TrimChars(s, " \t\r\n")); }
 
 std::string Join(std::initializer_list<std::string_view> words) {
   std::string out;

@@ -41,6 +41,7 @@
 #include "util/log.h"
 #include "util/mutex.h"
 #include "util/periodic_worker.h"
+#include "util/strings.h"
 
 namespace nvmlx::serve {
 namespace {
@@ -57,10 +58,10 @@ double ParseQ(std::string_view params) {
   double q = 1.0;
   while (!params.empty()) {
     size_t semi = params.find(';');
-    std::string_view p = Trim(params.substr(0, semi));
+    std::string_view p = util::TrimBlanks(params.substr(0, semi));
     params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
     if (p.size() < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=') continue;
-    std::string_view v = Trim(p.substr(2));
+    std::string_view v = util::TrimBlanks(p.substr(2));
     double parsed = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
     if (ec != std::errc() || end != v.data() + v.size() || !(parsed >= 0 && parsed <= 1)) return 0;
@@ -79,10 +80,10 @@ bool AcceptsGzip(std::string_view header) {
     std::string_view element = header.substr(0, comma);
     header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
     size_t semi = element.find(';');
-    std::string_view coding = Trim(element.substr(0, semi));
+    std::string_view coding = util::TrimBlanks(element.substr(0, semi));
     std::string_view params =
         semi == std::string_view::npos ? std::string_view() : element.substr(semi + 1);
-    if (IEquals(coding, "gzip") || IEquals(coding, "x-gzip")) {
+    if (util::EqualsIgnoreCase(coding, "gzip") || util::EqualsIgnoreCase(coding, "x-gzip")) {
       if (!gzip_q) gzip_q = ParseQ(params);
     } else if (coding == "*") {
       if (!star_q) star_q = ParseQ(params);

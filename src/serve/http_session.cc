@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace nvmlx::serve {
 namespace {
@@ -410,7 +411,8 @@ std::optional<Refusal> CheckRequestHead(const ServerOptions& o,
   for (const auto& f : req) {
     if (f.name() != http::field::transfer_encoding) continue;
     ++te_fields;
-    te_chunked = IEquals(Trim(std::string_view(f.value().data(), f.value().size())), "chunked");
+    te_chunked = util::EqualsIgnoreCase(
+        util::TrimBlanks(std::string_view(f.value().data(), f.value().size())), "chunked");
   }
   if (te_fields > 0 && (te_fields > 1 || !te_chunked || req.count(http::field::content_length))) {
     return Refusal{http::status::bad_request, "unsupported Transfer-Encoding\n"};
