@@ -47,7 +47,10 @@ class ReaderTest : public ::testing::Test {
     std::vector<const FieldDef*> out;
     for (int id : ids) {
       const FieldDef* f = FindById(id);
-      EXPECT_NE(f, nullptr) << id;
+      if (f == nullptr) {
+        ADD_FAILURE() << id << " is not in the catalog";  // and not handed to a reader to read
+        continue;
+      }
       out.push_back(f);
     }
     return out;
