@@ -1,6 +1,7 @@
 #include "fields/field_roles.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "fields/field_ids.h"
 
@@ -21,6 +22,8 @@ constexpr RoleRow kRoles[] = {
     {Role::kXidTotals, ids::kXidErrorsTotal},
     {Role::kClockEventTotals, ids::kClockEventsTotal},
 };
+// One row per role but kSample's (field_roles.h ties kRoleCount to the enum).
+static_assert(std::size(kRoles) + 1 == kRoleCount, "a Role without its row in kRoles");
 
 int IdOf(Quantity q) {
   switch (q) {

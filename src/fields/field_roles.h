@@ -37,6 +37,28 @@ enum class Role : uint8_t {
 };
 inline constexpr int kRoleCount = 8;
 
+// kRoleCount sizes the arrays indexed by Role (plan::FieldPlan::has_), so it must move with the
+// enum. IsLastRole's switch has no default: a new enumerator is a -Wswitch error (-Werror) until
+// it has a case there, and once it is the last one the static_assert wants kRoleCount to count
+// it too. Update all three together.
+constexpr bool IsLastRole(Role role) {
+  switch (role) {
+    case Role::kSample:
+    case Role::kLastXid:
+    case Role::kXidCounts:
+    case Role::kClockEventCounts:
+    case Role::kHealthStatus:
+    case Role::kP2pStatus:
+    case Role::kXidTotals:
+      return false;
+    case Role::kClockEventTotals:
+      return true;
+  }
+  return false;
+}
+static_assert(static_cast<int>(Role::kSample) == 0 && IsLastRole(static_cast<Role>(kRoleCount - 1)),
+              "kRoleCount must be the last Role + 1: update it with the enum and IsLastRole");
+
 Role RoleOf(const FieldDef& field);
 // The catalog entry that plays `role` (the last Xid's, the health status's, ...); null for
 // kSample.
