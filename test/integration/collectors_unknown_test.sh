@@ -49,6 +49,13 @@ grep -q 'unknown field' "$WORK/once.log" && fail "a 4.10 name was called unknown
 
 port=$(free_port)
 start_exporter "$port" --fake-gpus-scenario "$SCENARIO" -f "$WORK/twins.csv" -c 300
+# GPM's first rates need two samples a window apart: the first pages after /ready may have no
+# PROF series yet (under ASan on a loaded machine they did not), so wait for them first.
+for _ in $(seq 1 100); do
+  [ "$(curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null |
+        grep -c '^DCGM_FI_PROF_[A-Z_]*_BYTES\(_PER_SECOND\)\?{gpu="[01]",')" = 16 ] && break
+  sleep 0.1
+done
 pages=0 seen=""
 for _ in $(seq 1 12); do
   curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/page.txt"
