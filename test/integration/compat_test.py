@@ -222,7 +222,11 @@ try:
                     print(f"ok: {name}: refused (exit 2)")
                     checked += 1
                 continue
-            body, deadline = "", time.time() + 20
+            # A case that waits for the API server's pods on the page may need a second
+            # collection: the operator renders -c 30000, and under ASan on a loaded machine the
+            # first one ran before the pod watch had listed (the CI run of this session).
+            wait_s = 45 if case.get("page_match") or case.get("page_no_match") else 20
+            body, deadline = "", time.time() + wait_s
             while time.time() < deadline and proc.poll() is None:
                 try:
                     status, body = get(f"{scheme}://127.0.0.1:{port}/metrics", context, headers)
