@@ -114,21 +114,24 @@ EnergyStore::~EnergyStore() { Stop(); }
 void EnergyStore::Offer(std::shared_ptr<const Ledger> ledger,
                         std::chrono::system_clock::time_point at) {
   Version v{std::move(ledger), 0, at};
+  Version replaced = v;  // takes the previous latest offer, freed after the lock (as Run does)
   {
     util::MutexLock lock(&mu_);
-    v.seq = ++offered_;
-    latest_ = v;
-    // The offer it replaces, if the writer had not taken it yet, is released here: a ledger's
-    // destructor takes no lock.
-    pending_ = std::move(v);
+    v.seq = replaced.seq = ++offered_;
+    std::swap(latest_, replaced);
+    // An offer the writer had not taken yet is dropped with `v`, after the lock.
+    std::swap(pending_, v);
   }
   cv_.SignalAll();
 }
 
 std::shared_ptr<const EnergyStore::Ledger> EnergyStore::Servable() {
+  Version previous;  // the ledger served before, freed after the lock
   util::MutexLock lock(&mu_);
   const Version& candidate = failing_ ? latest_ : durable_;
-  if (candidate.seq > served_.seq) served_ = candidate;
+  if (candidate.seq > served_.seq) {
+    previous = std::exchange(served_, candidate);
+  }
   return served_.ledger;
 }
 
