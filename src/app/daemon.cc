@@ -73,15 +73,23 @@ PageStore::GpuCounts CountGpus(const model::Snapshot& s) {
 }
 
 // nvmlInit failing with a transient error (driver not loaded yet, not ready, a driver/library
-// version mismatch during an upgrade) is retried with backoff, 1 s doubling to 8 s, for
-// kNvmlInitRetryBudget; then the daemon exits 1 so that Kubernetes' restart backoff shows the
-// problem (docs/faults.md). A library that is missing or not NVML is not retried: no wait fixes
-// a wrong path. The start-up thread runs this; SIGTERM ends the process meanwhile (app.cc).
+// version mismatch during an upgrade) is retried with backoff, kNvmlInitFirstBackoff doubling to
+// kNvmlInitMaxBackoff, for kNvmlInitRetryBudget; then the daemon exits 1 so that Kubernetes'
+// restart backoff shows the problem (docs/faults.md). A library that is missing or not NVML is
+// not retried: no wait fixes a wrong path. The start-up thread runs this; SIGTERM ends the
+// process meanwhile (app.cc).
+// A minute covers a driver that is still loading when the pod starts, without hiding a broken
+// node from Kubernetes for long.
 constexpr std::chrono::seconds kNvmlInitRetryBudget{60};
+// A second is short next to the budget but does not spin on a driver that is not there yet.
+constexpr std::chrono::milliseconds kNvmlInitFirstBackoff{1000};
+// The cap keeps retrying often enough to matter (1, 2, 4, 8, 8, ... s): a driver that comes up
+// late in the budget is still seen within 8 s, not after a doubled wait past the budget's end.
+constexpr std::chrono::milliseconds kNvmlInitMaxBackoff{8000};
 
 Result<std::unique_ptr<nvml::Library>> LoadNvml(const std::string& path) {
   const auto give_up = std::chrono::steady_clock::now() + kNvmlInitRetryBudget;
-  std::chrono::milliseconds backoff(1000);
+  std::chrono::milliseconds backoff = kNvmlInitFirstBackoff;
   for (int attempt = 1;; ++attempt) {
     Result<std::unique_ptr<nvml::Library>> lib = nvml::Library::Load(path);
     if (lib.ok()) {
@@ -99,13 +107,31 @@ Result<std::unique_ptr<nvml::Library>> LoadNvml(const std::string& path) {
          {"attempt", std::to_string(attempt)},
          {"retry_in_ms", std::to_string(backoff.count())}});
     std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(8000));
+    backoff = std::min(backoff * 2, kNvmlInitMaxBackoff);
   }
 }
 
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+// The shortest time the HTTP server keeps an idle connection: long enough for Prometheus to reuse
+// it across scrapes (15 s to 1 min intervals, with room for a slow one); Go's default (idle =
+// read timeout, 10 s) forces a new connection every scrape.
+constexpr std::chrono::seconds kMinIdleTimeout{120};
+
+// What the collector's stop always gets after the server has stopped, whatever the stop deadline
+// says: a read in progress and the Xid watcher's event wait (at most 500 ms, XidWatcher's
+// kWaitTimeout) end within it, so only a call still running after it is stuck.
+constexpr std::chrono::milliseconds kCollectorStopFloor{600};
+
+// The least the EMF pipeline gets to send the last collection's documents at stop, even when the
+// stop deadline has passed: they get a chance, and a dead receiver holds the stop no longer.
+constexpr std::chrono::milliseconds kMinEmfDrain{300};
+
+// --once waits at most this long for the first pod list before rendering: a one-shot run must end
+// even when the API server does not answer; the page then has no pod labels.
+constexpr std::chrono::seconds kOnceAttributionWait{5};
 
 }  // namespace
 
@@ -376,10 +402,8 @@ Status Daemon::BuildOutputs(const Environment& env) {
     }
     sopts.listen_fd = *fd;
   }
-  // Keep idle connections long enough for Prometheus to reuse them across scrapes (15 s to 1 min
-  // intervals); Go's default (idle = read timeout, 10 s) forces a new connection every scrape.
-  sopts.idle_timeout =
-      std::max<std::chrono::milliseconds>(opts.web_read_timeout, std::chrono::seconds(120));
+  // Keep idle connections long enough for Prometheus to reuse them (kMinIdleTimeout).
+  sopts.idle_timeout = std::max<std::chrono::milliseconds>(opts.web_read_timeout, kMinIdleTimeout);
   LivePage::Options lopts;
   lopts.history_minutes = opts.live_history_minutes;
   lopts.interval = interval;
@@ -614,20 +638,20 @@ bool Daemon::StopUntil(std::chrono::steady_clock::time_point deadline) {
   if (reloader_) reloader_->Stop();  // never blocks long: it reads regular files only
   NoteStopStep("HTTP server");
   if (server_) server_->Stop();
-  // Whatever the server's drain took, a read in progress and the Xid watcher's event wait (at
-  // most 500 ms) get a moment to end: only a call still running after that is stuck.
-  const auto floor = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  // Whatever the server's drain took, a read in progress and the Xid watcher's event wait get a
+  // moment to end (kCollectorStopFloor): only a call still running after that is stuck.
+  const auto floor = std::chrono::steady_clock::now() + kCollectorStopFloor;
   NoteStopStep("collector");
   collector_stopped_ = collector_ == nullptr || collector_->Stop(std::max(deadline, floor));
   NoteStopStep("EMF pipeline");
   if (emf_) {
-    // What is left of the stop budget (at least 300 ms, for the last collection's documents):
+    // What is left of the stop budget (at least kMinEmfDrain, for the last collection's documents):
     // a dead or stuck receiver must not take the stop past it (hardening round two, row 10).
     auto drain = std::chrono::milliseconds::max();
     if (deadline != std::chrono::steady_clock::time_point::max()) {
-      drain = std::max(std::chrono::milliseconds(300),
-                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                           deadline - std::chrono::steady_clock::now()));
+      drain = std::max<std::chrono::milliseconds>(
+          kMinEmfDrain, std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now()));
     }
     emf_->Stop(drain);
   }
@@ -647,7 +671,7 @@ std::vector<std::string> Daemon::StuckCalls() const {
 
 std::string Daemon::RenderOnce() {
   std::shared_ptr<const model::Snapshot> snap = collector_->CollectOnce();
-  snap = sources_->ResolveForOnce(std::move(snap), std::chrono::seconds(5));
+  snap = sources_->ResolveForOnce(std::move(snap), kOnceAttributionWait);
   std::string body;
   render::RenderPrometheus(*snap, ropts_, &body);
   return body;
