@@ -11,20 +11,9 @@
 
 #include "util/file.h"
 #include "util/log.h"
+#include "util/scoped_fd.h"
 
 namespace nvmlx::app {
-namespace {
-
-// Closes a descriptor on every return path.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
-
 bool EnergyStore::Load(const std::string& path, const Ledger::KnownGpus& gpus,
                        std::chrono::system_clock::time_point now, Ledger* ledger) {
   // util/file.h's one bounded door: one non-blocking open, checked on the opened descriptor, so
@@ -72,11 +61,11 @@ Status EnergyStore::WriteAtomically(const std::string& path, const std::string& 
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
     return Internal(tmp + ": cannot remove: " + std::strerror(errno));
   }
-  Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)};
-  if (f.fd < 0) return Internal(tmp + ": cannot create: " + std::strerror(errno));
+  util::ScopedFd f(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!f.valid()) return Internal(tmp + ": cannot create: " + std::strerror(errno));
   size_t done = 0;
   while (done < text.size()) {
-    const ssize_t n = ::write(f.fd, text.data() + done, text.size() - done);
+    const ssize_t n = ::write(f.get(), text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
@@ -85,9 +74,8 @@ Status EnergyStore::WriteAtomically(const std::string& path, const std::string& 
     }
     done += static_cast<size_t>(n);
   }
-  const int fd = f.fd;
-  f.fd = -1;
-  if (::close(fd) != 0) {
+  // close() may report a write error write() did not (NFS, a full disk): the file is incomplete.
+  if (f.Close() != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     return Internal(tmp + ": cannot write: " + std::strerror(err));

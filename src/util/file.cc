@@ -8,26 +8,9 @@
 #include <cstring>
 
 #include "util/escape.h"
+#include "util/scoped_fd.h"
 
 namespace nvmlx::util {
-namespace {
-
-// Closes the descriptor on every return path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 std::string SizeText(size_t bytes) {
   if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) {
@@ -44,7 +27,7 @@ Result<std::string> ReadBoundedFile(const std::string& path, std::string_view wh
   // A FIFO (or a device) given by mistake would block the open or the read forever, silently:
   // open without blocking, and read regular files only, from this very descriptor (a second
   // open could meet another file).
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     const int err = errno;
     const std::string msg = shown + ": cannot open the " + std::string(what);
