@@ -15,6 +15,7 @@
 #   make fuzz-smoke     the same build, each fuzzer 20 s (CI)
 # make screenshots: the live page's browser test, then its PNGs copied to docs/live-page/
 # make flags-doc: docs/flags.md's tables regenerated from the flag tables of src/config
+# make dcgm-fields-doc: docs/dcgm-fields.md's served/skipped counts regenerated from the catalog
 # Each target installs only the Debian packages it needs (scripts/install-deps.sh GROUP): make run
 # the toolchain and the daemon's libraries (group run); make test, build, bench, bundle the test
 # group; make demo and make image the build group plus their own; the checks the ci group
@@ -42,7 +43,8 @@ TSAN_CXX ?= clang++
 DEPS_GROUPS := run build demo image test ci
 
 .PHONY: all deps $(addprefix deps-,$(DEPS_GROUPS)) build test run demo bundle image bench clean \
-  format tidy asan tsan thread-safety layering fuzz fuzz-smoke screenshots flags-doc
+  format tidy asan tsan thread-safety layering fuzz fuzz-smoke screenshots flags-doc \
+  dcgm-fields-doc
 
 all: build
 
@@ -154,6 +156,14 @@ flags-doc: deps-run
 	@$(CONFIGURE_RUN)
 	cmake --build $(BUILD) -j $(JOBS) --target flags_doc
 	@bash scripts/flags_doc.sh $(BUILD)/src/config/flags_doc docs/flags.md
+
+# docs/dcgm-fields.md's generated parts (the served and skipped counts, the served ids by how they
+# are read), from the catalog (src/fields/dcgm_fields_doc.cc); the ctest test dcgm_fields_doc_check
+# fails when the page was not regenerated after a catalog row came or went.
+dcgm-fields-doc: deps-run
+	@$(CONFIGURE_RUN)
+	cmake --build $(BUILD) -j $(JOBS) --target dcgm_fields_doc
+	@python3 scripts/dcgm_fields_doc.py $(BUILD)/src/fields/dcgm_fields_doc docs/dcgm-fields.md
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
