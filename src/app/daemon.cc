@@ -582,14 +582,11 @@ void Daemon::AddReloadFamilies(render::SeriesModel* model) {
     last = last_reload_success_s_;
   }
   render::SeriesFamily& rejected =
-      render::AddOwnFamily(model, "nvml_exporter_config_reload_failures_total", "counter",
-                           "Reloads of the collectors file that were rejected (the fields in use "
-                           "stay).");
+      render::AddOwnFamily(model, render::OwnFamily("nvml_exporter_config_reload_failures_total"));
   rejected.points.push_back(
       render::SeriesPoint::Uint(model->AddLabelSet({}), failures, render::kToPrometheus));
   render::SeriesFamily& success = render::AddOwnFamily(
-      model, "nvml_exporter_config_last_reload_success_timestamp_seconds", "gauge",
-      "Unix time the collectors file was last loaded successfully (start-up included).");
+      model, render::OwnFamily("nvml_exporter_config_last_reload_success_timestamp_seconds"));
   success.points.push_back(render::SeriesPoint::Millis(
       model->AddLabelSet({}), static_cast<int64_t>(std::llround(last * 1000))));
 }
@@ -691,9 +688,9 @@ void Daemon::Publish(const model::Snapshot& snap) {
       // page shows the newest ledger already written, so that no value is scraped before it
       // would survive a SIGKILL (app/energy_store.h).
       energy_store_->Offer(std::make_shared<const render::PodEnergyLedger>(*energy_), snap.time);
-      energy_store_->Servable()->AddFamily(&series_);
+      energy_store_->Servable()->AddFamily(ropts_.pods, &series_);
     } else {
-      energy_->AddFamily(&series_);
+      energy_->AddFamily(ropts_.pods, &series_);
     }
   }
   if (emf_) emf_->OnSeries(series_, snap);  // render here, send on the sinks' threads

@@ -203,27 +203,28 @@ double PodEnergyLedger::Joules(unsigned gpu, const std::string& gpu_instance, co
   return sum;
 }
 
-void PodEnergyLedger::AddFamily(SeriesModel* model) const {
+void PodEnergyLedger::AddFamily(const PodFamiliesOptions& options, SeriesModel* model) const {
   if (accounts_.empty()) return;
-  SeriesFamily& f = AddOwnFamily(
-      model, "nvml_exporter_pod_gpu_energy_joules_total", "counter",
-      "Energy each pod container used on a GPU (or MIG instance) since the exporter started: the "
-      "GPU's energy counter split among its holders (whole to an exclusive holder, by SM share "
-      "on a shared GPU, by compute slices on MIG); namespace, pod and container empty for the "
-      "unattributed rest.");
-  // CloudWatch gets it too, as the joules of each window (a counter: EMF sends deltas): summed
-  // over a period they are the energy of that period, per pod, namespace or GPU. No joule unit.
-  f.emf_unit = "None";
+  // Through the one builder: its registry entry has the CloudWatch unit too (EMF gets the joules
+  // of each window).
+  SeriesFamily& f = AddOwnFamily(model, OwnFamily("nvml_exporter_pod_gpu_energy_joules_total"));
+  // The label names of our other per-pod families (-o: uuid, pod_namespace, pod_name,
+  // container_name), from the one place they are spelled.
+  const LabelNames names = options.label_names();
+  std::vector<LabelView> labels;
   for (const auto& [k, a] : accounts_) {
     const std::string gpu = std::to_string(k.gpu);
-    std::vector<LabelView> labels = {{"gpu", gpu}, {"UUID", k.uuid}};
+    labels.clear();
+    labels.emplace_back("gpu", gpu);
+    // A UUID NVML did not give is left out, never UUID="" (as on nvml_exporter_gpu_up).
+    if (!k.uuid.empty()) labels.emplace_back(names.uuid, k.uuid);
     if (!k.gpu_instance.empty()) {
       labels.emplace_back("GPU_I_PROFILE", k.profile);
       labels.emplace_back("GPU_I_ID", k.gpu_instance);
     }
-    labels.emplace_back("namespace", k.ns);
-    labels.emplace_back("pod", k.pod);
-    labels.emplace_back("container", k.container);
+    labels.emplace_back(names.ns, k.ns);
+    labels.emplace_back(names.pod, k.pod);
+    labels.emplace_back(names.container, k.container);
     AddOwnDoublePoint(model, &f, labels, a.joules, kToBoth);
   }
 }

@@ -32,6 +32,7 @@
 #include <tuple>
 
 #include "model/snapshot.h"
+#include "render/pod_families.h"
 #include "render/series_model.h"
 #include "util/status.h"
 
@@ -45,9 +46,11 @@ class PodEnergyLedger {
   // One collection.
   void Observe(const model::Snapshot& snap);
   // The family, one point per (GPU, MIG instance, pod container), and one unattributed per GPU
-  // or instance that had energy to give; labels gpu, UUID, GPU_I_PROFILE and GPU_I_ID (MIG),
-  // namespace, pod, container.
-  void AddFamily(SeriesModel* model) const;
+  // or instance that had energy to give; labels gpu, UUID (none when NVML gave no UUID),
+  // GPU_I_PROFILE and GPU_I_ID (MIG), namespace, pod, container, named as `options` names them
+  // on our other per-pod families (PodFamiliesOptions::label_names: -o gives uuid,
+  // pod_namespace, pod_name, container_name).
+  void AddFamily(const PodFamiliesOptions& options, SeriesModel* model) const;
 
   // The ledger as text (JSON), to be read back by Restore after a restart of the daemon
   // (--state-dir), so that the counters go on instead of starting from 0. Never throws (a label

@@ -138,7 +138,7 @@ TEST_F(PodEnergyTest, AnHourOfCollectionsSumsToTheDeviceGrowthWithinAJoule) {
     ledger.Observe(Snap(t, mj, sm(rng), sm(rng)));
   }
   SeriesModel model;
-  ledger.AddFamily(&model);
+  ledger.AddFamily(PodFamiliesOptions(), &model);
   std::string page;
   RenderPrometheus(model, &page);
   for (unsigned g = 0; g < 3; ++g) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "render/series.h"
+
 namespace nvmlx::render {
 namespace {
 
@@ -124,9 +126,10 @@ bool ReservedLabel(std::string_view name) {
 
 // Our families' pod labels, after the device's gpu and UUID.
 void AddPodLabels(const PodUsage& p, const PodFamiliesOptions& o, std::vector<LabelView>* out) {
-  out->emplace_back(o.use_old_namespace ? "pod_namespace" : "namespace", p.namespace_name);
-  out->emplace_back(o.use_old_namespace ? "pod_name" : "pod", p.pod);
-  out->emplace_back(o.use_old_namespace ? "container_name" : "container", p.container);
+  const LabelNames names = o.label_names();
+  out->emplace_back(names.ns, p.namespace_name);
+  out->emplace_back(names.pod, p.pod);
+  out->emplace_back(names.container, p.container);
   // Without metadata the uid is the only name the series has.
   if (o.pod_uid_label || p.meta == nullptr) out->emplace_back("pod_uid", p.uid);
   if (!p.vgpu.empty()) out->emplace_back("vgpu", p.vgpu);
@@ -138,7 +141,7 @@ void AddPodLabels(const PodUsage& p, const PodFamiliesOptions& o, std::vector<La
 }
 
 struct Family {
-  std::string_view name, help;
+  const OwnFamilyDef& def;  // in the registry (render/own_metrics.h)
   enum class Measure { kSm, kMemory, kProcesses } measure;
 };
 
@@ -155,14 +158,6 @@ SeriesPoint Measured(uint32_t set, Family::Measure m, uint64_t sm_percent, uint6
   return SeriesPoint::Uint(set, processes);
 }
 
-SeriesFamily& AddFamily(std::string_view name, std::string_view help, SeriesModel* model) {
-  SeriesFamily& f = model->AddFamily();
-  f.name = name;
-  f.help = help;
-  f.type = "gauge";
-  return f;
-}
-
 }  // namespace
 
 bool PerPodSeriesField(fields::PodShare share, const PodFamiliesOptions& options) {
@@ -176,15 +171,17 @@ void AddDcgmPerPodLabelSets(std::span<const LabelView> device_labels, const Devi
   labels.reserve(device_labels.size() + 5);
   for (const PodUsage& p : usage.pods) {
     labels.assign(device_labels.begin(), device_labels.end());
-    // dcgm-exporter's attributes, in the sorted order its template prints them.
+    // dcgm-exporter's attributes, in the sorted order its template prints them (container,
+    // namespace, pod; with -o container_name, pod_name, pod_namespace).
+    const LabelNames names = options.label_names();
     if (options.use_old_namespace) {
-      labels.emplace_back("container_name", p.container);
-      labels.emplace_back("pod_name", p.pod);
-      labels.emplace_back("pod_namespace", p.namespace_name);
+      labels.emplace_back(names.container, p.container);
+      labels.emplace_back(names.pod, p.pod);
+      labels.emplace_back(names.ns, p.namespace_name);
     } else {
-      labels.emplace_back("container", p.container);
-      labels.emplace_back("namespace", p.namespace_name);
-      labels.emplace_back("pod", p.pod);
+      labels.emplace_back(names.container, p.container);
+      labels.emplace_back(names.ns, p.namespace_name);
+      labels.emplace_back(names.pod, p.pod);
     }
     labels.emplace_back("pod_uid", p.uid);
     if (!p.vgpu.empty()) labels.emplace_back("vgpu", p.vgpu);
@@ -212,7 +209,7 @@ void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamili
     labels.emplace_back("gpu", model->InternInt(id != nullptr ? id->index : 0));
     // A UUID that could not be read is left out, never UUID="" (as on nvml_exporter_gpu_up).
     if (id != nullptr && !id->uuid.empty()) {
-      labels.emplace_back(options.use_old_namespace ? "uuid" : "UUID", id->uuid);
+      labels.emplace_back(options.label_names().uuid, id->uuid);
     }
     const size_t device_labels = labels.size();
     gpu_sets.push_back(model->AddLabelSet(labels));
@@ -223,20 +220,12 @@ void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamili
     }
   }
   static constexpr Family kPodFamilies[] = {
-      {"nvml_exporter_pod_gpu_sm_utilization_ratio",
-       "Share of time (0-1) the GPU's SMs ran kernels of this pod container's processes since "
-       "the previous collection: NVML per-process utilization summed over its processes on "
-       "this GPU.",
-       Family::Measure::kSm},
-      {"nvml_exporter_pod_gpu_memory_used_bytes",
-       "GPU memory used by this pod container's processes on this GPU, in bytes.",
-       Family::Measure::kMemory},
-      {"nvml_exporter_pod_gpu_processes",
-       "Compute processes of this pod container with a context on this GPU.",
-       Family::Measure::kProcesses},
+      {OwnFamily("nvml_exporter_pod_gpu_sm_utilization_ratio"), Family::Measure::kSm},
+      {OwnFamily("nvml_exporter_pod_gpu_memory_used_bytes"), Family::Measure::kMemory},
+      {OwnFamily("nvml_exporter_pod_gpu_processes"), Family::Measure::kProcesses},
   };
   for (const Family& f : kPodFamilies) {
-    SeriesFamily& family = AddFamily(f.name, f.help, model);
+    SeriesFamily& family = AddOwnFamily(model, f.def);
     for (size_t i = 0; i < devices.size(); ++i) {
       const std::vector<PodUsage>& pods = devices[i].usage->pods;
       for (size_t k = 0; k < pods.size(); ++k) {
@@ -247,29 +236,20 @@ void AddPodFamilies(const std::vector<PodFamilyDevice>& devices, const PodFamili
     }
   }
   static constexpr Family kGpuFamilies[] = {
-      {"nvml_exporter_gpu_processes",
-       "Compute processes with a context on this GPU, in a pod or not.",
-       Family::Measure::kProcesses},
-      {"nvml_exporter_gpu_process_memory_used_bytes",
-       "GPU memory used by all compute processes on this GPU, in bytes.", Family::Measure::kMemory},
-      {"nvml_exporter_gpu_process_sm_utilization_ratio",
-       "NVML per-process SM utilization (0-1) since the previous collection, summed over all "
-       "processes on this GPU.",
-       Family::Measure::kSm},
+      {OwnFamily("nvml_exporter_gpu_processes"), Family::Measure::kProcesses},
+      {OwnFamily("nvml_exporter_gpu_process_memory_used_bytes"), Family::Measure::kMemory},
+      {OwnFamily("nvml_exporter_gpu_process_sm_utilization_ratio"), Family::Measure::kSm},
   };
   for (const Family& f : kGpuFamilies) {
-    SeriesFamily& family = AddFamily(f.name, f.help, model);
+    SeriesFamily& family = AddOwnFamily(model, f.def);
     for (size_t i = 0; i < devices.size(); ++i) {
       const DeviceUsage& u = *devices[i].usage;
       family.points.push_back(
           Measured(gpu_sets[i], f.measure, u.sm_percent, u.memory_bytes, u.processes));
     }
   }
-  SeriesFamily& unattributed = AddFamily(
-      "nvml_exporter_gpu_unattributed_processes",
-      "Compute processes on this GPU that belong to no pod (host processes, or processes whose "
-      "cgroup could not be read).",
-      model);
+  SeriesFamily& unattributed =
+      AddOwnFamily(model, OwnFamily("nvml_exporter_gpu_unattributed_processes"));
   for (size_t i = 0; i < devices.size(); ++i) {
     unattributed.points.push_back(SeriesPoint::Uint(gpu_sets[i], devices[i].usage->unattributed));
   }

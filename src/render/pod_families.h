@@ -42,6 +42,19 @@
 
 namespace nvmlx::render {
 
+// The names of our device and pod labels: dcgm-exporter's (UUID, namespace, pod, container), or
+// with -o (--use-old-namespace) its old ones (uuid, pod_namespace, pod_name, container_name). The
+// one place they are spelled: the DCGM families' labels and the self families (render/series.cc),
+// our per-pod and per-GPU families (here) and energy per pod (render/pod_energy.cc) take them
+// from it, so that -o renames them on every family alike.
+struct LabelNames {
+  std::string_view uuid, ns, pod, container;
+};
+constexpr LabelNames LabelNamesFor(bool use_old_namespace) {
+  return use_old_namespace ? LabelNames{"uuid", "pod_namespace", "pod_name", "container_name"}
+                           : LabelNames{"UUID", "namespace", "pod", "container"};
+}
+
 struct PodFamiliesOptions {
   // Per-process data is collected and attributed (--kubernetes-process-metrics, or -k with
   // --kubernetes-virtual-gpus): the per-device usage is aggregated.
@@ -54,7 +67,8 @@ struct PodFamiliesOptions {
   // dcgm-exporter's series). Needs `enabled`.
   bool families = false;
   bool pod_uid_label = false;      // --kubernetes-enable-pod-uid (our families)
-  bool use_old_namespace = false;  // -o: pod_name, pod_namespace, container_name
+  bool use_old_namespace = false;  // -o: pod_name, pod_namespace, container_name, uuid
+  LabelNames label_names() const { return LabelNamesFor(use_old_namespace); }
 };
 
 // What one pod container does on one GPU. The strings point into the Snapshot's attribution.

@@ -66,9 +66,10 @@ void AttributeSets(const model::DeviceIdentity& id, const model::Attribution& at
       const model::PodRef* set_pod = p < pods->size() ? &(*pods)[p] : nullptr;
       if (set_pod != nullptr) {
         const model::PodRef& pod = *set_pod;
-        attrs->emplace_back(old_names ? "container_name" : "container", pod.container);
-        attrs->emplace_back(old_names ? "pod_namespace" : "namespace", pod.namespace_name);
-        attrs->emplace_back(old_names ? "pod_name" : "pod", pod.pod);
+        const LabelNames names = LabelNamesFor(old_names);
+        attrs->emplace_back(names.container, pod.container);
+        attrs->emplace_back(names.ns, pod.namespace_name);
+        attrs->emplace_back(names.pod, pod.pod);
         if (pod.dra) {
           // dcgm-exporter's DRA copy: pod, namespace, container and the claim (MIG: with the
           // profile and MIG UUID); no vgpu. pod_uid and the pod labels as on a device-plugin
@@ -127,13 +128,17 @@ MigLayout LayoutOf(const model::Snapshot& snapshot) {
 // A MIG instance as dcgm-exporter shows it (its FE_GPU_I entity): its own samples plus its GPU's
 // GPU-wide ones (on a MIG-enabled GPU the collector reads only GPU-wide fields on the GPU and
 // only per-instance fields on the instances; should both have a field, the instance's wins),
-// and the GPU's Xids and clock events (not its health and P2P status). Into *out, reusing its
-// buffers.
+// and the GPU's Xids and clock events (not its health and P2P status). Into *out.
+//
+// Built from a copy of the whole instance, then the members that are the GPU's replaced: a
+// member added to DeviceSnapshot later is carried to the instance's series as it is, never lost
+// by a copy that forgot it (issue 39). A new GPU-wide member must be added to the replacements.
 void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSnapshot& gpu,
                    model::DeviceSnapshot* out) {
-  out->identity = instance.identity;
+  *out = instance;
   out->up = instance.up && gpu.up;
-  out->samples.assign(instance.samples.begin(), instance.samples.end());
+  // The instance's samples, then the GPU's that the instance has not (stable: the instance's
+  // first among equal ids, so unique keeps it).
   out->samples.insert(out->samples.end(), gpu.samples.begin(), gpu.samples.end());
   std::stable_sort(
       out->samples.begin(), out->samples.end(),
@@ -143,9 +148,9 @@ void WithGpuFields(const model::DeviceSnapshot& instance, const model::DeviceSna
                                    return a.field_id == b.field_id;
                                  }),
                      out->samples.end());
+  // GPU-wide: Xid and clock events are the GPU's (the collector watches them per GPU).
   out->xid_watched = gpu.xid_watched;
   out->xid_counts = gpu.xid_counts;
-  out->processes = instance.processes;
   out->clock_events_watched = gpu.clock_events_watched;
   out->clock_events_sampled = gpu.clock_events_sampled;
   out->clock_event_counts = gpu.clock_event_counts;
@@ -252,16 +257,12 @@ std::vector<LabelView> GpuLabels(SeriesModel* model, const model::DeviceIdentity
 
 // Reads that finished after the read deadline (docs/faults.md): only while some GPU's reads are
 // slow, so that pages of healthy GPUs are unchanged.
-template <typename FamilyFn>
-void AddSlowReads(const model::Snapshot& snapshot, std::string_view uuid_label, SeriesModel* model,
-                  FamilyFn& family) {
+void AddSlowReads(const model::Snapshot& snapshot, std::string_view uuid_label,
+                  SeriesModel* model) {
   bool any_late = false;
   for (const model::DeviceSnapshot& dev : snapshot.devices) any_late |= dev.late;
   if (!any_late) return;
-  SeriesFamily& late =
-      family("nvml_exporter_gpu_slow_reads",
-             "1 if the GPU's reads finished after the read deadline: slow, not stuck; the values "
-             "shown are those of the previous collection. Present while any GPU's reads are slow.");
+  SeriesFamily& late = AddOwnFamily(model, OwnFamily("nvml_exporter_gpu_slow_reads"));
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || dev.identity->mig) continue;
     late.points.push_back(
@@ -272,23 +273,18 @@ void AddSlowReads(const model::Snapshot& snapshot, std::string_view uuid_label, 
 
 // PM sampling's alternation (docs/pm-sampling.md §3): per GPU the configurations it cycles
 // through, and per served field the fraction of the last window it was measured in.
-template <typename FamilyFn>
-void AddPmCoverage(const model::Snapshot& snapshot, std::string_view uuid_label, SeriesModel* model,
-                   FamilyFn& family) {
-  SeriesFamily& configs = family(
-      "nvml_exporter_pm_sampling_configurations",
-      "PM-sampling configurations the GPU's DCGM_FI_PROF_* fields are split into; above 1 they "
-      "alternate between collections and each field is measured part of the time.");
+void AddPmCoverage(const model::Snapshot& snapshot, std::string_view uuid_label,
+                   SeriesModel* model) {
+  SeriesFamily& configs =
+      AddOwnFamily(model, OwnFamily("nvml_exporter_pm_sampling_configurations"));
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || !dev.pm_sampling) continue;
     configs.points.push_back(
         SeriesPoint::Int(model->AddLabelSet(GpuLabels(model, *dev.identity, uuid_label)),
                          static_cast<int64_t>(dev.pm_sampling->configurations), kToPrometheus));
   }
-  SeriesFamily& coverage = family(
-      "nvml_exporter_pm_sampling_coverage_ratio",
-      "Fraction of the last collection window in which PM sampling measured the field (0 to 1); "
-      "0: the value served is the one measured when its configuration was last live.");
+  SeriesFamily& coverage =
+      AddOwnFamily(model, OwnFamily("nvml_exporter_pm_sampling_coverage_ratio"));
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || !dev.pm_sampling) continue;
     for (const model::FieldCoverage& c : dev.pm_sampling->coverage) {
@@ -303,33 +299,21 @@ void AddPmCoverage(const model::Snapshot& snapshot, std::string_view uuid_label,
 }
 
 // The exporter's own families, after every other: collection time, GPU health, build, and the
-// attribution sources' failures.
+// attribution sources' failures. Each through the one builder, from the registry
+// (render/own_metrics.h).
 void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& options,
                      SeriesModel* model) {
-  auto family = [model](std::string_view name, std::string_view help,
-                        std::string_view type = "gauge") -> SeriesFamily& {
-    SeriesFamily& f = model->AddFamily();
-    f.name = name;
-    f.help = help;
-    f.type = type;
-    return f;
-  };
   const uint32_t no_labels = model->AddLabelSet({});
-  family("nvml_exporter_collect_duration_seconds",
-         "Time the last collection of all devices took, in seconds.")
+  AddOwnFamily(model, OwnFamily("nvml_exporter_collect_duration_seconds"))
       .points.push_back(SeriesPoint::Double(no_labels, snapshot.collect_seconds, kToPrometheus));
-  family("nvml_exporter_last_collect_timestamp_seconds",
-         "Unix time when the last collection started, in seconds.")
+  AddOwnFamily(model, OwnFamily("nvml_exporter_last_collect_timestamp_seconds"))
       .points.push_back(SeriesPoint::Millis(
           no_labels,
           std::chrono::duration_cast<std::chrono::milliseconds>(snapshot.time.time_since_epoch())
               .count()));
 
-  SeriesFamily& up =
-      family("nvml_exporter_gpu_up",
-             "1 if the last collection could read the GPU, 0 if it is lost, stale (a read stuck in "
-             "the driver) or every read failed.");
-  const std::string_view uuid_label = options.use_old_namespace ? "uuid" : "UUID";
+  SeriesFamily& up = AddOwnFamily(model, OwnFamily("nvml_exporter_gpu_up"));
+  const std::string_view uuid_label = LabelNamesFor(options.use_old_namespace).uuid;
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     // One per physical GPU: a MIG instance is up exactly when its GPU is.
     if (dev.identity == nullptr || dev.identity->mig) continue;
@@ -338,10 +322,7 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
                          dev.up ? 1 : 0, kToPrometheus));
   }
   // A read stuck in the driver (docs/faults.md): the GPU's series of those reads are left out.
-  SeriesFamily& stale = family(
-      "nvml_exporter_gpu_stale",
-      "1 if the GPU's reads (fast: gauges, slow: energy, PCIe, violations) did not finish within "
-      "the read deadline (a call stuck in the driver); their series are left out meanwhile.");
+  SeriesFamily& stale = AddOwnFamily(model, OwnFamily("nvml_exporter_gpu_stale"));
   for (const model::DeviceSnapshot& dev : snapshot.devices) {
     if (dev.identity == nullptr || dev.identity->mig) continue;
     for (const bool slow : {false, true}) {
@@ -353,7 +334,7 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
     }
   }
 
-  AddSlowReads(snapshot, uuid_label, model, family);
+  AddSlowReads(snapshot, uuid_label, model);
 
   // PM sampling's state (docs/pm-sampling.md §5), only where it serves a GPU: pages of GPUs
   // served by GPM alone are unchanged.
@@ -363,14 +344,8 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
     // One family at a time: AddFamily may move the families added before it.
     for (const bool losses : {false, true}) {
       SeriesFamily& f =
-          losses ? family("nvml_exporter_pm_sampling_losses_total",
-                          "Times PM sampling could not start or lost the GPU's counters (busy, "
-                          "decode error).",
-                          "counter")
-                 : family("nvml_exporter_pm_sampling_active",
-                          "1 if CUPTI PM sampling holds the GPU's counters and serves its "
-                          "DCGM_FI_PROF_* fields; 0 while paused (SIGUSR1) or lost to another "
-                          "profiler (retrying with backoff).");
+          AddOwnFamily(model, losses ? OwnFamily("nvml_exporter_pm_sampling_losses_total")
+                                     : OwnFamily("nvml_exporter_pm_sampling_active"));
       for (const model::DeviceSnapshot& dev : snapshot.devices) {
         if (dev.identity == nullptr || !dev.pm_sampling) continue;
         const int64_t v = losses ? static_cast<int64_t>(dev.pm_sampling->losses)
@@ -379,31 +354,24 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
             model->AddLabelSet(GpuLabels(model, *dev.identity, uuid_label)), v, kToPrometheus));
       }
     }
-    AddPmCoverage(snapshot, uuid_label, model, family);
+    AddPmCoverage(snapshot, uuid_label, model);
   }
 
   const LabelView build[] = {{"version", options.build.version},
                              {"revision", options.build.revision},
                              {"nvml_library", options.build.nvml_library},
                              {"driver_version", options.build.driver_version}};
-  family("nvml_exporter_build_info",
-         "Build and runtime information of nvml-exporter; the value is always 1.")
+  AddOwnFamily(model, OwnFamily("nvml_exporter_build_info"))
       .points.push_back(SeriesPoint::Int(model->AddLabelSet(build), 1, kToPrometheus));
 
   // --container-labels: the containers left out by the per-GPU cap, while the engine answers.
   if (const auto& containers = snapshot.attribution.containers; containers != nullptr) {
-    family("nvml_exporter_container_labels_dropped",
-           "Running containers (per GPU or MIG instance they use) that got no container-labelled "
-           "copy of its series at the last engine refresh: past the per-GPU cap, the oldest "
-           "containers are kept.")
+    AddOwnFamily(model, OwnFamily("nvml_exporter_container_labels_dropped"))
         .points.push_back(SeriesPoint::Uint(no_labels, containers->dropped));
   }
   // --collectors-unknown-fields=skip: the rows of the plan in use that name no field we know.
   if (snapshot.plan != nullptr && !snapshot.plan->unknown_names().empty()) {
-    SeriesFamily& skipped =
-        family("nvml_exporter_collectors_skipped",
-               "Collectors rows left out because nvml-exporter does not know their field name (a "
-               "newer dcgm-exporter release's field, or a typo); 1 per name, for the list in use.");
+    SeriesFamily& skipped = AddOwnFamily(model, OwnFamily("nvml_exporter_collectors_skipped"));
     for (const std::string& name : snapshot.plan->unknown_names()) {
       const LabelView labels[] = {{"name", model->Intern(name)}};
       skipped.points.push_back(SeriesPoint::Int(model->AddLabelSet(labels), 1, kToPrometheus));
@@ -412,11 +380,8 @@ void AddSelfFamilies(const model::Snapshot& snapshot, const SeriesOptions& optio
   if (options.attribution_errors) {
     const auto counts = options.attribution_errors->Counts();
     if (!counts.empty()) {
-      SeriesFamily& errors = family(
-          "nvml_exporter_attribution_errors_total",
-          "Failed refreshes of an attribution source (kubelet, cgroup, apiserver, hpc); the last "
-          "good attribution stays in use.",
-          "counter");
+      SeriesFamily& errors =
+          AddOwnFamily(model, OwnFamily("nvml_exporter_attribution_errors_total"));
       for (const auto& [source, count] : counts) {
         const LabelView labels[] = {{"source", model->Intern(source)}};
         errors.points.push_back(SeriesPoint::Uint(model->AddLabelSet(labels), count));
@@ -464,8 +429,9 @@ class SeriesBuilder {
       family.entry = f.row;
       family.points.reserve(snap_.devices.size());
     }
-    // Reserved: pod_devices_ keeps pointers into usage_.
+    // Reserved: pod_devices_ keeps pointers into usage_ and instance_views_.
     usage_.reserve(snap_.devices.size());
+    instance_views_.reserve(snap_.devices.size());
     pod_devices_.reserve(snap_.devices.size());
     xid_window_ = out_->InternInt(snap_.xid_window_ms);
     clock_events_window_ = out_->InternInt(snap_.clock_events_window_ms);
@@ -497,8 +463,11 @@ class SeriesBuilder {
       // health and P2P status, which its collectors give per GPU only.
       gpu_status_only_ = mig.has_instances[di];
       if (mig.parent[di] != MigLayout::kNoParent) {
-        WithGpuFields(*devp, snap_.devices[mig.parent[di]], &instance_view_);
-        devp = &instance_view_;
+        // A view of its own per instance (reserved: stable): pod_devices_ keeps pointing to it
+        // until AddPodFamilies, after every device.
+        model::DeviceSnapshot& view = instance_views_.emplace_back();
+        WithGpuFields(*devp, snap_.devices[mig.parent[di]], &view);
+        devp = &view;
       }
     }
     const model::DeviceSnapshot& dev = *devp;
@@ -545,7 +514,8 @@ class SeriesBuilder {
     base.emplace_back("gpu", index);
     // A UUID that could not be read at start (logged then) leaves the label out rather than
     // rendering `UUID=""` (docs/faults.md).
-    if (!id.uuid.empty()) base.emplace_back(options_.use_old_namespace ? "uuid" : "UUID", id.uuid);
+    if (!id.uuid.empty())
+      base.emplace_back(LabelNamesFor(options_.use_old_namespace).uuid, id.uuid);
     base.emplace_back("pci_bus_id", id.pci_bus_id);
     base.emplace_back("device", out_->Intern("nvidia" + std::string(index)));
     base.emplace_back("modelName", id.model_name);
@@ -714,7 +684,7 @@ class SeriesBuilder {
   const std::vector<plan::Family>* families_ = &kNoFamilies;
   DeviceLabels labels_;
   std::string_view xid_window_, clock_events_window_;  // the same on every device
-  model::DeviceSnapshot instance_view_;                // a MIG instance with its GPU's fields
+  std::vector<model::DeviceSnapshot> instance_views_;  // MIG instances with their GPU's fields
   std::vector<DeviceUsage> usage_;                     // per live device, with options.pods.enabled
   std::vector<PodFamilyDevice> pod_devices_;           // the same devices, pointing into usage_
   // The current device's.
@@ -733,13 +703,18 @@ void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, 
   SeriesBuilder(snapshot, options, out).Build();
 }
 
+SeriesFamily& AddOwnFamily(SeriesModel* model, const OwnFamilyDef& def) {
+  SeriesFamily& f = model->AddFamily();
+  f.name = def.name;
+  f.type = def.type;
+  f.help = def.help;
+  f.emf_unit = def.emf_unit;
+  return f;
+}
+
 SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::string_view type,
                            std::string_view help) {
-  SeriesFamily& f = model->AddFamily();
-  f.name = name;
-  f.type = type;
-  f.help = help;
-  return f;
+  return AddOwnFamily(model, OwnFamilyDef{name, type, help});
 }
 
 namespace {

@@ -31,9 +31,15 @@
 // left out; what a family's series are comes from its role (fields/field_roles.h), never from its
 // id; down devices, string values and absent
 // samples give no series. Then, with options.pods.enabled, our per-pod and per-GPU process
-// families (render/pod_families.h), then the self metrics: nvml_exporter_collect_duration_seconds,
-// _last_collect_timestamp_seconds, _gpu_up (per GPU, MIG instances excluded, down ones too),
-// _build_info, and _attribution_errors_total{source} when some source is registered.
+// families (render/pod_families.h), then the self metrics, all registered in render/own_metrics.h
+// (kOwnFamilies, the list of every nvml_exporter_* family and the one builder's registry):
+// nvml_exporter_collect_duration_seconds, _last_collect_timestamp_seconds, _gpu_up (per GPU, MIG
+// instances excluded, down ones too), _gpu_stale{reads} (per GPU), _gpu_slow_reads (per GPU, while
+// any GPU's reads are late), _pm_sampling_active, _pm_sampling_losses_total,
+// _pm_sampling_configurations and _pm_sampling_coverage_ratio{field} (per GPU PM sampling serves,
+// while it serves one), _build_info, _container_labels_dropped (--container-labels),
+// _collectors_skipped{name} (unknown collectors rows skipped), and
+// _attribution_errors_total{source} when some source is registered.
 //
 // With options.pods.dcgm_per_pod_series, DCGM_FI_DEV_GPU_UTIL and DCGM_FI_DEV_FB_USED take
 // dcgm-exporter 4.8's shape on the Prometheus page: the device series without attributes, then
@@ -54,6 +60,7 @@
 
 #include "model/snapshot.h"
 #include "model/source_errors.h"
+#include "render/own_metrics.h"
 #include "render/pod_families.h"
 #include "render/series_model.h"
 
@@ -97,11 +104,17 @@ struct SeriesOptions {
 // into them).
 void BuildSeries(const model::Snapshot& snapshot, const SeriesOptions& options, SeriesModel* out);
 
-// Appends one of the exporter's own families (nvml_exporter_*: Prometheus only) to *model, for
-// the stages that report their own state through the page (the server, the sinks, the reloads):
-// HELP and TYPE are written by the one Prometheus writer like every other family's. `name`,
-// `help` and `type` must outlive the model (string literals). Returns the family; the next
-// AddFamily may move it, so fill it before adding another.
+// The one builder of the exporter's own families (nvml_exporter_*: Prometheus only, but for one
+// with an emf_unit) for every stage that reports its own state through the page (BuildSeries'
+// self and per-pod families, energy per pod, the server, the sinks, the reloads): appends the
+// registered family `def` (render/own_metrics.h: AddOwnFamily(model, OwnFamily("name"))), its
+// HELP and TYPE written by the one Prometheus writer like every other family's. Returns the
+// family; the next AddFamily may move it, so fill it before adding another.
+SeriesFamily& AddOwnFamily(SeriesModel* model, const OwnFamilyDef& def);
+// The same for a family that is not ours, so not in the registry: the standard process_*
+// families (app/process_metrics.h). Never for an nvml_exporter_* name (own_metrics_test checks
+// that every such name is registered). `name`, `help` and `type` must outlive the model (string
+// literals).
 SeriesFamily& AddOwnFamily(SeriesModel* model, std::string_view name, std::string_view type,
                            std::string_view help);
 // One point of such a family: `labels` (copied into the model) and an integer value.

@@ -422,6 +422,53 @@ TEST(BuildSeriesTest, PerPodSeriesArePrometheusOnly) {
   }
 }
 
+// Two MIG-enabled GPUs in dcgm-exporter's MIG shape, each instance with a process: our per-GPU
+// process families name each instance's own GPU. (Each instance's series are built from a view
+// of it with its GPU's fields; the per-pod families read those views after all devices, so each
+// instance needs a view of its own: one view reused for every instance gave all of them the
+// last instance's gpu label.)
+TEST(BuildSeriesTest, EachMigInstanceKeepsItsOwnGpuInThePodFamilies) {
+  SeriesFixture f;
+  f.Add(150, "DCGM_FI_DEV_GPU_TEMP", MetricType::kGauge);
+  f.options.pods.enabled = true;
+  f.options.pods.families = true;
+  for (unsigned g = 0; g < 2; ++g) {
+    DeviceIdentity gpu;
+    gpu.index = g;
+    gpu.uuid = "GPU-" + std::to_string(g);
+    f.ids->push_back(gpu);
+    DeviceIdentity inst = gpu;
+    inst.mig = DeviceIdentity::Mig{1, 0, "1g.18gb", "MIG-" + std::to_string(g)};
+    f.ids->push_back(inst);
+  }
+  f.snapshot.identities = f.ids;
+  for (size_t i = 0; i < f.ids->size(); ++i) {
+    DeviceSnapshot d;
+    d.identity = &(*f.ids)[i];
+    if (i % 2 == 0) {
+      d.samples = {{150, int64_t{40}}};  // the GPU: GPU-wide fields
+    } else {
+      d.processes = {{static_cast<unsigned>(100 + i), 1 << 20, true, 10, 0}};
+    }
+    f.snapshot.devices.push_back(d);
+  }
+  SeriesModel model;
+  BuildSeries(f.snapshot, f.options, &model);
+  const SeriesFamily* processes = nullptr;
+  for (const SeriesFamily& fam : model.families) {
+    if (fam.name == "nvml_exporter_gpu_processes") processes = &fam;
+  }
+  ASSERT_NE(processes, nullptr);
+  // One point per live device, in Snapshot order: GPU 0, its instance, GPU 1, its instance.
+  ASSERT_EQ(processes->points.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const Labels labels = Owned(model.label_set(processes->points[i].label_set));
+    EXPECT_EQ(*FindLabel(labels, "gpu"), std::to_string(i / 2)) << "device " << i;
+    EXPECT_EQ(*FindLabel(labels, "UUID"), "GPU-" + std::to_string(i / 2)) << "device " << i;
+    EXPECT_EQ(processes->points[i].uint_value, i % 2) << "device " << i;
+  }
+}
+
 TEST(SeriesModelTest, InternedTextStaysValidAsTheArenaGrows) {
   SeriesModel m;
   std::vector<std::string_view> views;
