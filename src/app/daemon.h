@@ -13,14 +13,18 @@
 //      before the collector does;
 //   4. the Collector (it enumerates the GPUs), then the sources' kubelet and HPC refreshers for
 //      those GPUs (AttributionSources::AttachDevices);
-//   5. unless --once: the EMF pipeline (its sinks' threads run from here on), the PageStore, and
-//      the HttpServer (not yet listening).
-// Start() starts what runs on its own threads, again in dependency order: the attribution
-// sources (before the collector that reads them), the collector (whose publish callback feeds
-// the EMF pipeline and the page store, both ready since Create), and the server last (it serves
-// the page store). Stop() goes in reverse: server (no new scrapes), collector (no new
-// snapshots), EMF pipeline (its sinks drain what was queued), attribution sources. The parts
-// are destroyed in the same reverse order; the NVML library goes last.
+//   5. unless --once: the EMF pipeline (its sinks' threads run from here on), the node fault
+//      reporter (--kubernetes-node-conditions), the energy-per-pod ledger and its EnergyStore
+//      (--kubernetes-process-metrics), the PageStore, the LivePage and the HttpServer (not yet
+//      listening).
+// Start() starts what runs on its own threads, again in dependency order: the collectors
+// reloader, the attribution sources (before the collector that reads them), the node fault
+// reporter, the collector (whose publish callback feeds the fault reporter, the EMF pipeline and
+// the page store, all ready since Create), and the server last (it serves the page store).
+// Stop() goes the other way: reloader, server (no new scrapes), collector (no new snapshots),
+// EMF pipeline (its sinks drain what was queued), fault reporter, EnergyStore (it writes the
+// last ledger), attribution sources. The parts are destroyed in reverse order of their
+// members; the NVML library goes last.
 //
 // Errors: a failing step reports itself where it fails, with the one line an operator sees on
 // stderr ("nvml-exporter: <why>", whatever the log format) and, for some steps, a log entry; what
