@@ -383,11 +383,10 @@ TEST(EmfRendererTest, PodEnergyGoesOutAsEachWindowsJoules) {
   EmfRenderer r(DefaultEmfRules(true), o);
   auto render = [&](double pod_joules, double rest_joules, int seconds) {
     SeriesModel model;
-    SeriesFamily& other = AddOwnFamily(&model, "nvml_exporter_gpu_up", "gauge", "h");
+    SeriesFamily& other = AddOwnFamily(&model, OwnFamily("nvml_exporter_gpu_up"));
     AddOwnPoint(&model, &other, std::vector<LabelView>{{"gpu", "0"}}, 1);
-    SeriesFamily& f =
-        AddOwnFamily(&model, "nvml_exporter_pod_gpu_energy_joules_total", "counter", "h");
-    f.emf_unit = "None";
+    // The registry gives it its EMF unit ("None").
+    SeriesFamily& f = AddOwnFamily(&model, OwnFamily("nvml_exporter_pod_gpu_energy_joules_total"));
     const std::vector<LabelView> pod = {{"gpu", "0"},
                                         {"UUID", "GPU-0"},
                                         {"namespace", "ml"},

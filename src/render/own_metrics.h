@@ -2,7 +2,7 @@
 // the page is listed here, once, with its TYPE and HELP. The one builder (render::AddOwnFamily,
 // render/series.h) takes an entry of this list, looked up by OwnFamily("name") at compile time:
 // a family that is not registered does not compile, so this list is complete by construction
-// (own_metrics_test also checks that every "nvml_exporter_..." literal of src/ names an entry,
+// (own_metrics_test also checks that every nvml_exporter_* string literal of src/ names an entry,
 // and every entry is used). Why one list: the HELP and TYPE of a family were spelled in five
 // places, with two argument orders; the docs and a reviewer now read them in one.
 //
