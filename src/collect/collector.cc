@@ -1,6 +1,6 @@
-// Collector, part 1: the rounds that post each GPU's reads and wait for them until the read
-// deadline, and the lifecycle. Creation is collector_setup.cc; reading one GPU is
-// collector_read.cc; the field plan is collector_plan.cc.
+// Collector: creation, the rounds that post each GPU group's reads and wait for them until the
+// read deadline, the snapshot assembled from their answers, and the lifecycle. What runs on the
+// GPUs' workers is collect/gpu_group.cc; Create's steps are collect/collector_setup.cc.
 #include "collect/collector.h"
 
 #include <algorithm>
@@ -9,12 +9,26 @@
 #include <thread>  // std::this_thread::sleep_until (the GPM window is real time)
 #include <type_traits>
 
+#include "fields/field_roles.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;  // real time: the GPM window, collect_seconds
+
+// DCGM_EXP_GPU_HEALTH_STATUS of lost GPU i (LostGpuHealth: ALL fails, fallen off the bus), as
+// DCGM reports a GPU that fell off the bus; MIG instances and a plan without health get none.
+void ReadLostHealth(const Entities& entities, const XidWatcher* xids, size_t i,
+                    const plan::FieldPlan& plan, model::DeviceSnapshot* out) {
+  if (!plan.Has(fields::Role::kHealthStatus) || entities.fixed(i).parent) return;
+  int64_t last = 0;
+  std::vector<model::XidCount> counts;
+  if (xids != nullptr && entities.fixed(i).xid_slot) {
+    (void)xids->Read(*entities.fixed(i).xid_slot, &last, &counts);  // false: none watched
+  }
+  out->health = LostGpuHealth(counts);
+}
 
 }  // namespace
 
@@ -27,6 +41,14 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
                          : std::clamp<std::chrono::milliseconds>(options_.interval / 2,
                                                                  std::chrono::milliseconds(1),
                                                                  std::chrono::milliseconds(5000))),
+      ctx_{.lib = lib_,
+           .options = options_,
+           .clock = clock_,
+           .entities = entities_,
+           .xids = xids_,
+           .slow = slow_,
+           .logged = logged_,
+           .profiling_paused = profiling_paused_},
       fast_loop_({.name = "fast collection",
                   .period = options_.interval,
                   .schedule = util::PeriodicWorker::Schedule::kFixedRate,
@@ -39,113 +61,48 @@ Collector::Collector(const nvml::Library& lib, CollectorOptions options)
                    if (auto snap = Collect(false, read_deadline_)) publish_(std::move(snap));
                  }) {}
 
+Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
+                                                     CollectorOptions options) {
+  std::unique_ptr<Collector> c(new Collector(lib, std::move(options)));
+  if (c->options_.plan == nullptr) return InvalidArgument("Collector::Create: no field plan");
+  c->plan_.Publish(c->options_.plan);
+  Result<unsigned> count = lib.DeviceCount();
+  if (!count.ok()) return count.status();
+  CollectorSetUp setup(c->ctx_, c->read_deadline_, &c->rounds_);
+  Result<std::vector<std::unique_ptr<GpuGroup>>> groups = setup.LayOut(*count);
+  if (!groups.ok()) return groups.status();
+  c->groups_ = std::move(groups).value();
+  c->slow_.Resize(c->entities_.size());
+  c->rounds_.Resize(c->groups_.size());
+  c->xids_ = setup.StartXidWatcher();
+  setup.PrimeGroups(c->groups_);
+  return c;
+}
+
 Collector::~Collector() {
   Stop();
   // The workers' destructors (groups_) join their threads; Stop(max) has already waited.
 }
 
-std::string Collector::GpuOf(size_t g) const {
-  return std::to_string((*identities_)[groups_[g].devices.front()].index);
-}
-
-bool Collector::Lost(size_t device) const {
-  const Device& d = *devices_[device];
-  return d.lost.load() || (d.parent && devices_[*d.parent]->lost.load());
-}
-
-void Collector::MarkLost(size_t device, const Status& why) {
-  if (devices_[device]->parent) device = *devices_[device]->parent;
-  if (devices_[device]->lost.exchange(true)) return;
-  log::Error("GPU is lost (fell off the bus?); its series stop, other GPUs continue",
-             {{"gpu", std::to_string((*identities_)[device].index)},
-              {"UUID", (*identities_)[device].uuid},
-              {"err", why.ToString()}});
-}
-
-std::unique_ptr<ProfilingSource> Collector::MakeProfilingSource(
-    const Device& d, const std::vector<const fields::FieldDef*>& f) {
-  const nvml::Library& lib = lib_;
-  if (f.empty()) return nullptr;
-  const std::string gpu = std::to_string(d.index);
-  auto gpm = [&]() -> std::unique_ptr<ProfilingSource> {
-    return GpmReader::Create(lib, d.gpm_device, d.index, f, d.gpm_gi);
-  };
-  auto pm = [&]() -> std::unique_ptr<ProfilingSource> {
-    if (d.mig_gpu) {
-      // PM sampling counts the whole GPU: its values cannot be split per GPU instance.
-      log::Warn(
-          "PM sampling is device-level and is not used on a MIG-enabled GPU or its "
-          "instances; DCGM_FI_PROF_* series omitted",
-          {{"gpu", gpu}, {"GPU_I_ID", d.gpm_gi ? std::to_string(*d.gpm_gi) : "-"}});
-      return nullptr;
-    }
-    const cupti::Library* cupti = options_.cupti ? options_.cupti() : nullptr;
-    if (cupti == nullptr) return nullptr;
-    PmSamplingOptions o = options_.pm_sampling;
-    o.collect_interval = options_.interval;
-    o.paused = &profiling_paused_;
-    return PmSamplingReader::Create(*cupti, cupti->CudaIndexFor(d.pci_bus_id, d.index), d.index, f,
-                                    o);
-  };
-  switch (options_.profiling) {
-    case ProfilingChoice::kNone:
-      return nullptr;
-    case ProfilingChoice::kGpm:
-      return gpm();
-    case ProfilingChoice::kPmSampling:
-      return pm();
-    case ProfilingChoice::kAuto:
-      break;
-  }
-  // Auto: GPM where the GPU has it (no cost, no other profiler blocked), else PM sampling.
-  Result<bool> has_gpm = lib.GpmSupported(d.gpm_device);
-  if ((has_gpm.ok() && *has_gpm) || !options_.cupti || d.mig_gpu) return gpm();
-  if (std::unique_ptr<ProfilingSource> p = pm()) return p;
-  return gpm();  // no CUPTI: GPM's own "metric not enabled" warnings, as without PM sampling
-}
-
-void Collector::ReadSlowGroup(size_t g) {
-  const std::shared_ptr<const plan::FieldPlan> plan = plan_.Get();
-  for (size_t i : groups_[g].devices) {
-    if (Lost(i)) continue;
-    ApplySlowPlan(i, *plan);
-    std::vector<model::Sample> samples;
-    std::vector<fields::FieldError> errors;
-    devices_[i]->slow->Read(&samples, &errors);
-    NoteErrors(i, errors);
-    slow_.Put(i, 0, std::move(samples));
-    if (!Lost(i)) ReadPeriodic(i);
-  }
-}
-
-void Collector::ReadPeriodic(size_t i) {
-  Device& d = *devices_[i];
-  for (size_t k = 0; k < d.periodic.size(); ++k) {
-    const util::Clock::TimePoint now = clock_->Now();
-    const std::optional<util::Clock::TimePoint>& last = d.periodic_read_at[k];
-    // Half an interval of slack: the rounds tick on a fixed schedule, a read lands a little
-    // after its tick, and a cadence of n intervals must read every n-th round.
-    if (last && now - *last < d.periodic_fields[k].every - options_.interval / 2) continue;
-    std::vector<model::Sample> samples;
-    std::vector<fields::FieldError> errors;
-    d.periodic[k]->Read(&samples, &errors);
-    NoteErrors(i, errors);
-    d.periodic_read_at[k] = now;
-    slow_.Put(i, 1 + k, std::move(samples));
-    if (Lost(i)) return;
-  }
+bool Collector::SetPlan(std::shared_ptr<const plan::FieldPlan> plan) {
+  const bool needs_watcher = plan->NeedsXidWatcher();
+  plan_.Publish(std::move(plan));
+  return needs_watcher && xids_ == nullptr;
 }
 
 void Collector::PostSlowAfterFast(size_t g, uint64_t round, bool counted) {
   if (rounds_.stopping()) {  // Stop is under way: no new work (a counted wait ends on it)
-    groups_[g].slow_handoff->store(false);
+    groups_[g]->slow_handoff.store(false);
     return;
   }
-  const bool posted = groups_[g].slow->Post([this, g] { ReadSlowGroup(g); },
-                                            [this, round, counted] {
-                                              if (counted) rounds_.FinishJob(round);
-                                            });
-  groups_[g].slow_handoff->store(false);  // posted (the slow worker counts now) or skipped
+  GpuGroup& group = *groups_[g];
+  // The slow read takes the plan current when it starts (a reload reaches it one read sooner).
+  const bool posted =
+      group.slow_worker().Post([this, &group] { group.slow_reads().Read(*plan_.Get()); },
+                               [this, round, counted] {
+                                 if (counted) rounds_.FinishJob(round);
+                               });
+  group.slow_handoff.store(false);  // posted (the slow worker counts now) or skipped
   // Still running from an earlier round (stuck, or slower than the interval): skipped; the fast
   // loop reports its values stale once it runs past the read deadline.
   if (!posted && counted) rounds_.FinishJob(round);
@@ -153,7 +110,7 @@ void Collector::PostSlowAfterFast(size_t g, uint64_t round, bool counted) {
 
 std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
                                                           util::Clock::Duration wait) {
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   const auto time = std::chrono::system_clock::now();
   const util::Clock::TimePoint deadline = clock_->Now() + wait;
   // The whole round reads under one plan, the one it is stamped with.
@@ -169,7 +126,7 @@ std::shared_ptr<const model::Snapshot> Collector::Collect(bool read_slow_inline,
   std::shared_ptr<model::Snapshot> snap = Assemble(*round, std::move(*results), *plan);
   snap->plan = plan;
   snap->time = time;
-  snap->collect_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  snap->collect_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   return snap;
 }
 
@@ -180,15 +137,16 @@ void Collector::PostReads(uint64_t round, const std::shared_ptr<const plan::Fiel
   // threads at once: on an H200 a call made while the ~4 ms energy read holds the GPU waits for
   // it, and the waiting costs CPU (docs/benchmarks.md).
   for (size_t g = 0; g < groups_.size(); ++g) {
-    if (groups_[g].never_read) {  // still in its start-up probe, or ended it late: stale
+    GpuGroup& group = *groups_[g];
+    if (group.never_read()) {  // still in its start-up probe, or ended it late: stale
       rounds_.Skip(read_slow_inline ? 2 : 1);
       continue;
     }
     auto result = std::make_shared<GroupResult>();
-    const bool posted = groups_[g].fast->Post(
-        [this, g, result, plan] {
-          ReadGroup(g, *plan, result.get());
-          groups_[g].slow_handoff->store(true);  // until PostSlowAfterFast has run
+    const bool posted = group.fast_worker().Post(
+        [&group, result, plan] {
+          group.fast_reads().Read(*plan, result.get());
+          group.slow_handoff.store(true);  // until PostSlowAfterFast has run
         },
         [this, g, round, result, read_slow_inline] {
           rounds_.Deliver(g, round, std::move(*result));
@@ -205,35 +163,15 @@ std::shared_ptr<model::Snapshot> Collector::Assemble(uint64_t round,
                                                      const plan::FieldPlan& plan) {
   auto snap = std::make_shared<model::Snapshot>();
   const util::Clock::TimePoint now = clock_->Now();
-  snap->identities = identities_;
-  snap->devices.resize(devices_.size());
+  snap->identities = entities_.identities();
+  snap->devices.resize(entities_.size());
   for (size_t g = 0; g < groups_.size(); ++g) {
-    Group& group = groups_[g];
     // A late answer (reads that finished after their round's deadline) is published now, one
     // collection late: the GPU is slow, not stuck (hardening round two, row 7).
     const bool late = results[g].late;
     const bool answered = results[g].round == round || late;
     if (answered) {
-      for (size_t k = 0; k < group.devices.size(); ++k) {
-        snap->devices[group.devices[k]] = std::move(results[g].devices[k]);
-        snap->devices[group.devices[k]].late = late;
-      }
-      if (group.fast_stale) {
-        group.fast_stale = false;
-        log::Info(group.stale_in_set_up ? "GPU set-up finished; its series start"
-                                        : "GPU reads answer again; its series are back",
-                  {{"gpu", GpuOf(g)}});
-      }
-      if (late && !group.fast_late) {
-        group.fast_late = true;
-        log::Warn(
-            "GPU reads are slow: they finish after the read deadline, so their values are "
-            "published one collection late (logged once per streak)",
-            {{"gpu", GpuOf(g)}, {"read_deadline_ms", std::to_string(read_deadline_.count())}});
-      } else if (!late && group.fast_late) {
-        group.fast_late = false;
-        log::Info("GPU reads finish within the read deadline again", {{"gpu", GpuOf(g)}});
-      }
+      TakeAnswer(g, late, &results[g], snap.get());
     } else {
       MarkUnanswered(g, now, snap.get());
     }
@@ -246,30 +184,56 @@ std::shared_ptr<model::Snapshot> Collector::Assemble(uint64_t round,
   return snap;
 }
 
+void Collector::TakeAnswer(size_t g, bool late, GroupResult* result, model::Snapshot* snap) {
+  GpuGroup& group = *groups_[g];
+  GroupStreaks& streaks = group.streaks;
+  for (size_t k = 0; k < group.devices().size(); ++k) {
+    snap->devices[group.devices()[k]] = std::move(result->devices[k]);
+    snap->devices[group.devices()[k]].late = late;
+  }
+  if (streaks.fast_stale) {
+    streaks.fast_stale = false;
+    log::Info(streaks.stale_in_set_up ? "GPU set-up finished; its series start"
+                                      : "GPU reads answer again; its series are back",
+              {{"gpu", group.gpu()}});
+  }
+  if (late && !streaks.fast_late) {
+    streaks.fast_late = true;
+    log::Warn(
+        "GPU reads are slow: they finish after the read deadline, so their values are "
+        "published one collection late (logged once per streak)",
+        {{"gpu", group.gpu()}, {"read_deadline_ms", std::to_string(read_deadline_.count())}});
+  } else if (!late && streaks.fast_late) {
+    streaks.fast_late = false;
+    log::Info("GPU reads finish within the read deadline again", {{"gpu", group.gpu()}});
+  }
+}
+
 void Collector::MarkUnanswered(size_t g, util::Clock::TimePoint now, model::Snapshot* snap) {
-  Group& group = groups_[g];
-  const char* call = group.fast->CurrentCall();
-  const bool setting_up = !group.set_up->load();
-  for (size_t i : group.devices) {
+  GpuGroup& group = *groups_[g];
+  GroupStreaks& streaks = group.streaks;
+  const char* call = group.fast_worker().CurrentCall();
+  const bool setting_up = !group.set_up.load();
+  for (size_t i : group.devices()) {
     model::DeviceSnapshot& ds = snap->devices[i];
-    ds.identity = &(*identities_)[i];
+    ds.identity = &entities_.identity(i);
     ds.up = false;
-    ds.lost = Lost(i);
+    ds.lost = entities_.Lost(i);
     ds.stale = !ds.lost;
     ds.setting_up = ds.stale && setting_up;
     if (ds.stale && call != nullptr) ds.stuck_call = call;
   }
-  if (group.fast_stale || Lost(group.devices.front())) return;
-  group.fast_stale = true;
-  group.stale_in_set_up = setting_up;
+  if (streaks.fast_stale || entities_.Lost(group.devices().front())) return;
+  streaks.fast_stale = true;
+  streaks.stale_in_set_up = setting_up;
   // A GPU still in its set-up was named when the start-up stopped waiting for it (AwaitSetUp);
   // its streak is still marked, so that its first answer is logged.
   if (setting_up) return;
-  const std::optional<util::Clock::TimePoint> since = group.fast->BusySince();
+  const std::optional<util::Clock::TimePoint> since = group.fast_worker().BusySince();
   log::Error(
       "GPU read did not finish within the read deadline; GPU marked stale, its series left "
       "out until it answers, other GPUs go on (logged once per streak)",
-      {{"gpu", GpuOf(g)},
+      {{"gpu", group.gpu()},
        {"call", call != nullptr ? call : "(between NVML calls)"},
        {"running_ms",
         std::to_string(
@@ -280,24 +244,24 @@ void Collector::MarkUnanswered(size_t g, util::Clock::TimePoint now, model::Snap
 
 void Collector::MergeSlow(size_t g, bool answered, const GroupResult& result,
                           util::Clock::TimePoint now, model::Snapshot* snap) {
-  Group& group = groups_[g];
+  GpuGroup& group = *groups_[g];
   // The slow cache: stale while a slow read has been running for longer than the deadline.
-  const std::optional<util::Clock::TimePoint> slow_since = group.slow->BusySince();
+  const std::optional<util::Clock::TimePoint> slow_since = group.slow_worker().BusySince();
   const bool slow_stale = slow_since && now - *slow_since >= read_deadline_;
-  if (slow_stale && !group.slow_stale && !Lost(group.devices.front())) {
-    const char* call = group.slow->CurrentCall();
+  if (slow_stale && !group.streaks.slow_stale && !entities_.Lost(group.devices().front())) {
+    const char* call = group.slow_worker().CurrentCall();
     log::Error(
         "GPU slow read did not finish within the read deadline; its slow fields (energy, PCIe "
         "throughput, violations) are left out until it answers (logged once per streak)",
-        {{"gpu", GpuOf(g)}, {"call", call != nullptr ? call : "(between NVML calls)"}});
-  } else if (!slow_stale && group.slow_stale) {
-    log::Info("GPU slow reads answer again", {{"gpu", GpuOf(g)}});
+        {{"gpu", group.gpu()}, {"call", call != nullptr ? call : "(between NVML calls)"}});
+  } else if (!slow_stale && group.streaks.slow_stale) {
+    log::Info("GPU slow reads answer again", {{"gpu", group.gpu()}});
   }
-  group.slow_stale = slow_stale;
-  for (size_t k = 0; k < group.devices.size(); ++k) {
-    const size_t i = group.devices[k];
+  group.streaks.slow_stale = slow_stale;
+  for (size_t k = 0; k < group.devices().size(); ++k) {
+    const size_t i = group.devices()[k];
     model::DeviceSnapshot& ds = snap->devices[i];
-    if (slow_stale && !Lost(i)) ds.slow_stale = true;
+    if (slow_stale && !entities_.Lost(i)) ds.slow_stale = true;
     if (!answered || !ds.up) continue;
     std::vector<model::Sample> slow;
     if (!slow_stale) {
@@ -315,17 +279,17 @@ void Collector::SettleLost(const plan::FieldPlan& plan, model::Snapshot* snap) c
   // sibling read before) must not claim to be up in this very snapshot. A lost GPU keeps only
   // its health series.
   std::vector<unsigned> lost_gpus;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (!Lost(i)) continue;
+  for (size_t i = 0; i < entities_.size(); ++i) {
+    if (!entities_.Lost(i)) continue;
     model::DeviceSnapshot& ds = snap->devices[i];
     if (ds.up || ds.stale) {
       ds = model::DeviceSnapshot{};
-      ds.identity = &(*identities_)[i];
+      ds.identity = &entities_.identity(i);
       ds.up = false;
     }
     ds.lost = true;
-    ReadLostHealth(i, plan, &ds);
-    if (!devices_[i]->parent) lost_gpus.push_back((*identities_)[i].index);
+    ReadLostHealth(entities_, xids_.get(), i, plan, &ds);
+    if (!entities_.fixed(i).parent) lost_gpus.push_back(entities_.identity(i).index);
   }
   if (lost_gpus.empty()) return;
   // P2P entries toward a GPU lost in this snapshot go too: the peer's reads run on their own
@@ -340,11 +304,7 @@ void Collector::SettleLost(const plan::FieldPlan& plan, model::Snapshot* snap) c
 
 std::shared_ptr<const model::Snapshot> Collector::CollectOnce() {
   // GPM values are window averages: give the window since the priming sample a useful length.
-  Clock::time_point ready = Clock::now();
-  for (size_t i : SetUpDevices()) {
-    if (devices_[i]->gpm != nullptr) ready = std::max(ready, devices_[i]->gpm->OnceReadyAt());
-  }
-  std::this_thread::sleep_until(ready);
+  std::this_thread::sleep_until(std::max(SteadyClock::now(), ProfilingReadyAt(/*once=*/true)));
   return Collect(true, std::max<util::Clock::Duration>(read_deadline_, kOnceReadDeadline));
 }
 
@@ -357,12 +317,9 @@ void Collector::Start(PublishFn publish) {
   // interval later, so that the page is complete, GPM included, about 100 ms after start. It runs
   // on the loop's thread (a RunSoon run, which keeps the fixed schedule), so that Start returns
   // at once and the server answers with the first page meanwhile.
-  Clock::time_point gpm_ready = Clock::time_point::min();
-  for (size_t i : SetUpDevices()) {
-    if (devices_[i]->gpm != nullptr) gpm_ready = std::max(gpm_ready, devices_[i]->gpm->ReadyAt());
-  }
-  if (gpm_ready != Clock::time_point::min() && gpm_ready > Clock::now() &&
-      gpm_ready - Clock::now() < options_.interval / 2) {
+  const SteadyClock::time_point gpm_ready = ProfilingReadyAt(/*once=*/false);
+  if (gpm_ready != SteadyClock::time_point::min() && gpm_ready > SteadyClock::now() &&
+      gpm_ready - SteadyClock::now() < options_.interval / 2) {
     gpm_catchup_at_ = gpm_ready;
     fast_loop_.RunSoon();
   }
@@ -374,9 +331,9 @@ bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
   // Neither loop calls NVML itself: both return promptly once stopping_ is set.
   fast_loop_.Stop();
   bool ended = true;
-  for (Group& g : groups_) {
-    ended = g.fast->StopUntil(deadline) && ended;
-    ended = g.slow->StopUntil(deadline) && ended;
+  for (const std::unique_ptr<GpuGroup>& g : groups_) {
+    ended = g->fast_worker().StopUntil(deadline) && ended;
+    ended = g->slow_worker().StopUntil(deadline) && ended;
   }
   if (xids_ != nullptr && !xids_->StopUntil(deadline)) {
     xid_stuck_.store(true);
@@ -385,22 +342,24 @@ bool Collector::Stop(std::chrono::steady_clock::time_point deadline) {
   return ended;
 }
 
-std::vector<size_t> Collector::SetUpDevices() const {
-  std::vector<size_t> out;
-  for (const Group& g : groups_) {
-    if (g.set_up->load()) out.insert(out.end(), g.devices.begin(), g.devices.end());
+ProfilingSource::Clock::time_point Collector::ProfilingReadyAt(bool once) const {
+  // Only a group whose set-up is done: its priming job has published its sources' times.
+  ProfilingSource::Clock::time_point ready = ProfilingSource::Clock::time_point::min();
+  for (const std::unique_ptr<GpuGroup>& g : groups_) {
+    if (!g->set_up.load()) continue;
+    ready = std::max(ready, once ? g->fast_reads().OnceReadyAt() : g->fast_reads().ReadyAt());
   }
-  return out;
+  return ready;
 }
 
 size_t Collector::ReadsInProgress() const {
   size_t n = 0;
-  for (const Group& g : groups_) {
-    const bool fast = g.fast->BusySince().has_value();
+  for (const std::unique_ptr<GpuGroup>& g : groups_) {
+    const bool fast = g->fast_worker().BusySince().has_value();
     n += fast ? 1 : 0;
     // The handoff flag is set while the fast worker is still busy: count it only once that
     // worker is idle, so one read is never counted twice.
-    n += g.slow->BusySince().has_value() || (!fast && g.slow_handoff->load()) ? 1 : 0;
+    n += g->slow_worker().BusySince().has_value() || (!fast && g->slow_handoff.load()) ? 1 : 0;
   }
   return n;
 }
@@ -408,15 +367,15 @@ size_t Collector::ReadsInProgress() const {
 std::vector<std::string> Collector::StuckCalls() const {
   std::vector<std::string> out;
   const util::Clock::TimePoint now = clock_->Now();
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    for (const DeviceWorker* w : {groups_[g].fast.get(), groups_[g].slow.get()}) {
+  for (const std::unique_ptr<GpuGroup>& g : groups_) {
+    for (const DeviceWorker* w : {&g->fast_worker(), &g->slow_worker()}) {
       const std::optional<util::Clock::TimePoint> since = w->BusySince();
       if (!since || now - *since < read_deadline_) continue;
       const char* call = w->CurrentCall();
       char running[32];
       std::snprintf(running, sizeof(running), "%.1f",
                     std::chrono::duration<double>(now - *since).count());
-      out.push_back("gpu=" + GpuOf(g) + " loop=" + (w == groups_[g].fast.get() ? "fast" : "slow") +
+      out.push_back("gpu=" + g->gpu() + " loop=" + (w == &g->fast_worker() ? "fast" : "slow") +
                     " call=" + (call != nullptr ? call : "(between NVML calls)") +
                     " running_s=" + running);
     }
@@ -427,14 +386,6 @@ std::vector<std::string> Collector::StuckCalls() const {
     }
   }
   return out;
-}
-
-void Collector::MergeSorted(std::vector<model::Sample>* into,
-                            const std::vector<model::Sample>& more) {
-  into->insert(into->end(), more.begin(), more.end());
-  std::stable_sort(into->begin(), into->end(), [](const model::Sample& a, const model::Sample& b) {
-    return a.field_id < b.field_id;
-  });
 }
 
 }  // namespace nvmlx::collect

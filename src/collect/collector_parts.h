@@ -38,7 +38,8 @@ struct GroupResult {
 
 class RoundBoard {
  public:
-  // Sets the number of GPU groups (once, before the first round).
+  // Sets the number of GPU groups: once, when Create has laid them out, before the first
+  // collection round (Create's set-up rounds before it count jobs only: AwaitJobs).
   void Resize(size_t groups) NVMLX_EXCLUDES(mu_);
   // Opens a new round that waits for `jobs` jobs; its number, or nullopt once stopping.
   std::optional<uint64_t> Begin(int jobs) NVMLX_EXCLUDES(mu_);

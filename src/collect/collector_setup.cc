@@ -1,17 +1,14 @@
-// Collector, part 4: creation. Every selected GPU is opened and identified on its own fast
-// worker, all at once, then its readers are built and primed there too, so that a call hung in one
-// GPU's set-up holds that GPU only: Create returns after the set-up deadline with that GPU stale
-// and the others collected (hardening round two, row 5; docs/faults.md).
+// Collector::Create's steps (collect/collector_setup.h): probing the GPUs, laying out their
+// entities and groups, the Xid watcher, and priming each group's readers.
+#include "collect/collector_setup.h"
+
 #include <algorithm>
 #include <string>
 
-#include "collect/collector.h"
 #include "util/log.h"
 
 namespace nvmlx::collect {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // dcgm-exporter's -rbmn: collapse runs of whitespace, then spaces become '-'.
 std::string ReplaceBlanks(const std::string& name) {
@@ -84,25 +81,19 @@ model::DeviceIdentity ReadIdentity(const nvml::Library& lib, nvml::Device handle
 
 }  // namespace
 
-Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
-                                                     CollectorOptions options) {
-  std::unique_ptr<Collector> c(new Collector(lib, std::move(options)));
-  if (c->options_.plan == nullptr) return InvalidArgument("Collector::Create: no field plan");
-  c->plan_.Publish(c->options_.plan);
-  Result<unsigned> count = lib.DeviceCount();
-  if (!count.ok()) return count.status();
-  if (Status st = c->CheckGpuSelector(*count); !st.ok()) return st;
-  const config::DeviceSelector& sel = c->options_.devices;
+Result<std::vector<std::unique_ptr<GpuGroup>>> CollectorSetUp::LayOut(unsigned count) {
+  if (Status st = CheckGpuSelector(count); !st.ok()) return st;
+  const config::DeviceSelector& sel = ctx_.options.devices;
   const bool instance_list =
       (sel.kind == config::DeviceSelector::Kind::kInstances && !sel.all) ||
       (sel.kind == config::DeviceSelector::Kind::kGpusAndInstances && !sel.instances_all);
   // 1. Every selected GPU opened and identified on its own worker, all at once. An instance list
   //    numbers the host's MIG instances GPU by GPU, so it needs every GPU's layout: it waits.
-  std::vector<ProbedGpu> probed = c->ProbeGpus(*count, /*wait_for_all=*/instance_list);
+  std::vector<ProbedGpu> probed = ProbeGpus(count, /*wait_for_all=*/instance_list);
   // 2. The entities, in GPU order.
-  auto identities = std::make_shared<std::vector<model::DeviceIdentity>>();
+  Groups groups;
   unsigned instance_count = 0;  // MIG instances seen so far on the host
-  for (ProbedGpu& p : probed) c->AddGpu(std::move(p), &instance_count, identities.get());
+  for (ProbedGpu& p : probed) AddGpu(std::move(p), &instance_count, &groups);
   if (instance_list) {
     const std::vector<unsigned>& ids =
         sel.kind == config::DeviceSelector::Kind::kInstances ? sel.ids : sel.instance_ids;
@@ -114,17 +105,11 @@ Result<std::unique_ptr<Collector>> Collector::Create(const nvml::Library& lib,
       }
     }
   }
-  c->identities_ = std::move(identities);
-  c->slow_.Resize(c->devices_.size());
-  c->rounds_.Resize(c->groups_.size());
-  c->StartXidWatcher();
-  // 3. Each GPU's readers and their priming reads, on its fast worker, all at once.
-  c->PrimeGroups();
-  return c;
+  return groups;
 }
 
-Status Collector::CheckGpuSelector(unsigned count) const {
-  const config::DeviceSelector& sel = options_.devices;
+Status CollectorSetUp::CheckGpuSelector(unsigned count) const {
+  const config::DeviceSelector& sel = ctx_.options.devices;
   if (sel.all || (sel.kind != config::DeviceSelector::Kind::kGpus &&
                   sel.kind != config::DeviceSelector::Kind::kGpusAndInstances)) {
     return Status::Ok();
@@ -138,32 +123,37 @@ Status Collector::CheckGpuSelector(unsigned count) const {
   return Status::Ok();
 }
 
-std::vector<Collector::ProbedGpu> Collector::ProbeGpus(unsigned count, bool wait_for_all) {
-  const config::DeviceSelector& sel = options_.devices;
+std::vector<CollectorSetUp::ProbedGpu> CollectorSetUp::ProbeGpus(unsigned count,
+                                                                 bool wait_for_all) {
+  const config::DeviceSelector& sel = ctx_.options.devices;
   std::vector<ProbedGpu> out;
   for (unsigned i = 0; i < count; ++i) {
     if (sel.kind == config::DeviceSelector::Kind::kGpus && !sel.SelectsGpu(i)) continue;
     ProbedGpu p;
     p.probe = std::make_shared<GpuProbe>();
     p.probe->index = i;
-    p.fast = std::make_unique<DeviceWorker>("gpu " + std::to_string(i) + " fast reads", clock_);
-    p.slow = std::make_unique<DeviceWorker>("gpu " + std::to_string(i) + " slow reads", clock_);
+    p.fast = std::make_unique<DeviceWorker>("gpu " + std::to_string(i) + " fast reads", ctx_.clock);
+    p.slow = std::make_unique<DeviceWorker>("gpu " + std::to_string(i) + " slow reads", ctx_.clock);
     out.push_back(std::move(p));
   }
-  rounds_.Resize(out.size());
+  // A set-up round counts jobs only (no answers): the board is sized for the groups later.
   const std::optional<uint64_t> round = rounds_.Begin(static_cast<int>(out.size()));
   std::vector<std::pair<unsigned, const DeviceWorker*>> workers;
   for (ProbedGpu& p : out) {
     std::shared_ptr<GpuProbe> probe = p.probe;  // the job's own: it may outlive Create
     const bool read_mig = sel.kind != config::DeviceSelector::Kind::kGpus;
+    // The job holds no pointer to this CollectorSetUp: it may end after Create returned.
+    const GroupContext* ctx = &ctx_;
+    RoundBoard* rounds = &rounds_;
     (void)p.fast->Post(
-        [this, probe, read_mig] {
-          Probe(probe.get(), read_mig);
+        [ctx, probe, read_mig] {
+          Probe(*ctx, probe.get(), read_mig);
           int expected = GpuProbe::kRunning;
-          if (!probe->state.compare_exchange_strong(expected, GpuProbe::kDone))
-            NoteLateProbe(*probe);
+          if (!probe->state.compare_exchange_strong(expected, GpuProbe::kDone)) {
+            NoteLateProbe(*ctx, *probe);
+          }
         },
-        [this, round] { rounds_.FinishJob(*round); });
+        [rounds, round] { rounds->FinishJob(*round); });
     workers.emplace_back(p.probe->index, p.fast.get());
   }
   AwaitSetUp(*round, "opening and identifying the GPU", workers, wait_for_all);
@@ -175,28 +165,29 @@ std::vector<Collector::ProbedGpu> Collector::ProbeGpus(unsigned count, bool wait
   return out;
 }
 
-void Collector::Probe(GpuProbe* probe, bool read_mig) {
+void CollectorSetUp::Probe(const GroupContext& ctx, GpuProbe* probe, bool read_mig) {
+  const nvml::Library& lib = ctx.lib;
   const unsigned i = probe->index;
-  Result<nvml::Device> handle = lib_.DeviceByIndex(i);
+  Result<nvml::Device> handle = lib.DeviceByIndex(i);
   if (!handle.ok()) {
     probe->open = handle.status();
     return;
   }
   probe->handle = *handle;
-  probe->identity = ReadIdentity(lib_, *handle, i, options_.replace_blanks_in_model_name,
-                                 options_.plan->label_fields());
+  probe->identity = ReadIdentity(lib, *handle, i, ctx.options.replace_blanks_in_model_name,
+                                 ctx.options.plan->label_fields());
   if (!read_mig) return;
   // MIG: `g` looks at GPUs only; `f` and `i` split a MIG-enabled GPU into its instances.
-  if (Result<bool> m = lib_.MigEnabled(*handle); !m.ok()) {
+  if (Result<bool> m = lib.MigEnabled(*handle); !m.ok()) {
     log::Warn("cannot read the MIG mode; collecting the GPU as a whole",
               {{"gpu", std::to_string(i)}, {"err", m.status().ToString()}});
   } else if (*m) {
     probe->mig_on = true;
-    probe->instances = DiscoverMig(lib_, *handle, i);
+    probe->instances = DiscoverMig(lib, *handle, i);
   }
 }
 
-void Collector::NoteLateProbe(const GpuProbe& probe) {
+void CollectorSetUp::NoteLateProbe(const GroupContext& ctx, const GpuProbe& probe) {
   // The entities were laid out without it: a GPU cannot join afterwards (MIG instances, the
   // attribution's device list and the Xid watcher are fixed at start), so it takes a restart.
   log::Warn(
@@ -204,14 +195,15 @@ void Collector::NoteLateProbe(const GpuProbe& probe) {
       "collect it",
       {{"gpu", std::to_string(probe.index)},
        {"opened", probe.open.ok() ? "yes" : probe.open.ToString()}});
-  if (options_.on_late_gpu) options_.on_late_gpu();
+  if (ctx.options.on_late_gpu) ctx.options.on_late_gpu();
 }
 
-void Collector::AwaitSetUp(uint64_t round, const char* step,
-                           const std::vector<std::pair<unsigned, const DeviceWorker*>>& workers,
-                           bool wait_for_all) {
-  const util::Clock::TimePoint start = clock_->Now();
-  if (rounds_.AwaitJobs(round, clock_, start + read_deadline_)) return;
+void CollectorSetUp::AwaitSetUp(
+    uint64_t round, const char* step,
+    const std::vector<std::pair<unsigned, const DeviceWorker*>>& workers, bool wait_for_all) {
+  util::Clock* clock = ctx_.clock;
+  const util::Clock::TimePoint start = clock->Now();
+  if (rounds_.AwaitJobs(round, clock, start + read_deadline_)) return;
   // Past the read deadline: each GPU still setting up is named with the call it is in, once.
   // At the read deadline only a GPU inside an NVML call is an error: outside NVML the set-up is
   // in the profiling sources' own start (on an H100 at -c 1000, loading CUPTI ~0.3 s, then its
@@ -239,12 +231,12 @@ void Collector::AwaitSetUp(uint64_t round, const char* step,
       /*outside_nvml_is_slow=*/true);
   const util::Clock::TimePoint until =
       start + std::max<util::Clock::Duration>(read_deadline_, kSetUpDeadline);
-  if (rounds_.AwaitJobs(round, clock_, until)) return;
+  if (rounds_.AwaitJobs(round, clock, until)) return;
   if (wait_for_all) {
     log::Error(
         "the device selector lists MIG instances by number, which needs every GPU's layout: the "
         "start-up waits for the GPU's set-up to finish");
-    (void)rounds_.AwaitJobs(round, clock_, util::Clock::TimePoint::max());
+    (void)rounds_.AwaitJobs(round, clock, util::Clock::TimePoint::max());
     return;
   }
   name_stuck(
@@ -253,19 +245,24 @@ void Collector::AwaitSetUp(uint64_t round, const char* step,
       /*outside_nvml_is_slow=*/false);
 }
 
-void Collector::AddGpu(ProbedGpu p, unsigned* instance_count,
-                       std::vector<model::DeviceIdentity>* identities) {
-  const config::DeviceSelector& sel = options_.devices;
+void CollectorSetUp::AddPlaceholder(ProbedGpu p, bool lost, Groups* groups) {
+  const unsigned i = p.probe->index;
+  EntityFixed fixed;
+  fixed.index = i;
+  model::DeviceIdentity id;
+  id.index = i;
+  const size_t position = ctx_.entities.Add(std::move(fixed), std::move(id), lost);
+  // Never read: its set-up is still running (its worker is busy). Lost: read by nothing, but its
+  // rounds still publish it (down).
+  AddGroup(std::move(p), {position}, /*never_read=*/!lost, groups);
+}
+
+void CollectorSetUp::AddGpu(ProbedGpu p, unsigned* instance_count, Groups* groups) {
+  const config::DeviceSelector& sel = ctx_.options.devices;
   const unsigned i = p.probe->index;
   if (!p.claimed) {
     // Still in its set-up: a GPU known by its index only, never read; its worker is busy.
-    auto dev = std::make_unique<Device>();
-    dev->index = i;
-    AddGroup(std::move(p), {devices_.size()}, /*never_read=*/true);
-    devices_.push_back(std::move(dev));
-    model::DeviceIdentity id;
-    id.index = i;
-    identities->push_back(std::move(id));
+    AddPlaceholder(std::move(p), /*lost=*/false, groups);
     return;
   }
   // Ours for the rest of this function (AddGroup takes p, and the job may drop its own).
@@ -277,14 +274,7 @@ void Collector::AddGpu(ProbedGpu p, unsigned* instance_count,
     // instead of the GPU vanishing from the page (hardening round two, row 6).
     log::Error("GPU is lost at start (fell off the bus?); reported as down, never read",
                {{"gpu", std::to_string(i)}, {"err", probe.open.ToString()}});
-    auto dev = std::make_unique<Device>();
-    dev->index = i;
-    dev->lost.store(true);
-    AddGroup(std::move(p), {devices_.size()}, /*never_read=*/false);
-    devices_.push_back(std::move(dev));
-    model::DeviceIdentity id;
-    id.index = i;
-    identities->push_back(std::move(id));
+    AddPlaceholder(std::move(p), /*lost=*/true, groups);
     return;
   }
   if (!probe.open.ok()) {
@@ -312,28 +302,29 @@ void Collector::AddGpu(ProbedGpu p, unsigned* instance_count,
   }
   // (`g+i` with chosen instances: the GPU is their parent, as under `f`, whether or not the g
   // part names it: an instance's series need their GPU's identity and GPU-wide fields.)
-  const size_t gpu_position = devices_.size();
+  Entities& entities = ctx_.entities;
+  const size_t gpu_position = entities.size();
   model::DeviceIdentity parent_identity = id;
   AddEntity(handle, std::move(id), mig_on ? plan::Scope::kMigGpu : plan::Scope::kWhole, handle,
-            std::nullopt, std::nullopt, identities);
+            std::nullopt, std::nullopt);
   // Processes are listed per MIG instance on a MIG-enabled GPU (the parent's list is the
   // aggregate, and only for privileged users: docs/nvml.md §5).
-  if (options_.process_metrics && !mig_on) {
-    devices_.back()->processes = std::make_unique<ProcessReader>(lib_, handle);
+  if (ctx_.options.process_metrics && !mig_on) {
+    entities.fast(gpu_position).processes = std::make_unique<ProcessReader>(ctx_.lib, handle);
   }
   for (const MigInstance* inst : chosen) {
     model::DeviceIdentity inst_id = parent_identity;
     inst_id.mig = inst->mig;
     AddEntity(inst->handle, std::move(inst_id), plan::Scope::kInstance, handle,
-              inst->mig.gpu_instance_id, gpu_position, identities);
-    if (options_.process_metrics) {
-      devices_.back()->processes =
-          std::make_unique<ProcessReader>(lib_, inst->handle, ProcessReader::Mode::kMemoryOnly);
+              inst->mig.gpu_instance_id, gpu_position);
+    if (ctx_.options.process_metrics) {
+      entities.fast(entities.size() - 1).processes =
+          std::make_unique<ProcessReader>(ctx_.lib, inst->handle, ProcessReader::Mode::kMemoryOnly);
     }
   }
   std::vector<size_t> group;
-  for (size_t k = gpu_position; k < devices_.size(); ++k) group.push_back(k);
-  AddGroup(std::move(p), std::move(group), /*never_read=*/false);
+  for (size_t k = gpu_position; k < entities.size(); ++k) group.push_back(k);
+  AddGroup(std::move(p), std::move(group), /*never_read=*/false, groups);
   if (mig_on) {
     log::Info("MIG enabled", {{"gpu", std::to_string(i)},
                               {"instances", std::to_string(instances.size())},
@@ -341,73 +332,70 @@ void Collector::AddGpu(ProbedGpu p, unsigned* instance_count,
   }
 }
 
-void Collector::StartXidWatcher() {
-  // (The health readers came with each GPU's plan: ApplyFastPlan.)
-  if (!options_.plan->NeedsXidWatcher() && !options_.watch_faults) return;
+std::unique_ptr<XidWatcher> CollectorSetUp::StartXidWatcher() {
+  // (The health readers come with each GPU's plan: FastReads::Prime.)
+  if (!ctx_.options.plan->NeedsXidWatcher() && !ctx_.options.watch_faults) return nullptr;
+  Entities& entities = ctx_.entities;
   std::vector<XidWatcher::Gpu> gpus;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i]->parent) continue;  // Xids are reported for the GPU
+  for (size_t i = 0; i < entities.size(); ++i) {
+    if (entities.fixed(i).parent) continue;  // Xids are reported for the GPU
     // Lost at start, or still in its set-up: no handle to watch.
-    if (devices_[i]->lost.load() || devices_[i]->handle == nullptr) continue;
-    devices_[i]->xid_slot = gpus.size();
-    gpus.push_back({devices_[i]->handle, (*identities_)[i].index});
+    if (entities.Lost(i) || entities.fixed(i).handle == nullptr) continue;
+    entities.mutable_fixed(i).xid_slot = gpus.size();
+    gpus.push_back({entities.fixed(i).handle, entities.identity(i).index});
   }
-  xids_ = XidWatcher::Create(lib_, std::move(gpus), options_.xid_window, clock_);
-  xids_->Start();
+  std::unique_ptr<XidWatcher> xids =
+      XidWatcher::Create(ctx_.lib, std::move(gpus), ctx_.options.xid_window, ctx_.clock);
+  xids->Start();
+  return xids;
 }
 
-void Collector::AddGroup(ProbedGpu p, std::vector<size_t> devices, bool never_read) {
-  Group g;
-  g.devices = std::move(devices);
-  g.fast = std::move(p.fast);
-  g.slow = std::move(p.slow);
-  g.never_read = never_read;
-  groups_.push_back(std::move(g));
+void CollectorSetUp::AddGroup(ProbedGpu p, std::vector<size_t> devices, bool never_read,
+                              Groups* groups) {
+  groups->push_back(std::make_unique<GpuGroup>(ctx_, std::move(devices), std::move(p.fast),
+                                               std::move(p.slow), never_read));
 }
 
-void Collector::PrimeGroups() {
-  const std::optional<uint64_t> round = rounds_.Begin(static_cast<int>(groups_.size()));
+void CollectorSetUp::PrimeGroups(const Groups& groups) {
+  const std::optional<uint64_t> round = rounds_.Begin(static_cast<int>(groups.size()));
   std::vector<std::pair<unsigned, const DeviceWorker*>> workers;
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    Group& group = groups_[g];
-    workers.emplace_back((*identities_)[group.devices.front()].index, group.fast.get());
-    if (group.never_read) {
+  for (const std::unique_ptr<GpuGroup>& group : groups) {
+    workers.emplace_back(ctx_.entities.identity(group->devices().front()).index,
+                         &group->fast_worker());
+    if (group->never_read()) {
       rounds_.Skip(1);
       continue;
     }
     // The slow readers make no NVML call until they read: built here, before the slow worker's
-    // first job.
-    for (size_t i : group.devices) {
-      if (!Lost(i)) ApplySlowPlan(i, *options_.plan);
-    }
-    const bool posted = group.fast->Post(
-        [this, g] {
-          for (size_t i : groups_[g].devices) {
-            if (!Lost(i)) ApplyFastPlan(i, *options_.plan);
-          }
-          groups_[g].set_up->store(true);
+    // first job (which owns them from then on).
+    group->slow_reads().Prime(*ctx_.options.plan);
+    GpuGroup* g = group.get();  // the Collector's from now on: it outlives the worker's jobs
+    RoundBoard* rounds = &rounds_;
+    const bool posted = g->fast_worker().Post(
+        [g, plan = ctx_.options.plan] {
+          g->fast_reads().Prime(*plan);
+          g->set_up.store(true);
         },
-        [this, round] { rounds_.FinishJob(*round); });
+        [rounds, round] { rounds->FinishJob(*round); });
     if (!posted) rounds_.Skip(1);  // (its probe is done: the worker is idle)
   }
   AwaitSetUp(*round, "building its readers (priming reads)", workers, /*wait_for_all=*/false);
 }
 
-void Collector::AddEntity(nvml::Device handle, model::DeviceIdentity identity, plan::Scope scope,
-                          nvml::Device gpm_device, std::optional<unsigned> gpm_gpu_instance,
-                          std::optional<size_t> parent,
-                          std::vector<model::DeviceIdentity>* identities) {
-  auto dev = std::make_unique<Device>();
-  dev->handle = handle;
-  dev->parent = parent;
-  dev->scope = scope;
-  dev->index = identity.index;
-  dev->gpm_device = gpm_device;
-  dev->gpm_gi = gpm_gpu_instance;
-  dev->mig_gpu = scope != plan::Scope::kWhole;
-  dev->pci_bus_id = identity.pci_bus_id;
-  devices_.push_back(std::move(dev));
-  identities->push_back(std::move(identity));
+void CollectorSetUp::AddEntity(nvml::Device handle, model::DeviceIdentity identity,
+                               plan::Scope scope, nvml::Device gpm_device,
+                               std::optional<unsigned> gpm_gpu_instance,
+                               std::optional<size_t> parent) {
+  EntityFixed fixed;
+  fixed.handle = handle;
+  fixed.parent = parent;
+  fixed.scope = scope;
+  fixed.index = identity.index;
+  fixed.gpm_device = gpm_device;
+  fixed.gpm_gi = gpm_gpu_instance;
+  fixed.mig_gpu = scope != plan::Scope::kWhole;
+  fixed.pci_bus_id = identity.pci_bus_id;
+  ctx_.entities.Add(std::move(fixed), std::move(identity));
   // Its readers come once every GPU is laid out, on its GPU's workers (PrimeGroups).
 }
 
