@@ -4,7 +4,9 @@
 // failures, web config reloads) and the EMF sinks' (sent, dropped, queued per --emf-output).
 // These are always on (our released pages have them); --enable-exporter-metrics adds the
 // process_* families (app/process_metrics.h). They are added to the collection's series model
-// (Prometheus only) and written by the one Prometheus writer, HELP and TYPE included. Built here,
+// (Prometheus only) through the one builder, render::AddOwnFamily, from their entries in the
+// registry of our families (render/own_metrics.h: name, HELP and TYPE), and written by the one
+// Prometheus writer. Built here,
 // in app/, so that serve/ and sinks/ stay free of render/. Values are as of the collection that
 // made the page (one interval old at most).
 //
