@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <thread>
 #include <utility>
@@ -257,11 +258,78 @@ class GpmCollectorTest : public ::testing::Test {
   CollectorOptions options_;
 };
 
-// Start-up (issue 15): GPM values need two samples 100 ms apart, and the first snapshot usually
-// comes sooner after the priming sample, so Start takes one more round as soon as GPM can answer
-// instead of an interval later. The fake clock never moves here: no interval tick can be what
-// publishes the GPM values. (A slow machine may have them in the first snapshot already; then no
-// second round is needed, and none comes.)
+// A profiling source that is not ready at the first read after its priming and ready
+// kCatchUpWindow after that read (GPM's 100 ms, made long enough that Start decides on its
+// catch-up round well within it even on a slow machine): its first Read gives nothing, every Read
+// from ReadyAt on gives DCGM_FI_PROF_GR_ENGINE_ACTIVE = 0.5. Thread-safety: used on one GPU's
+// fast worker; the counters are atomic so that the test may read them.
+class NotReadyAtFirstReadSource : public ProfilingSource {
+ public:
+  static constexpr std::chrono::seconds kCatchUpWindow{1};
+  explicit NotReadyAtFirstReadSource(std::vector<const fields::FieldDef*> fields)
+      : fields_(std::move(fields)) {}
+  Status Read(std::vector<model::Sample>* samples,
+              std::vector<fields::FieldError>* /*errors*/) override {
+    const Clock::time_point now = Clock::now();
+    if (reads_.fetch_add(1) == 0) {
+      ready_at_.store((now + kCatchUpWindow).time_since_epoch().count());
+      return Status::Ok();
+    }
+    if (now >= ReadyAt()) samples->push_back(model::Sample{1001, 0.5});
+    return Status::Ok();
+  }
+  Clock::time_point ReadyAt() const override {
+    return Clock::time_point(Clock::duration(ready_at_.load()));
+  }
+  Clock::time_point OnceReadyAt() const override { return ReadyAt(); }
+  const std::vector<const fields::FieldDef*>& fields() const override { return fields_; }
+  std::string_view name() const override { return "not_ready_at_first_read"; }
+
+ private:
+  const std::vector<const fields::FieldDef*> fields_;
+  std::atomic<int> reads_{0};
+  // Before the first read: the epoch (long past: not ready, and no catch-up due).
+  std::atomic<Clock::rep> ready_at_{0};
+};
+
+// Start-up (issue 15): profiling values (GPM's) need two samples a window apart, and the first
+// snapshot usually comes sooner after the priming sample, so Start takes one more round as soon
+// as the source can answer instead of an interval later. With a source that is never ready at
+// the first read, the catch-up round must come, deterministically: the first snapshot has no
+// profiling value, the second has it, and the fake clock never moves (no interval tick can be
+// what publishes it).
+TEST_F(GpmCollectorTest, StartTakesACatchUpRoundWhenProfilingIsReady) {
+  util::FakeClock clock;
+  options_.clock = &clock;
+  options_.interval = std::chrono::seconds(30);  // the catch-up must be < 15 s away: it is 1 s
+  std::atomic<int> sources{0};
+  options_.profiling_source = [&sources](unsigned, const std::vector<const fields::FieldDef*>& f)
+      -> std::unique_ptr<ProfilingSource> {
+    sources.fetch_add(1);
+    return std::make_unique<NotReadyAtFirstReadSource>(f);
+  };
+  auto c = Collector::Create(*lib_, options_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_GE(sources.load(), 1) << "the Collector built its profiling sources with the hook";
+  Published published;
+  (*c)->Start(published.Fn());
+  ASSERT_EQ(published.Await(2), 2u) << "the catch-up round, without any tick of the fake clock";
+  EXPECT_TRUE(clock.AwaitWaiters(1)) << "then the loop waits for its first tick";
+  (*c)->Stop();
+  const std::vector<std::shared_ptr<const model::Snapshot>> got = published.Take();
+  ASSERT_EQ(got.size(), 2u) << "one extra round, no more";
+  for (size_t gpu = 0; gpu < got[0]->devices.size(); ++gpu) {
+    if (!got[0]->devices[gpu].up) continue;
+    EXPECT_EQ(FindIn(got[0]->devices[gpu], 1001), nullptr) << "not ready at the first read";
+    ASSERT_NE(FindIn(got[1]->devices[gpu], 1001), nullptr) << "gpu " << gpu;
+    EXPECT_DOUBLE_EQ(std::get<double>(FindIn(got[1]->devices[gpu], 1001)->value), 0.5);
+  }
+  EXPECT_TRUE(got[0]->devices[0].up);
+}
+
+// The same with NVML's GPM: its values come before the first tick, in the first snapshot (a slow
+// machine, where the priming sample is a window old by then) or in the catch-up round (which the
+// test above checks deterministically).
 TEST_F(GpmCollectorTest, StartPublishesGpmValuesBeforeTheFirstTick) {
   util::FakeClock clock;
   options_.clock = &clock;
