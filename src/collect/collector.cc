@@ -226,7 +226,7 @@ void Collector::MarkUnanswered(size_t g, util::Clock::TimePoint now, model::Snap
   if (streaks.fast_stale || entities_.Lost(group.devices().front())) return;
   streaks.fast_stale = true;
   streaks.stale_in_set_up = setting_up;
-  // A GPU still in its set-up was named when the start-up stopped waiting for it (AwaitSetUp);
+  // A GPU still in its set-up was named when the start-up stopped waiting for it (CollectorSetUp);
   // its streak is still marked, so that its first answer is logged.
   if (setting_up) return;
   const std::optional<util::Clock::TimePoint> since = group.fast_worker().BusySince();

@@ -89,6 +89,8 @@ struct SlowState {
   std::vector<std::optional<util::Clock::TimePoint>> periodic_read_at;
 };
 
+// One entity: its parts, each with the owner its type names.
+// Thread-safety: per member, as above; `lost` is atomic (any thread).
 struct GpuEntity {
   EntityFixed fixed;
   FastState fast;
