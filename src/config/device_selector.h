@@ -3,7 +3,7 @@
 // kind once, `f` alone). `f`: every GPU, a MIG-enabled one as its MIG instances; `g`: GPUs (by
 // NVML index); `i`: MIG instances (numbered from 0 across the host, GPU by GPU in MIG slot
 // order); `g+i`: the GPUs the g part names and the MIG instances the i part names. The collector
-// applies it (collect/collector.cc). Pure value type: thread-safe.
+// applies it (collect/collector_setup.cc). Pure value type: thread-safe.
 #ifndef NVML_EXPORTER_CONFIG_DEVICE_SELECTOR_H_
 #define NVML_EXPORTER_CONFIG_DEVICE_SELECTOR_H_
 

@@ -110,7 +110,7 @@ TEST(OwnMetricsTest, BuiltFamiliesAreTheRegisteredOnes) {
   dev.identity = &(*ids)[0];
   dev.late = true;
   dev.processes = {{10, 1 << 20, true, 30, 0}};
-  dev.pm_sampling.emplace();
+  dev.pm_sampling = model::DeviceSnapshot::PmSampling();
   auto containers = std::make_shared<model::RuntimeContainers>();
   snap.attribution.containers = containers;
   auto errors = std::make_shared<model::SourceErrors>();
