@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace nvmlx::attribute {
 namespace {
@@ -168,6 +169,7 @@ PodWatcher::WatchEnd PodWatcher::Watch() {
 }
 
 void PodWatcher::Loop() {
+  util::NameThisThread("pod watcher");
   for (;;) {
     if (client_.stopped()) return;
     Status st = List();

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "util/thread_name.h"
+
 namespace nvmlx::collect {
 
 DeviceWorker::DeviceWorker(std::string name, util::Clock* clock)
@@ -51,6 +53,7 @@ bool DeviceWorker::StopUntil(std::chrono::steady_clock::time_point deadline) {
 }
 
 void DeviceWorker::Loop() {
+  util::NameThisThread(name_);
   nvml::TrackCallsOnThisThread(&site_);
   for (;;) {
     std::function<void()> job;

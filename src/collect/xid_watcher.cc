@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace nvmlx::collect {
 
@@ -74,6 +75,7 @@ bool XidWatcher::StopUntil(std::chrono::steady_clock::time_point deadline) {
 const char* XidWatcher::StuckCall() const { return site_.current(); }
 
 void XidWatcher::Loop() {
+  util::NameThisThread("xid watcher");
   nvml::TrackCallsOnThisThread(&site_);
   Run();
   nvml::TrackCallsOnThisThread(nullptr);

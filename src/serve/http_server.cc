@@ -42,6 +42,7 @@
 #include "util/mutex.h"
 #include "util/periodic_worker.h"
 #include "util/strings.h"
+#include "util/thread_name.h"
 
 namespace nvmlx::serve {
 namespace {
@@ -452,6 +453,7 @@ Status HttpServer::Start() {
     s.running = true;
     for (int i = 0; i < std::max(1, core.options.threads); ++i) {
       s.threads.emplace_back([&s] {
+        util::NameThisThread("http io");
         // A handler that throws (bad_alloc) must not take the process down with it.
         for (;;) {
           try {

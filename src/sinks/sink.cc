@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace nvmlx::sinks {
 namespace {
@@ -144,6 +145,7 @@ void Sink::CountAcknowledged(util::Clock::TimePoint now) {
 }
 
 void Sink::Loop() {
+  util::NameThisThread("emf " + name());
   // A reader that closed stdout (or a FIFO) must fail this sink's writes with EPIPE, not kill
   // the daemon: SIGPIPE is blocked on this thread only (a write's SIGPIPE goes to the thread
   // that wrote; sockets use MSG_NOSIGNAL anyway).

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace nvmlx::util {
 
@@ -45,6 +46,7 @@ void PeriodicWorker::RunSoon() {
 }
 
 void PeriodicWorker::Loop(Clock::TimePoint next) {
+  NameThisThread(name_);
   for (;;) {
     bool soon = false;
     {
