@@ -1,6 +1,8 @@
 #include "collect/pm_sampling_reader.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -50,6 +52,19 @@ PlannedConfigurations PlanConfigurations(const cupti::Library& lib, const std::s
         if (passes == 1) out.built[{metrics.begin(), metrics.end()}] = std::move(c).value();
         return Result<size_t>(passes);
       });
+  return out;
+}
+
+// Per field, the positions in `served` of the fields bounding it (PmFieldMetric::bounded_by).
+std::vector<std::vector<size_t>> BoundsOf(const std::vector<const fields::FieldDef*>& served) {
+  std::vector<std::vector<size_t>> out(served.size());
+  for (size_t i = 0; i < served.size(); ++i) {
+    for (int bound : fields::PmMetricFor(served[i]->id)->bounded_by) {
+      for (size_t j = 0; j < served.size(); ++j) {
+        if (bound != 0 && served[j]->id == bound) out[i].push_back(j);
+      }
+    }
+  }
   return out;
 }
 
@@ -154,6 +169,9 @@ std::unique_ptr<PmSamplingReader> PmSamplingReader::Create(
   }
   r->last_values_.resize(r->fields_.size());
   r->coverage_.assign(r->fields_.size(), 0.0);
+  r->bounds_ = BoundsOf(r->fields_);
+  r->held_.assign(r->fields_.size(), false);
+  r->ResetDwell();
   std::string layout;
   for (size_t s = 0; s < r->slots_.size(); ++s) layout += (s == 0 ? "" : " | ") + r->SlotName(s);
   log::Info("profiling fields from PM sampling",
@@ -236,6 +254,9 @@ void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
                 {"cpu_us_start", std::to_string(cost.start_ns / 1000)}});
     release_cpu_ns_ = 0;
     if (started_at_ == Clock::time_point{}) started_at_ = now;
+    ++sessions_started_;
+    for (size_t index : slot.fields) held_[index] = false;  // measured again
+    ResetDwell();
     live_ = s;
     live_reads_ = 0;
     period_at_ = now;
@@ -316,7 +337,58 @@ void PmSamplingReader::DecodeLive(Clock::time_point now, Clock::duration window,
     }
     last_values_[index] = std::move(v).value();
     coverage_[index] = measured;
+    const double gpm = w->means[k] * to_gpm_units_[index];
+    if (std::isfinite(gpm)) {
+      dwell_max_[index] = std::isnan(dwell_max_[index]) ? gpm : std::max(dwell_max_[index], gpm);
+    }
   }
+  // Fields held at 0 by a bound: measured through it while it stays idle; the first window in
+  // which it rises ends the hold (the value stays the last one, as a field not live does).
+  for (size_t index = 0; index < fields_.size(); ++index) {
+    if (!held_[index]) continue;
+    if (BoundIdle(index)) {
+      coverage_[index] = measured;
+    } else {
+      held_[index] = false;
+    }
+  }
+}
+
+bool PmSamplingReader::BoundIdle(size_t index) const {
+  const std::vector<size_t>& live = slots_[live_].fields;
+  for (size_t b : bounds_[index]) {
+    if (std::find(live.begin(), live.end(), b) == live.end()) continue;
+    if (!std::isnan(dwell_max_[b]) && dwell_max_[b] <= fields::kPmIdleBoundPercent) return true;
+  }
+  return false;
+}
+
+bool PmSamplingReader::HoldByBound(size_t slot) {
+  const std::vector<size_t>& f = slots_[slot].fields;
+  if (f.empty() || !std::all_of(f.begin(), f.end(), [&](size_t i) { return BoundIdle(i); })) {
+    return false;
+  }
+  for (size_t index : f) {
+    Result<model::Value> zero = fields::FromGpm(*fields_[index], 0.0);
+    if (!zero.ok()) return false;  // not reached: 0 converts in every unit
+    last_values_[index] = std::move(zero).value();
+    for (size_t b : bounds_[index]) coverage_[index] = std::max(coverage_[index], coverage_[b]);
+    held_[index] = true;
+  }
+  return true;
+}
+
+size_t PmSamplingReader::NextToMeasure(Clock::time_point now) {
+  for (size_t k = 1; k < slots_.size(); ++k) {
+    const size_t s = (live_ + k) % slots_.size();
+    if (now < slots_[s].retry_at || HoldByBound(s)) continue;
+    return s;
+  }
+  return live_;
+}
+
+void PmSamplingReader::ResetDwell() {
+  dwell_max_.assign(fields_.size(), std::numeric_limits<double>::quiet_NaN());
 }
 
 Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
@@ -350,13 +422,14 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
     if (sampler_ == nullptr) {
       StartFrom(live_ + 1, now);  // lost: the next configuration whose backoff has passed
     } else if (slots_.size() > 1 && ++live_reads_ >= dwell_) {
-      // The next configuration whose backoff has passed; none: the live one stays.
-      bool other = false;
-      for (size_t s = 0; s < slots_.size(); ++s) other |= s != live_ && now >= slots_[s].retry_at;
+      // The next configuration whose backoff has passed and whose fields are not held by an
+      // idle bound; none: the live one stays, for a new dwell.
       live_reads_ = 0;
-      if (other) {
+      const size_t next = NextToMeasure(now);
+      ResetDwell();
+      if (next != live_) {
         Release();
-        StartFrom(live_ + 1, now);
+        StartFrom(next, now);
       }
     }
   }

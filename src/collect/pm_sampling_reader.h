@@ -15,6 +15,15 @@
 // configuration was last live). Pinned fields (PmSamplingOptions::pinned) are in every
 // configuration, so they are measured without gaps.
 //
+// Switching less where the values allow it: a pipe field (tensor, FP32, FP64) is never above SM
+// activity or GR engine activity (fields::PmFieldMetric::bounded_by). When the live configuration
+// measured such a bound at or below fields::kPmIdleBoundPercent in every window of its dwell, the
+// configuration holding only bounded fields is not switched to: its fields are served as 0 and
+// count as measured (coverage) while the bound stays there. An idle GPU thus keeps one session
+// and pays no switch (each costs 0.1-0.2 s of the driver's CPU on GH100; docs/pm-sampling.md §6);
+// the first window whose bound rises ends the hold, and the alternation resumes at the end of
+// that dwell.
+//
 // A configuration that completes no sample for `stall_after` (at least 5 sampling intervals) of
 // its live time has stalled, as the H200 did with the tensor-pipe counter beside others; a failed
 // call (another profiler holds the counters: HARDWARE_BUSY; a decode error) is a loss too. A lost
@@ -88,6 +97,8 @@ class PmSamplingReader : public ProfilingSource {
   // Per configuration, the indices into fields() it measures.
   std::vector<std::vector<size_t>> configuration_fields() const;
   size_t dwell() const { return dwell_; }
+  // Sessions started so far (a switch starts one): how often the reader switched.
+  uint64_t sessions_started() const { return sessions_started_; }
 
  private:
   // One configuration of the alternation and its own loss state.
@@ -113,6 +124,16 @@ class PmSamplingReader : public ProfilingSource {
   void NoteLoss(size_t slot, const Status& why, Clock::time_point now);
   void Release();
   std::string SlotName(size_t slot) const;
+  // At the end of a dwell: the configuration to make live next, from the one after live_ on,
+  // passing those whose backoff has not passed and those held at 0 by an idle bound (HoldByBound);
+  // live_ when none.
+  size_t NextToMeasure(Clock::time_point now);
+  // Whether the live configuration measured an idle bound of field `index` this dwell.
+  bool BoundIdle(size_t index) const;
+  // Slot s holds only fields with an idle bound: they are served as 0 (held_) and true.
+  bool HoldByBound(size_t slot);
+  // A new dwell: no bound measured yet.
+  void ResetDwell();
 
   const cupti::Library& lib_;
   PmSamplingOptions options_;
@@ -132,6 +153,13 @@ class PmSamplingReader : public ProfilingSource {
   bool logged_pause_ = false;
   std::vector<std::optional<model::Value>> last_values_;  // per field: the last measured mean
   std::vector<double> coverage_;                          // per field, the last window
+  // Per field: the indices of the fields bounding it (fields::PmFieldMetric::bounded_by) that
+  // are served; the largest window mean (GPM units) of this dwell while its configuration was
+  // live (NaN: not measured this dwell); whether it is held at 0 by an idle bound.
+  std::vector<std::vector<size_t>> bounds_;
+  std::vector<double> dwell_max_;
+  std::vector<bool> held_;
+  uint64_t sessions_started_ = 0;
   uint64_t release_cpu_ns_ = 0;  // the last Release()'s CPU time, reported with the next start
   std::atomic<bool> active_{false};
   std::atomic<uint64_t> losses_{0};

@@ -259,7 +259,6 @@ Result<std::unique_ptr<PmSampler>> PmSampler::Start(const Library& lib, Options 
   s->host_ = std::move(host);
   s->start_cost_.host_ns = util::ThreadCpuNs() - cpu;
   s->metric_names_ = s->host_->metric_names();
-  std::vector<const char*>& names = s->metric_names_;
 
   cpu = util::ThreadCpuNs();
   api::PmEnableParams enable{};
@@ -269,10 +268,17 @@ Result<std::unique_ptr<PmSampler>> PmSampler::Start(const Library& lib, Options 
   s->object_ = enable.pPmSamplingObject;
   s->start_cost_.enable_ns = util::ThreadCpuNs() - cpu;
 
-  cpu = util::ThreadCpuNs();
+  NVMLX_RETURN_IF_ERROR(s->ConfigureAndStart());
+  return s;
+}
+
+Status PmSampler::ConfigureAndStart(bool set_config) {
+  const Options& o = options_;
+  std::vector<const char*>& names = metric_names_;
+  uint64_t cpu = util::ThreadCpuNs();
   api::PmSetConfigParams config{};
   config.structSize = api::kPmSetConfigParamsSize;
-  config.pPmSamplingObject = s->object_;
+  config.pPmSamplingObject = object_;
   config.configSize = o.config.image.size();
   config.pConfig = o.config.image.data();
   config.hardwareBufferSize = o.hardware_buffer_bytes;
@@ -286,31 +292,57 @@ Result<std::unique_ptr<PmSampler>> PmSampler::Start(const Library& lib, Options 
     config.triggerMode = api::kTriggerGpuTimeInterval;
     config.hwBufferAppendMode = api::kAppendKeepLatest;
   }
-  NVMLX_RETURN_IF_ERROR(
-      lib.Check(lib.cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig"));
-  s->start_cost_.set_config_ns = util::ThreadCpuNs() - cpu;
+  if (set_config) {
+    NVMLX_RETURN_IF_ERROR(
+        lib_.Check(lib_.cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig"));
+  }
+  start_cost_.set_config_ns = util::ThreadCpuNs() - cpu;
 
   cpu = util::ThreadCpuNs();
   api::PmGetCounterDataSizeParams size{};
   size.structSize = api::kPmGetCounterDataSizeParamsSize;
-  size.pPmSamplingObject = s->object_;
+  size.pPmSamplingObject = object_;
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
   size.maxSamples = o.max_samples;
-  NVMLX_RETURN_IF_ERROR(
-      lib.Check(lib.cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize"));
-  s->counter_data_.resize(size.counterDataSize);
-  NVMLX_RETURN_IF_ERROR(s->InitCounterData());
-  s->start_cost_.counter_data_ns = util::ThreadCpuNs() - cpu;
+  NVMLX_RETURN_IF_ERROR(lib_.Check(lib_.cuptiPmSamplingGetCounterDataSize(&size),
+                                   "cuptiPmSamplingGetCounterDataSize"));
+  counter_data_.resize(size.counterDataSize);
+  NVMLX_RETURN_IF_ERROR(InitCounterData());
+  start_cost_.counter_data_ns = util::ThreadCpuNs() - cpu;
 
   cpu = util::ThreadCpuNs();
   api::PmObjectParams start{};
   start.structSize = api::kPmObjectParamsSize;
-  start.pPmSamplingObject = s->object_;
-  NVMLX_RETURN_IF_ERROR(lib.Check(lib.cuptiPmSamplingStart(&start), "cuptiPmSamplingStart"));
-  s->started_ = true;
-  s->start_cost_.start_ns = util::ThreadCpuNs() - cpu;
-  return s;
+  start.pPmSamplingObject = object_;
+  NVMLX_RETURN_IF_ERROR(lib_.Check(lib_.cuptiPmSamplingStart(&start), "cuptiPmSamplingStart"));
+  started_ = true;
+  start_cost_.start_ns = util::ThreadCpuNs() - cpu;
+  return Status::Ok();
+}
+
+Status PmSampler::Reconfigure(Options options, std::shared_ptr<const PmHost> host,
+                              ReconfigureSteps steps) {
+  if (object_ == nullptr || host == nullptr || options.device_index != options_.device_index) {
+    return InvalidArgument("PM sampling: reconfigure needs an enabled session of the same GPU");
+  }
+  start_cost_ = StartCost{};
+  uint64_t cpu = util::ThreadCpuNs();
+  if (started_) {
+    api::PmObjectParams stop{};
+    stop.structSize = api::kPmObjectParamsSize;
+    stop.pPmSamplingObject = object_;
+    started_ = false;  // a failed stop leaves nothing to stop again: the destructor disables
+    NVMLX_RETURN_IF_ERROR(lib_.Check(lib_.cuptiPmSamplingStop(&stop), "cuptiPmSamplingStop"));
+  }
+  if (steps.decode_before_config) (void)Decode();
+  start_cost_.stop_ns = util::ThreadCpuNs() - cpu;
+  options_ = std::move(options);
+  host_ = std::move(host);
+  metric_names_ = host_->metric_names();
+  next_sample_ = 0;
+  samples_seen_ = 0;
+  return ConfigureAndStart(steps.set_config);
 }
 
 PmSampler::~PmSampler() {

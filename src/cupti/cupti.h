@@ -144,9 +144,11 @@ class PmSampler {
     // while the other metrics were already right (docs/validation/h200-pm-sampling.md run 9).
     uint32_t settle_samples = 0;
   };
-  // This thread's CPU time in each step of Start() (where a configuration switch's cost goes).
+  // This thread's CPU time in each step of Start() or Reconfigure() (where a configuration
+  // switch's cost goes); stop_ns is Reconfigure's stop of the previous configuration.
   struct StartCost {
-    uint64_t host_ns = 0, enable_ns = 0, set_config_ns = 0, counter_data_ns = 0, start_ns = 0;
+    uint64_t host_ns = 0, enable_ns = 0, stop_ns = 0, set_config_ns = 0, counter_data_ns = 0,
+             start_ns = 0;
   };
   static constexpr double kAssumedSysclkHz = 1.0e9;
 
@@ -179,12 +181,32 @@ class PmSampler {
   PmSampler(const PmSampler&) = delete;
   PmSampler& operator=(const PmSampler&) = delete;
 
+  // Switches the session to another configuration of the same GPU without giving the counters
+  // up: stop, the new configuration, a new counter-data image, start (`steps` varies this for
+  // pm-probe). It would skip the disable and the fresh session's set-up, ~95 % of a switch's CPU
+  // on GH100, but that CUPTI (13.0, driver 580) does not support it: the next decode crashes or
+  // answers UNKNOWN, and a second start fails (docs/validation/h100-perf-round-2026-12-06.md §1).
+  // So the exporter never calls it; it stays for `pm-probe --switch --keep` to re-check a newer
+  // CUPTI or another chip. On failure the session is left stopped (the destructor disables it).
+  // `options.device_index` must be this session's.
+  struct ReconfigureSteps {
+    bool decode_before_config = false;  // drain the hardware buffer after the stop
+    bool set_config = true;             // false: the same configuration restarted
+  };
+  Status Reconfigure(Options options, std::shared_ptr<const PmHost> host, ReconfigureSteps steps);
+  Status Reconfigure(Options options, std::shared_ptr<const PmHost> host) {
+    return Reconfigure(std::move(options), std::move(host), ReconfigureSteps());
+  }
+
   Result<Window> Decode();
   size_t counter_data_bytes() const { return counter_data_.size(); }
   const StartCost& start_cost() const { return start_cost_; }
 
  private:
   PmSampler(const Library& lib, Options options) : lib_(lib), options_(std::move(options)) {}
+  // The steps shared by Start and Reconfigure: options_' configuration set on the enabled
+  // object, its counter-data image, and the start.
+  Status ConfigureAndStart(bool set_config = true);
   Status InitCounterData();
 
   const Library& lib_;

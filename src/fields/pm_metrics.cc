@@ -26,6 +26,8 @@ constexpr double kBytesToMib = 1.0 / (1024 * 1024);  // B/s -> GPM MiB/s
 // delivered none after it until the session was re-enabled (docs/validation/h200-pm-sampling.md
 // run 6; h200-pm-sampling/onepass-2026-12-04.md); the FP32/FP64 pipe counters are of its kind. The
 // FMA pipe is what GPM's FP32 utilisation counts (fused multiply-add, the FP32 work of a kernel).
+// The pipes are bounded by SM activity and GR engine activity (PmFieldMetric::bounded_by).
+constexpr std::array<int, 2> kPipeBounds = {1002, 1001};
 constexpr std::array<PmFieldMetric, 11> kMetrics = {{
     {1001, "gr__cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent},
     {1005, "dram__cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent},
@@ -36,13 +38,24 @@ constexpr std::array<PmFieldMetric, 11> kMetrics = {{
     {1011, "nvltx__bytes.sum.per_second", kBytesToMib},
     {1012, "nvlrx__bytes.sum.per_second", kBytesToMib},
     {1002, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent},
-    {1004, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent, true},
+    {1004,
+     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+     kPercent,
+     true,
+     {},
+     kPipeBounds},
     // Alone, under gpu-pulse's fp32 load, GH100's sampler completed no sample for 3 s, twice in
     // 25 s, and again whenever it was restarted until the load stopped (an H100, driver 580,
     // CUPTI 13: docs/validation/h200-pm-sampling.md run 9); under every other load it ran. GPM
     // serves the field on Hopper.
-    {1007, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent, true, "GH100"},
-    {1006, "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent, true},
+    {1007, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", kPercent, true, "GH100",
+     kPipeBounds},
+    {1006,
+     "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed",
+     kPercent,
+     true,
+     {},
+     kPipeBounds},
 }};
 
 }  // namespace

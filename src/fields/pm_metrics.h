@@ -8,6 +8,7 @@
 #ifndef NVML_EXPORTER_FIELDS_PM_METRICS_H_
 #define NVML_EXPORTER_FIELDS_PM_METRICS_H_
 
+#include <array>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,7 +29,19 @@ struct PmFieldMetric {
   // even alone, under the load it counts: a configuration that would only ever be measured while
   // its pipe is idle. The field is not served there (fields/pm_plan.h drops it, naming this).
   std::string_view stalls_alone_on = {};
+  // Fields whose value (in GPM units, percent of peak) is never below this one's: a pipe is only
+  // active in cycles its SM is active, and an SM only while the GR engine is (0: no field). While
+  // a configuration measures such a bound at ~0, this field is 0 too without being measured, so
+  // the reader need not switch to its configuration (collect/pm_sampling_reader.h; each switch
+  // costs ~0.1-0.2 s of the driver's CPU on GH100).
+  std::array<int, 2> bounded_by = {0, 0};
 };
+
+// A bound at or below this (percent of peak, over a whole collection window) counts as idle: the
+// fields it bounds are then served as 0 without their own configuration. An idle H200 read GR
+// engine activity 0.011 % and SM activity 0.000 % (docs/validation/h200-pm-sampling/
+// onepass-2026-12-04.md), so 0.1 % holds idle GPUs and is below any load worth measuring.
+inline constexpr double kPmIdleBoundPercent = 0.1;
 
 // Every mapped field, in the order in which fields get a place in a configuration (the seed's
 // CloudWatch five first where they can share a pass: GR engine, DRAM, PCIe TX/RX; then occupancy,

@@ -4,6 +4,8 @@
 //
 //   pm-probe --cupti PATH [--device N] [--interval-ms 500] [--decode-ms 1000] [--seconds 20]
 //            [--max-samples 64] [--fresh-image] METRIC...
+//   pm-probe --cupti PATH [--device N] --switch N --other METRIC[,METRIC...] [--keep]
+//            [--dwell-ms 2000] [--hw-buffer-kib 4096] METRIC...   (switch_bench.h)
 //
 // --fresh-image re-initialises the counter-data image after every decode, as the first
 // implementation did (PmSampler::Options::fresh_image_each_decode).
@@ -23,6 +25,7 @@
 
 #include "chip_plan.h"
 #include "cupti/cupti.h"
+#include "switch_bench.h"
 #include "util/cpu_time.h"
 
 namespace {
@@ -47,7 +50,9 @@ int Usage() {
   std::fprintf(stderr,
                "usage: pm-probe --cupti PATH [--device N] [--interval-ms MS] [--decode-ms MS] "
                "[--seconds S] [--max-samples N] [--fresh-image] METRIC...\n"
-               "       pm-probe --cupti PATH --chip NAME [METRIC...]   (no GPU needed)\n");
+               "       pm-probe --cupti PATH --chip NAME [METRIC...]   (no GPU needed)\n"
+               "       pm-probe --cupti PATH [--device N] --switch N --other M[,M...] [--keep] "
+               "[--dwell-ms MS] [--hw-buffer-kib K] METRIC...\n");
   return 2;
 }
 
@@ -60,6 +65,10 @@ int main(int argc, char** argv) {
   bool fresh_image = false;
   std::string chip_only;  // --chip: the host API's view of a chip, no GPU (chip_plan.h)
   std::vector<std::string> metrics;
+  nvmlx::pmprobe::SwitchBench bench;
+  long ctx_flags = -1;
+  bool retain_ctx = false;
+  bench.switches = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -78,6 +87,32 @@ int main(int argc, char** argv) {
       max_samples = std::strtol(v, nullptr, 10);
     } else if (a == "--seconds" && (v = value())) {
       seconds = std::strtol(v, nullptr, 10);
+    } else if (a == "--switch" && (v = value())) {
+      bench.switches = std::strtoul(v, nullptr, 10);
+    } else if (a == "--other" && (v = value())) {
+      for (std::string rest = v; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        bench.second.push_back(rest.substr(0, comma));
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+      }
+    } else if (a == "--keep") {
+      bench.keep_enabled = true;
+    } else if (a == "--ctx-flags" && (v = value())) {
+      ctx_flags = std::strtol(v, nullptr, 10);
+    } else if (a == "--retain-ctx") {
+      retain_ctx = true;
+    } else if (a == "--keep-drain") {
+      bench.keep_enabled = true;
+      bench.steps.decode_before_config = true;
+    } else if (a == "--keep-no-config") {
+      bench.keep_enabled = true;
+      bench.steps.set_config = false;
+    } else if (a == "--hw-buffer-alt-kib" && (v = value())) {
+      bench.alternate_buffer_bytes = std::strtoul(v, nullptr, 10) << 10;
+    } else if (a == "--dwell-ms" && (v = value())) {
+      bench.dwell_ms = std::strtol(v, nullptr, 10);
+    } else if (a == "--hw-buffer-kib" && (v = value())) {
+      bench.hardware_buffer_bytes = std::strtoul(v, nullptr, 10) << 10;
     } else if (a == "--chip" && (v = value())) {
       chip_only = v;
     } else if (a.rfind("--", 0) == 0) {
@@ -102,6 +137,27 @@ int main(int argc, char** argv) {
     using InitFn = int (*)(unsigned);
     if (auto init = reinterpret_cast<InitFn>(dlsym(cuda, "cuInit")); init != nullptr) (void)init(0);
     PrintRss("cuInit");
+    // --ctx-flags / --retain-ctx (experiments on where a switch's CPU goes): the primary
+    // context's scheduling flags set before CUPTI uses it, or the context held for the run.
+    using DeviceGetFn = int (*)(int*, int);
+    using SetFlagsFn = int (*)(int, unsigned);
+    using RetainFn = int (*)(void**, int);
+    auto device_get = reinterpret_cast<DeviceGetFn>(dlsym(cuda, "cuDeviceGet"));
+    int dev = 0;
+    if (device_get != nullptr && device_get(&dev, static_cast<int>(device)) == 0) {
+      if (ctx_flags >= 0) {
+        auto set = reinterpret_cast<SetFlagsFn>(dlsym(cuda, "cuDevicePrimaryCtxSetFlags_v2"));
+        std::fprintf(stderr, "pm-probe: primary context flags %ld: %d\n", ctx_flags,
+                     set != nullptr ? set(dev, static_cast<unsigned>(ctx_flags)) : -1);
+      }
+      if (retain_ctx) {
+        auto retain = reinterpret_cast<RetainFn>(dlsym(cuda, "cuDevicePrimaryCtxRetain"));
+        void* ctx = nullptr;
+        std::fprintf(stderr, "pm-probe: primary context retained: %d\n",
+                     retain != nullptr ? retain(&ctx, dev) : -1);
+        PrintRss("retained");
+      }
+    }
   }
   // Mapped first, so that Load() below finds them mapped: what mapping alone costs.
   if (const size_t slash = cupti_path.rfind('/'); slash != std::string::npos) {
@@ -149,6 +205,17 @@ int main(int argc, char** argv) {
   if (known.empty()) {
     std::fprintf(stderr, "pm-probe: no metric left\n");
     return 1;
+  }
+  if (bench.switches > 0) {
+    if (bench.second.empty()) return Usage();
+    bench.first = known;
+    bench.base.device_index = device;
+    bench.base.chip = *chip;
+    bench.base.availability = avail;
+    bench.base.interval_ns = static_cast<uint64_t>(interval_ms) * 1'000'000;
+    bench.base.sysclk_trigger = chip->rfind("TU", 0) == 0 || *chip == "GA100";
+    bench.base.max_samples = static_cast<uint32_t>(max_samples);
+    return nvmlx::pmprobe::RunSwitchBench(**lib, bench);
   }
   PrintRss("configured");
   malloc_trim(0);

@@ -80,6 +80,10 @@ struct Session {
   double started_at = 0;  // simulation time of cuptiPmSamplingStart
   unsigned decodes = 0;
   bool started = false;
+  // Stops so far. GH100's CUPTI 13 does not restart a stopped session: the first start after a
+  // stop succeeds but every decode then answers UNKNOWN, and a second one fails
+  // (docs/validation/h100-perf-round-2026-12-06.md §1). A switch must disable and enable.
+  unsigned stops = 0;
   // straddle: the start of a sample lost in flight; the next sample then begins there and holds
   // only its own interval's counts (< 0: none lost).
   double lost_start = -1;
@@ -388,6 +392,7 @@ __attribute__((visibility("default"))) int cuptiPmSamplingSetConfig(api::PmSetCo
 __attribute__((visibility("default"))) int cuptiPmSamplingStart(api::PmObjectParams* p) {
   NEED_INIT();
   auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  if (session->stops > 1) return api::kErrorUnknown;
   session->started = true;
   session->next_start = Now(s);
   session->started_at = session->next_start;
@@ -396,7 +401,9 @@ __attribute__((visibility("default"))) int cuptiPmSamplingStart(api::PmObjectPar
 
 __attribute__((visibility("default"))) int cuptiPmSamplingStop(api::PmObjectParams* p) {
   NEED_INIT();
-  reinterpret_cast<Session*>(p->pPmSamplingObject)->started = false;
+  auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
+  session->started = false;
+  ++session->stops;
   return api::kSuccess;
 }
 
@@ -431,6 +438,7 @@ __attribute__((visibility("default"))) int cuptiPmSamplingDecodeData(api::PmDeco
   NEED_INIT();
   auto* session = reinterpret_cast<Session*>(p->pPmSamplingObject);
   if (session == nullptr || !session->started) return api::kErrorInvalidOperation;
+  if (session->stops > 0) return api::kErrorUnknown;  // restarted after a stop (above)
   ImageHeader h;
   std::memcpy(&h, p->pCounterDataImage, sizeof h);
   if (h.magic != kMagic) return api::kErrorInvalidParameter;
