@@ -52,7 +52,7 @@ std::vector<DocGroup> Groups() {
 
 // Help text as one Markdown line: --help's wrapped continuation lines joined, and what Markdown
 // would read as markup escaped (table cells, HTML tags, emphasis).
-std::string Cell(std::string_view text) {
+std::string TableCell(std::string_view text) {
   std::string out;
   bool space = false;
   for (const char c : text) {
@@ -103,7 +103,7 @@ std::string Row(const FlagSpec& f) {
   } else if (!f.def.empty()) {
     def = "`" + std::string(f.def) + "`";
   }
-  return "| " + FlagCell(f) + " | " + env + " | " + def + " | " + Cell(f.help) + " |\n";
+  return "| " + FlagCell(f) + " | " + env + " | " + def + " | " + TableCell(f.help) + " |\n";
 }
 
 constexpr std::string_view kHeader = "| flag | env var | default | |\n|---|---|---|---|\n";

@@ -13,7 +13,7 @@ using Share = CiGpuMetric::Share;
 
 // docs/emf.md §7.2: the agent's rename map (metricstransform) and units (the receiver's unit
 // table). The tensor ratio is not scaled by the agent: 0..1 with unit Percent, as it publishes.
-constexpr CiGpuMetric kMetrics[] = {
+constexpr CiGpuMetric kCiMetrics[] = {
     {"gpu_utilization", "Percent", ids::kGpuUtil, 1, Share::kSmPercent, false},
     {"gpu_memory_utilization", "Percent", ids::kFbUsedPercent, 100, Share::kMemoryPercent, false},
     {"gpu_memory_used", "Bytes", ids::kFbUsed, kMib, Share::kMemoryBytes, false},
@@ -38,7 +38,7 @@ bool Numeric(const model::Sample* s, double* out) {
 
 }  // namespace
 
-std::span<const CiGpuMetric> ContainerInsightsGpuMetrics() { return kMetrics; }
+std::span<const CiGpuMetric> ContainerInsightsGpuMetrics() { return kCiMetrics; }
 
 bool CiGpuValue(const CiGpuMetric& metric, const std::vector<model::Sample>& samples, double* out) {
   double v = 0;
@@ -49,7 +49,7 @@ bool CiGpuValue(const CiGpuMetric& metric, const std::vector<model::Sample>& sam
 
 std::vector<std::string_view> ContainerInsightsFieldNames() {
   std::vector<std::string_view> names;
-  for (const CiGpuMetric& m : kMetrics) {
+  for (const CiGpuMetric& m : kCiMetrics) {
     if (const FieldDef* f = FindById(m.field_id)) names.push_back(f->name);
   }
   return names;

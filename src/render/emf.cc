@@ -4,19 +4,13 @@
 #include <cmath>
 #include <utility>
 
+#include "render/number_text.h"
 #include "util/json_string.h"
 
 namespace nvmlx::render {
 namespace {
 
 constexpr auto kCounterTtl = std::chrono::minutes(5);  // the agent's delta cache TTL
-
-// CloudWatch's MetricDatum range (docs/emf.md §2).
-bool Sendable(double v) {
-  if (!std::isfinite(v)) return false;
-  const double a = std::fabs(v);
-  return a == 0 || (a >= 8.5e-109 && a <= 1.17e108);
-}
 
 std::string IntText(int64_t v) {
   char buf[24];

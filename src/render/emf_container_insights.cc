@@ -12,6 +12,7 @@
 #include "fields/container_insights.h"
 #include "model/gpu_allocation.h"
 #include "render/emf.h"
+#include "render/number_text.h"
 #include "render/pod_families.h"
 #include "util/json_string.h"
 
@@ -67,25 +68,6 @@ std::string_view GpuMetricName(Level level, size_t index) {
     return n;
   }();
   return names[static_cast<size_t>(level) * fields::ContainerInsightsGpuMetrics().size() + index];
-}
-
-// CloudWatch's MetricDatum range (docs/emf.md §2).
-bool Sendable(double v) {
-  if (!std::isfinite(v)) return false;
-  const double a = std::fabs(v);
-  return a == 0 || (a >= 8.5e-109 && a <= 1.17e108);
-}
-
-void AppendNumber(double v, std::string* out) {
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(ec == std::errc() ? std::string_view(buf, end - buf) : std::string_view("0"));
-}
-
-void AppendInt(int64_t v, std::string* out) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, end);
 }
 
 const std::string* Find(const Labels& labels, std::string_view name) {
@@ -485,7 +467,7 @@ void AppendDistribution(const std::map<double, uint64_t>& counts, double min, do
   *out += "{\"Values\":[";
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) *out += ',';
-    AppendNumber(values[i].first, out);
+    AppendShortest(values[i].first, out);
   }
   *out += "],\"Counts\":[";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -493,13 +475,13 @@ void AppendDistribution(const std::map<double, uint64_t>& counts, double min, do
     AppendInt(static_cast<int64_t>(values[i].second), out);
   }
   *out += "],\"Max\":";
-  AppendNumber(max, out);
+  AppendShortest(max, out);
   *out += ",\"Min\":";
-  AppendNumber(min, out);
+  AppendShortest(min, out);
   *out += ",\"Count\":";
   AppendInt(static_cast<int64_t>(count), out);
   *out += ",\"Sum\":";
-  AppendNumber(sum, out);
+  AppendShortest(sum, out);
   *out += '}';
 }
 
@@ -558,7 +540,7 @@ void ContainerInsightsRenderer::Write(const Event& event, int64_t timestamp_ms,
     for (const Metric& m : event.metrics) {
       if (!Sendable(m.value)) continue;
       add(m.name, m.unit);
-      AppendNumber(m.value, &values);
+      AppendShortest(m.value, &values);
     }
   }
   if (decl.empty()) return;  // as the agent: an event with no metric is not sent
@@ -598,7 +580,7 @@ void ContainerInsightsRenderer::Write(const Event& event, int64_t timestamp_ms,
     tail += ',';
     util::AppendJsonQuoted(name, &tail);
     tail += ':';
-    AppendNumber(v, &tail);
+    AppendShortest(v, &tail);
   }
   tail += '}';
   // A pod's labels can make the event too large for one datagram: then it goes without them

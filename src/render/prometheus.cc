@@ -8,20 +8,10 @@
 #include <system_error>
 #include <vector>
 
+#include "render/number_text.h"
+
 namespace nvmlx::render {
 namespace {
-
-void AppendInt(int64_t v, std::string* out) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, end);
-}
-
-void AppendUnsigned(uint64_t v, std::string* out) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, end);
-}
 
 // "<value>" as the point's kind prints.
 void AppendValue(const SeriesPoint& p, std::string* out) {

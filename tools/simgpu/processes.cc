@@ -16,7 +16,7 @@ using nvmlx::simgpu::ToU64;
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
 // The driver samples per-process utilization every 1/6 s and keeps about 20 s of samples.
 constexpr double kSamplePeriodS = 1.0 / 6.0;
 constexpr double kBufferS = 20.0;
@@ -45,7 +45,7 @@ nvmlReturn_t ListProcesses(const Ctx& c, unsigned* count, void* infos, size_t st
     unsigned char* e = out + i * stride;
     std::memset(e, 0, stride);
     const unsigned pid = running[i]->pid;
-    const unsigned long long mem = ToU64(running[i]->memory_mib.At(c.t) * kMiB);
+    const unsigned long long mem = ToU64(running[i]->memory_mib.At(c.t) * kBytesPerMib);
     std::memcpy(e, &pid, sizeof(pid));
     std::memcpy(e + 8, &mem, sizeof(mem));
     if (stride >= 24) {
