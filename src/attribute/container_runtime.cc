@@ -36,35 +36,6 @@ using ErrorCode = boost::system::error_code;
 // How often a waiting request looks at the deadline and the stop flag.
 constexpr std::chrono::milliseconds kPoll{50};
 
-// The length of the valid UTF-8 sequence at s[i] and its code point, or 0 when invalid.
-size_t Utf8Sequence(std::string_view s, size_t i, uint32_t* cp) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  size_t n = 0;
-  if (b < 0x80) {
-    *cp = b;
-    return 1;
-  }
-  if (b >= 0xC2 && b <= 0xDF) {
-    n = 2;
-    *cp = b & 0x1F;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    n = 3;
-    *cp = b & 0x0F;
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    n = 4;
-    *cp = b & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    *cp = (*cp << 6) | (c & 0x3F);
-  }
-  return n;
-}
-
 // Whether `r` is an NVIDIA GPU request: driver "nvidia", or a "gpu" capability in any group.
 bool IsNvidiaRequest(const Json& r) {
   if (util::EqualsIgnoreCase(StringMember(r, "Driver"), "nvidia")) return true;
@@ -295,7 +266,7 @@ std::string SanitizeContainerLabel(std::string_view name) {
   std::string out;
   for (size_t i = 0; i < name.size();) {
     uint32_t cp = 0;
-    const size_t n = Utf8Sequence(name, i, &cp);
+    const size_t n = util::DecodeUtf8(name, i, &cp);
     const bool control = n != 0 && (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F));
     const size_t width = n == 0 || control ? 1 : n;
     if (out.size() + width > kMaxContainerLabelBytes) break;

@@ -1,30 +1,10 @@
 #include "util/json_string.h"
 
+#include <cstdint>
+
+#include "util/strings.h"
+
 namespace nvmlx::util {
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(1) >= 0x90) return 0;  // beyond U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-}  // namespace
 
 void AppendJsonEscaped(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -71,7 +51,8 @@ void AppendJsonEscaped(std::string_view s, std::string* out) {
       ++i;
       continue;
     }
-    const size_t n = Utf8Length(s, i);
+    uint32_t code_point = 0;
+    const size_t n = DecodeUtf8(s, i, &code_point);
     if (n == 0) {
       out->append("\\ufffd");
       ++i;

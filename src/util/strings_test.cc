@@ -57,5 +57,31 @@ TEST(EqualsIgnoreCase, FoldsAsciiLettersOnly) {
   static_assert(EqualsIgnoreCase("NVIDIA", "nvidia"));
 }
 
+TEST(DecodeUtf8, ValidSequencesAndEveryKindOfInvalidOne) {
+  uint32_t cp = 0;
+  EXPECT_EQ(DecodeUtf8("a", 0, &cp), 1u);
+  EXPECT_EQ(cp, uint32_t{'a'});
+  EXPECT_EQ(DecodeUtf8("\xc3\xa4", 0, &cp), 2u);  // ä
+  EXPECT_EQ(cp, 0xE4u);
+  EXPECT_EQ(DecodeUtf8("x\xe2\x82\xac", 1, &cp), 3u);  // €, from an offset
+  EXPECT_EQ(cp, 0x20ACu);
+  EXPECT_EQ(DecodeUtf8("\xf0\x9f\x98\x80", 0, &cp), 4u);  // U+1F600
+  EXPECT_EQ(cp, 0x1F600u);
+  EXPECT_EQ(DecodeUtf8("\xf4\x8f\xbf\xbf", 0, &cp), 4u);  // U+10FFFF, the last
+  EXPECT_EQ(cp, 0x10FFFFu);
+  EXPECT_EQ(DecodeUtf8("\x80", 0, &cp), 0u);              // a stray continuation byte
+  EXPECT_EQ(DecodeUtf8("\xc0\x80", 0, &cp), 0u);          // overlong NUL
+  EXPECT_EQ(DecodeUtf8("\xe0\x80\x80", 0, &cp), 0u);      // overlong, three bytes
+  EXPECT_EQ(DecodeUtf8("\xf0\x80\x80\x80", 0, &cp), 0u);  // overlong, four bytes
+  EXPECT_EQ(DecodeUtf8("\xed\xa0\x80", 0, &cp), 0u);      // surrogate U+D800
+  EXPECT_EQ(DecodeUtf8("\xf4\x90\x80\x80", 0, &cp), 0u);  // beyond U+10FFFF
+  EXPECT_EQ(DecodeUtf8("\xe2\x82", 0, &cp), 0u);          // truncated
+  EXPECT_EQ(DecodeUtf8("\xe2\x28\xa1", 0, &cp), 0u);      // a continuation missing
+  static_assert([] {
+    uint32_t c = 0;
+    return DecodeUtf8("\xc3\xa4", 0, &c) == 2 && c == 0xE4;
+  }());
+}
+
 }  // namespace
 }  // namespace nvmlx::util
