@@ -101,8 +101,12 @@ demo: deps-demo
 	cmake --build $(BUILD) -j $(JOBS) --target nvml-exporter simgpu kubelet_fixture
 	@bash scripts/demo.sh $(BUILD)
 
+# The ASan build's libraries are a unity build, as make run's daemon (docs/development.md "Unity
+# builds"; test-only code stays file by file): the plain build of make test already compiles
+# every file on its own, so this one is only the sanitizers' run.
 $(BUILD_ASAN)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD_ASAN) -G Ninja $(SAN_CMAKE_FLAGS) -DNVMLX_SANITIZE=address,undefined
+	cmake -S . -B $(BUILD_ASAN) -G Ninja $(SAN_CMAKE_FLAGS) -DNVMLX_SANITIZE=address,undefined \
+	  -DCMAKE_UNITY_BUILD=ON
 
 $(BUILD_TSAN)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD_TSAN) -G Ninja $(SAN_CMAKE_FLAGS) -DCMAKE_CXX_COMPILER=$(TSAN_CXX) \
