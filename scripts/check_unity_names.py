@@ -21,6 +21,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 DECL = re.compile(
     r"^(?:static\s+|inline\s+|constexpr\s+|const\s+|extern\s+|thread_local\s+)*"
     r"(?:[\w:<>,]+(?:\s*[*&]+)?\s+)+[*&]*(\w+)\s*(\(|=|\{|\[|;)")
+ATTRIBUTES = re.compile(r"^(?:\[\[[^\]]*\]\]\s*)+")
 NAMESPACE = re.compile(r"namespace\s*([\w:]*)\s*\{\s*(//.*)?$")
 TYPE = re.compile(r"(?:class|struct|union|enum(?:\s+class)?)\s+(\w+)\s*[:{]")
 ALIAS = re.compile(r"using\s+(\w+)\s*=")
@@ -44,6 +45,7 @@ def definitions(path):
                 continue
             if not text or text[0] in " \t#/}":
                 continue
+            text = ATTRIBUTES.sub("", text)  # [[nodiscard]], [[maybe_unused]] before a definition
             local = "" in spaces or text.startswith("static ")
             where = "::".join(s or "{anonymous}" for s in spaces)
             m = TYPE.match(text) or ALIAS.match(text)

@@ -51,6 +51,10 @@ def main():
     rc, out = run({"src/config/a.cc": local, "src/config/b.cc": local})
     if rc != 1 or "Quote" not in out:
         failures.append(f"anonymous helpers of one namespace clash: rc={rc} out={out!r}")
+    attributed = "namespace {\n[[maybe_unused]] int DupHelper() { return 1; }\n}  // namespace\n"
+    rc, out = run({"src/util/a.cc": attributed, "src/util/b.cc": attributed})
+    if rc != 1 or "DupHelper" not in out:
+        failures.append(f"a definition behind an attribute: rc={rc} out={out!r}")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
