@@ -1,6 +1,5 @@
 #include "render/emf.h"
 
-#include <charconv>
 #include <cmath>
 #include <utility>
 
@@ -13,16 +12,15 @@ namespace {
 constexpr auto kCounterTtl = std::chrono::minutes(5);  // the agent's delta cache TTL
 
 std::string IntText(int64_t v) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, end);
+  std::string out;
+  AppendInt(v, &out);
+  return out;
 }
 
 std::string DoubleText(double v) {
-  char buf[32];  // shortest round-trip of a double is at most 24 characters
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  if (ec != std::errc()) return "0";
-  return std::string(buf, end);
+  std::string out;
+  AppendShortest(v, &out);
+  return out;
 }
 
 // CloudWatch dimension constraints: name 1..250 and not starting with ':', value 1..1024 ASCII
