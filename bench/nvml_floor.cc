@@ -13,9 +13,12 @@
 // does, so the simulated GPUs (tools/simgpu) and a real driver both work.
 //
 // Usage: nvml_floor -f FILE.csv [-n SWEEPS] [-c INTERVAL_MS] [--nvml-library PATH]
-//                   [--no-gpm] [--breakdown]
+//                   [--no-gpm] [--breakdown] [--split]
 //   -c: sleep so that sweeps start every INTERVAL_MS (as the daemon's -c); 0 (default): back to
 //       back. --breakdown: per call kind, the CPU of this thread per sweep (µs), in the JSON.
+//   --split: the kSlow batched fields (fields/catalog.h) in a second nvmlDeviceGetFieldValues,
+//       as the daemon's slow reader makes it: the floor of the daemon's own call pattern (its one
+//       call more per GPU and collection is what bench/nvml_calls.sh finds beside this floor).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -61,6 +64,7 @@ long RssKib() {
 struct Gpu {
   nvmlx::nvml::Device handle = nullptr;
   std::vector<nvmlFieldValue_t> request;  // distinct (fieldId, scopeId)
+  std::vector<nvmlFieldValue_t> slow_request;  // --split: the kSlow fields' own call
   std::vector<const FieldDef*> dedicated;
   bool gpm = false;
   nvmlx::nvml::GpmSample samples[2];
@@ -81,7 +85,7 @@ void AddSlot(std::vector<nvmlFieldValue_t>* request, unsigned field_id, unsigned
 int Usage(const char* why) {
   std::fprintf(stderr,
                "nvml_floor: %s\nusage: nvml_floor -f FILE.csv [-n SWEEPS] [-c INTERVAL_MS] "
-               "[--nvml-library PATH] [--no-gpm] [--breakdown]\n",
+               "[--nvml-library PATH] [--no-gpm] [--breakdown] [--split]\n",
                why);
   return 2;
 }
@@ -95,6 +99,7 @@ int main(int argc, char** argv) {
   long interval_ms = 0;
   bool want_gpm = true;
   bool breakdown = false;
+  bool split = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -107,6 +112,8 @@ int main(int argc, char** argv) {
       interval_ms = std::strtol(v, nullptr, 10);
     } else if (a == "--nvml-library" && (v = next())) {
       library = v;
+    } else if (a == "--split") {
+      split = true;
     } else if (a == "--no-gpm") {
       want_gpm = false;
     } else if (a == "--breakdown") {
@@ -167,10 +174,10 @@ int main(int argc, char** argv) {
     }
     g.handle = *h;
     for (const FieldDef* f : batched) {
-      AddSlot(&g.request, f->nvml_field_id, f->nvml_scope_id);
-      if (f->rate_partner_field_id > 0) {
-        AddSlot(&g.request, f->rate_partner_field_id, f->nvml_scope_id);
-      }
+      std::vector<nvmlFieldValue_t>* r =
+          split && f->cost == nvmlx::fields::Cost::kSlow ? &g.slow_request : &g.request;
+      AddSlot(r, f->nvml_field_id, f->nvml_scope_id);
+      if (f->rate_partner_field_id > 0) AddSlot(r, f->rate_partner_field_id, f->nvml_scope_id);
     }
     g.dedicated = dedicated;
     if (!gpm_ids.empty()) {
@@ -205,6 +212,13 @@ int main(int argc, char** argv) {
       if (!g.request.empty()) {
         values = g.request;
         nvmlx::Status st = timed("nvmlDeviceGetFieldValues", [&] {
+          return lib.FieldValues(g.handle, values.data(), static_cast<int>(values.size()));
+        });
+        if (!st.ok()) ++failed_calls;
+      }
+      if (!g.slow_request.empty()) {
+        values = g.slow_request;
+        nvmlx::Status st = timed("nvmlDeviceGetFieldValues (slow fields)", [&] {
           return lib.FieldValues(g.handle, values.data(), static_cast<int>(values.size()));
         });
         if (!st.ok()) ++failed_calls;
@@ -261,12 +275,14 @@ int main(int argc, char** argv) {
 
   std::printf(
       "{\"tool\":\"nvml_floor\",\"csv\":\"%s\",\"gpus\":%zu,\"gpm_gpus\":%zu,\"sweeps\":%ld,"
-      "\"interval_ms\":%ld,\"batched_values\":%zu,\"dedicated_fields\":%zu,\"gpm_metrics\":%zu,"
+      "\"interval_ms\":%ld,\"split\":%s,\"batched_values\":%zu,\"slow_batched_values\":%zu,"
+      "\"dedicated_fields\":%zu,\"gpm_metrics\":%zu,"
       "\"cpu_ms_per_sweep\":%.4f,\"wall_ms_per_sweep\":%.4f,\"total_wall_ms\":%.1f,"
       "\"failed_calls_per_sweep\":%.2f,\"rss_before_init_kib\":%ld,\"rss_after_init_kib\":%ld,"
       "\"rss_end_kib\":%ld",
-      csv.c_str(), gpus.size(), gpm_gpus, sweeps, interval_ms,
-      gpus.empty() ? size_t{0} : gpus[0].request.size(), dedicated.size(), gpm_ids.size(),
+      csv.c_str(), gpus.size(), gpm_gpus, sweeps, interval_ms, split ? "true" : "false",
+      gpus.empty() ? size_t{0} : gpus[0].request.size(),
+      gpus.empty() ? size_t{0} : gpus[0].slow_request.size(), dedicated.size(), gpm_ids.size(),
       cpu_ms / sweeps, busy_wall_ms / sweeps, total_wall_ms,
       static_cast<double>(failed_calls) / sweeps, rss_before, rss_init, RssKib());
   if (breakdown) {

@@ -27,6 +27,7 @@
 #include "nvml/call_site.h"
 #include "serve/http_server.h"
 #include "util/log.h"
+#include "util/resident_pages.h"
 
 namespace nvmlx::app {
 namespace {
@@ -338,12 +339,47 @@ std::unique_ptr<GpuBindingWatch> StartBindingWatch(const config::Options& opts,
   return watch;
 }
 
+// When start-up is over: the first collections are published and PM sampling, where a GPU uses
+// it, has configured each of its configurations once (the default dwell is 10 s).
+// NVMLX_START_UP_OVER_MS sets it for tests (integration_resident_pages_test).
+std::chrono::milliseconds StartUpOver() {
+  const std::optional<std::string> ms = GetEnv("NVMLX_START_UP_OVER_MS");
+  if (ms && !ms->empty() && ms->find_first_not_of("0123456789") == std::string::npos &&
+      ms->size() < 9) {
+    return std::chrono::milliseconds(std::stol(*ms));
+  }
+  return std::chrono::seconds(30);
+}
+
+// Start-up's code and read-only data stop counting in the RSS (util/resident_pages.h): the
+// pages stay in the page cache, and what the steady state runs is mapped back as it runs.
+void ReleaseStartUpPages() {
+  const util::ReleasedPages r = util::ReleaseReadOnlyImagePages();
+  log::Debug("start-up's read-only pages released",
+             {{"objects", std::to_string(r.objects)},
+              {"segments", std::to_string(r.segments)},
+              {"skipped", std::to_string(r.skipped)},
+              {"mib", std::to_string(r.bytes >> 20)}});
+}
+
 // Answers signals until one stops the daemon (false) or asks for a re-execution (true).
 bool ServeUntilStopOrReexec(const MainSignals& signals, Daemon* daemon) {
+  using std::chrono::milliseconds;
+  std::optional<std::chrono::steady_clock::time_point> release_at =
+      std::chrono::steady_clock::now() + StartUpOver();
   for (;;) {
     // Nothing else to do here: a long wait, so that an idle daemon's main thread does not wake
-    // every second for nothing.
-    const int sig = signals.Wait(std::chrono::hours(1));
+    // every second for nothing; until start-up's pages are released, at most until then.
+    milliseconds wait = std::chrono::hours(1);
+    if (release_at) {
+      wait = std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(
+                                           *release_at - std::chrono::steady_clock::now()));
+    }
+    const int sig = signals.Wait(wait);
+    if (release_at && std::chrono::steady_clock::now() >= *release_at) {
+      ReleaseStartUpPages();
+      release_at.reset();
+    }
     if (sig == 0) continue;
     if (sig == signals.reexec()) {
       log::Warn("re-executing the daemon: its GPUs or fields changed beyond what a reload applies");

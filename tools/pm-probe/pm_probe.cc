@@ -215,7 +215,9 @@ int main(int argc, char** argv) {
     bench.base.interval_ns = static_cast<uint64_t>(interval_ms) * 1'000'000;
     bench.base.sysclk_trigger = chip->rfind("TU", 0) == 0 || *chip == "GA100";
     bench.base.max_samples = static_cast<uint32_t>(max_samples);
-    return nvmlx::pmprobe::RunSwitchBench(**lib, bench);
+    const int rc = nvmlx::pmprobe::RunSwitchBench(**lib, bench);
+    PrintRss("end");  // what the sessions left resident (with --retain-ctx: the context's share)
+    return rc;
   }
   PrintRss("configured");
   malloc_trim(0);

@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -61,6 +64,24 @@ void CountCall(const std::string& key) {
   CallCounts& c = Counts();
   std::lock_guard<std::mutex> lock(c.mu);
   ++c.counts[key];
+}
+
+// NVMLX_SIMGPU_CALL_LOG=FILE: every count, "key count" a line in key order, written when the
+// library is unloaded or the process exits. bench/nvml_calls.sh compares what the daemon calls
+// per collection with what bench/nvml_floor calls per sweep of the same collectors file.
+__attribute__((destructor)) static void WriteCallLog() {
+  const char* path = std::getenv("NVMLX_SIMGPU_CALL_LOG");
+  if (path == nullptr || *path == '\0') return;
+  CallCounts& c = Counts();
+  std::map<std::string, long long> sorted;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    sorted.insert(c.counts.begin(), c.counts.end());
+  }
+  FILE* f = std::fopen(path, "w");
+  if (f == nullptr) return;
+  for (const auto& [key, n] : sorted) std::fprintf(f, "%s %lld\n", key.c_str(), n);
+  std::fclose(f);
 }
 
 long long CallCount(const std::string& key) {
