@@ -293,6 +293,7 @@ Status Daemon::BuildCollector(std::shared_ptr<const plan::FieldPlan> plan) {
                                                              : collect::ProfilingChoice::kAuto;
   copts.pm_sampling.interval = std::chrono::milliseconds(opts.pm_sampling_interval_ms);
   copts.pm_sampling.min_dwell = std::chrono::milliseconds(opts.pm_sampling_dwell_ms);
+  copts.pm_sampling.steady_hold = std::chrono::milliseconds(opts.pm_sampling_steady_hold_ms);
   Result<std::vector<int>> pins = fields::ResolvePmPins(opts.pm_sampling_pin);
   if (!pins.ok()) {
     return Fail(config::ExitCode::kUsage, "--pm-sampling-pin: " + pins.status().message());

@@ -256,6 +256,8 @@ void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
     if (started_at_ == Clock::time_point{}) started_at_ = now;
     ++sessions_started_;
     for (size_t index : slot.fields) held_[index] = false;  // measured again
+    // No steady hold until a regular switch gives it a reference (Read()).
+    slot.reference.assign(fields_.size(), std::numeric_limits<double>::quiet_NaN());
     ResetDwell();
     live_ = s;
     live_reads_ = 0;
@@ -316,6 +318,7 @@ void PmSamplingReader::DecodeLive(Clock::time_point now, Clock::duration window,
     return;
   }
   period_at_ = now;
+  slot.measured_at = now;
   slot.quiet = Clock::duration(0);
   slot.backoff = milliseconds(0);
   if (slot.in_loss_streak) {
@@ -340,6 +343,8 @@ void PmSamplingReader::DecodeLive(Clock::time_point now, Clock::duration window,
     const double gpm = w->means[k] * to_gpm_units_[index];
     if (std::isfinite(gpm)) {
       dwell_max_[index] = std::isnan(dwell_max_[index]) ? gpm : std::max(dwell_max_[index], gpm);
+      dwell_sum_[index] += gpm;
+      ++dwell_count_[index];
     }
   }
   // Fields held at 0 by a bound: measured through it while it stays idle; the first window in
@@ -375,13 +380,46 @@ bool PmSamplingReader::HoldByBound(size_t slot) {
     for (size_t b : bounds_[index]) coverage_[index] = std::max(coverage_[index], coverage_[b]);
     held_[index] = true;
   }
+  // Served as 0, not as measured: no steady hold on these values once the bound rises.
+  std::fill(slots_[slot].reference.begin(), slots_[slot].reference.end(),
+            std::numeric_limits<double>::quiet_NaN());
   return true;
+}
+
+bool PmSamplingReader::HoldSteady(size_t slot, Clock::time_point now) const {
+  const Slot& s = slots_[slot];
+  if (options_.steady_hold.count() <= 0 || s.fields.empty() || s.reference.empty() ||
+      now - s.measured_at >= options_.steady_hold) {
+    return false;
+  }
+  const std::vector<size_t>& live = slots_[live_].fields;
+  for (size_t index : s.fields) {
+    if (bounds_[index].empty() || !last_values_[index].has_value()) return false;
+    size_t compared = 0;
+    for (size_t b : bounds_[index]) {
+      if (std::find(live.begin(), live.end(), b) == live.end()) continue;
+      if (dwell_count_[b] == 0 || std::isnan(s.reference[b])) continue;
+      const double mean = dwell_sum_[b] / double(dwell_count_[b]);
+      if (std::fabs(mean - s.reference[b]) > fields::kPmSteadyBoundPoints) return false;
+      ++compared;
+    }
+    if (compared == 0) return false;
+  }
+  return true;
+}
+
+std::vector<double> PmSamplingReader::DwellMeans() const {
+  std::vector<double> out(fields_.size(), std::numeric_limits<double>::quiet_NaN());
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    if (dwell_count_[i] > 0) out[i] = dwell_sum_[i] / double(dwell_count_[i]);
+  }
+  return out;
 }
 
 size_t PmSamplingReader::NextToMeasure(Clock::time_point now) {
   for (size_t k = 1; k < slots_.size(); ++k) {
     const size_t s = (live_ + k) % slots_.size();
-    if (now < slots_[s].retry_at || HoldByBound(s)) continue;
+    if (now < slots_[s].retry_at || HoldByBound(s) || HoldSteady(s, now)) continue;
     return s;
   }
   return live_;
@@ -389,6 +427,8 @@ size_t PmSamplingReader::NextToMeasure(Clock::time_point now) {
 
 void PmSamplingReader::ResetDwell() {
   dwell_max_.assign(fields_.size(), std::numeric_limits<double>::quiet_NaN());
+  dwell_sum_.assign(fields_.size(), 0.0);
+  dwell_count_.assign(fields_.size(), 0);
 }
 
 Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
@@ -423,13 +463,16 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
       StartFrom(live_ + 1, now);  // lost: the next configuration whose backoff has passed
     } else if (slots_.size() > 1 && ++live_reads_ >= dwell_) {
       // The next configuration whose backoff has passed and whose fields are not held by an
-      // idle bound; none: the live one stays, for a new dwell.
+      // idle or steady bound; none: the live one stays, for a new dwell. A regular switch gives
+      // the new configuration the ending dwell's means as its steady-hold reference.
       live_reads_ = 0;
       const size_t next = NextToMeasure(now);
+      std::vector<double> ending = DwellMeans();
       ResetDwell();
       if (next != live_) {
         Release();
         StartFrom(next, now);
+        if (sampler_ != nullptr && live_ == next) slots_[next].reference = std::move(ending);
       }
     }
   }

@@ -24,6 +24,17 @@
 // the first window whose bound rises ends the hold, and the alternation resumes at the end of
 // that dwell.
 //
+// Steady hold (PmSamplingOptions::steady_hold, off at 0): under a load that does not change, a
+// configuration holding only bounded fields is not switched to either, for up to steady_hold
+// after it last completed samples, while every bound the live configuration measures keeps its
+// dwell mean within fields::kPmSteadyBoundPoints of the mean it had in the dwell just before that
+// configuration was last switched to (Slot::reference). Its fields keep serving the values
+// measured then, with coverage 0 (not measured in the window). A bound that moves, a value
+// lost, or the hold running out makes the configuration live at the end of that dwell. A
+// configuration started other than by a regular switch (the first start, after a loss, on
+// resume), or whose fields were held at 0 by an idle bound since, has no reference and is not
+// steady-held until it is switched to again.
+//
 // A configuration that completes no sample for `stall_after` (at least 5 sampling intervals) of
 // its live time has stalled, as the H200 did with the tensor-pipe counter beside others; a failed
 // call (another profiler holds the counters: HARDWARE_BUSY; a decode error) is a loss too. A lost
@@ -68,6 +79,9 @@ struct PmSamplingOptions {
   std::chrono::milliseconds backoff_max{60000};
   // Field ids measured in every configuration, without gaps (--pm-sampling-pin).
   std::vector<int> pinned;
+  // Alternating: the longest a configuration of bounded fields is skipped while its bounds stay
+  // steady (--pm-sampling-steady-hold; the class comment). 0: off, every dwell switches.
+  std::chrono::milliseconds steady_hold{0};
 };
 
 class PmSamplingReader : public ProfilingSource {
@@ -112,6 +126,10 @@ class PmSamplingReader : public ProfilingSource {
     std::chrono::milliseconds backoff{0};
     Clock::duration quiet{0};  // live time since its last completed sample
     bool in_loss_streak = false;
+    // Per field index: its dwell mean (GPM units) in the dwell that ended when this slot was last
+    // switched to; NaN where none (not measured then, or the slot started otherwise).
+    std::vector<double> reference;
+    Clock::time_point measured_at{};  // its last decode that completed samples
   };
 
   PmSamplingReader(const cupti::Library& lib, const PmSamplingOptions& options)
@@ -125,13 +143,19 @@ class PmSamplingReader : public ProfilingSource {
   void Release();
   std::string SlotName(size_t slot) const;
   // At the end of a dwell: the configuration to make live next, from the one after live_ on,
-  // passing those whose backoff has not passed and those held at 0 by an idle bound (HoldByBound);
-  // live_ when none.
+  // passing those whose backoff has not passed, those held at 0 by an idle bound (HoldByBound)
+  // and those held by steady bounds (HoldSteady); live_ when none.
   size_t NextToMeasure(Clock::time_point now);
   // Whether the live configuration measured an idle bound of field `index` this dwell.
   bool BoundIdle(size_t index) const;
   // Slot s holds only fields with an idle bound: they are served as 0 (held_) and true.
   bool HoldByBound(size_t slot);
+  // Slot s holds only bounded fields, all with values measured less than steady_hold ago, and
+  // every bound of them the live configuration measured this dwell stayed within
+  // kPmSteadyBoundPoints of the slot's reference (at least one per field).
+  bool HoldSteady(size_t slot, Clock::time_point now) const;
+  // Per field, the mean of this dwell's window means (GPM units); NaN where none.
+  std::vector<double> DwellMeans() const;
   // A new dwell: no bound measured yet.
   void ResetDwell();
 
@@ -158,6 +182,9 @@ class PmSamplingReader : public ProfilingSource {
   // live (NaN: not measured this dwell); whether it is held at 0 by an idle bound.
   std::vector<std::vector<size_t>> bounds_;
   std::vector<double> dwell_max_;
+  // Per field: the sum and count of this dwell's window means (GPM units), for the steady hold.
+  std::vector<double> dwell_sum_;
+  std::vector<size_t> dwell_count_;
   std::vector<bool> held_;
   uint64_t sessions_started_ = 0;
   uint64_t release_cpu_ns_ = 0;  // the last Release()'s CPU time, reported with the next start

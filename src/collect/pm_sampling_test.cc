@@ -2,13 +2,17 @@
 // cupti::Library like the real libcupti.so.13) and the simulated NVML, one scenario:
 // testdata/scenarios/pm_sampling.yaml. Covers the loader, the field mapping and units, the
 // single-pass limit, the window average, the source choice per GPU, busy counters, decode errors
-// with backoff and recovery, samples straddling two decodes, a stalled session, and pause/resume
-// releasing the counters. The collector's choice of source per GPU: pm_sampling_collector_test.cc.
+// with backoff and recovery, samples straddling two decodes, a stalled session, pause/resume
+// releasing the counters, and the idle and steady holds. The collector's choice of source per
+// GPU: pm_sampling_collector_test.cc.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <thread>
+#include <vector>
 
 #include "collect/pm_sampling_reader.h"
 #include "collect/pm_sampling_test_util.h"
@@ -296,6 +300,120 @@ TEST_F(PmSamplingTest, AlternatingServedValuesAverageToTheSignal) {
   EXPECT_GT(measured, 0.8) << "GR measured at least about half of 4 s";
   EXPECT_LT(measured, weight) << "GR alternated with tensor";
   EXPECT_NEAR(sum / weight, 0.40, 0.08);
+}
+
+std::vector<const fields::FieldDef*> GrAndTensor() {
+  return {fields::FindById(1001), fields::FindById(1004)};
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// steady_hold 0 (the struct's default) on GPU 0 (constant load): every dwell ends in a switch, so
+// after n reads n + 1 sessions have started and the two configurations take turns window by
+// window, exactly as before the hold existed.
+TEST_F(PmSamplingTest, SteadyHoldOffSwitchesEveryDwell) {
+  options_.steady_hold = milliseconds(0);
+  auto r = PmSamplingReader::Create(*cupti_, 0, 0, GrAndTensor(), options_);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->configurations(), 2u);
+  ASSERT_EQ(r->dwell(), 1u);
+  for (uint64_t n = 1; n <= 12; ++n) {
+    const Window w = ReadWindow(*r);
+    EXPECT_EQ(r->sessions_started(), n + 1) << "read " << n;
+    const bool tensor_live = n % 2 == 0;  // GR's configuration starts, tensor's is second
+    EXPECT_EQ(w.Covered(1004) > 0, tensor_live) << "read " << n;
+    EXPECT_EQ(w.Covered(1001) > 0, !tensor_live) << "read " << n;
+  }
+  EXPECT_EQ(r->losses(), 0u);
+}
+
+// GPU 0's load never changes (GR 40 %, tensor 25 %). Without the hold the reader switches at
+// every dwell; with a 500 ms hold it stays on GR's configuration and measures tensor once per
+// hold, serving the value measured last (coverage 0) in between.
+TEST_F(PmSamplingTest, SteadyLoadMeasuresThePipeOncePerHoldNotPerDwell) {
+  constexpr int kReads = 20;
+  auto plain = PmSamplingReader::Create(*cupti_, 0, 0, GrAndTensor(), options_);
+  ASSERT_NE(plain, nullptr);
+  for (int i = 0; i < kReads; ++i) ReadWindow(*plain);
+  const uint64_t plain_sessions = plain->sessions_started();
+  plain.reset();
+  EXPECT_EQ(plain_sessions, uint64_t{kReads + 1});
+
+  options_.steady_hold = milliseconds(500);
+  auto r = PmSamplingReader::Create(*cupti_, 0, 0, GrAndTensor(), options_);
+  ASSERT_NE(r, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> tensor_measured_at;  // seconds since t0
+  int held = 0;
+  for (int i = 0; i < kReads; ++i) {
+    const Window w = ReadWindow(*r);
+    if (w.Covered(1004) > 0) {
+      tensor_measured_at.push_back(SecondsSince(t0));
+      EXPECT_NEAR(w.Value(1004), 0.25, 1e-9);
+      continue;
+    }
+    EXPECT_NEAR(w.Value(1001), 0.40, 1e-9) << "read " << i;
+    EXPECT_GT(w.Covered(1001), 0.0) << "read " << i;
+    if (tensor_measured_at.empty()) continue;  // not measured yet
+    EXPECT_NEAR(w.Value(1004), 0.25, 1e-9) << "held tensor serves its last value, read " << i;
+    ++held;
+  }
+  ASSERT_GE(tensor_measured_at.size(), 2u) << "tensor never measured again after its hold";
+  for (size_t k = 1; k < tensor_measured_at.size(); ++k) {
+    const double gap = tensor_measured_at[k] - tensor_measured_at[k - 1];
+    EXPECT_GE(gap, 0.45) << "tensor measured again before its hold ran out";
+    EXPECT_LE(gap, 1.2) << "tensor held past its hold";
+  }
+  EXPECT_GE(held, kReads / 2);
+  EXPECT_LE(2 * r->sessions_started(), plain_sessions)
+      << "with the hold " << r->sessions_started() << " sessions, without " << plain_sessions;
+  EXPECT_EQ(r->losses(), 0u);
+}
+
+// GPU 11 idles for 1.5 s, loads (GR 60 %, tensor 30 %) for 1.5 s, idles, loads again. With a 5 s
+// hold: through the load, once tensor has been measured, GR's configuration stays live and tensor
+// keeps its value. GR drops at 3 s; the reads fall at x.x5 s, so one window straddles the drop
+// (GR ~20-45 %, not idle): that dwell ends the hold and the reader switches, then serves the
+// tensor value it measures. Through the idle phase the idle hold serves tensor as 0, and the
+// second load has tensor measured again.
+TEST_F(PmSamplingTest, SteadyHoldEndsWhenItsBoundMoves) {
+  const auto t0 = std::chrono::steady_clock::now();  // ~ the simulated clock's 0 (SetUp)
+  options_.steady_hold = milliseconds(5000);
+  auto r = PmSamplingReader::Create(*cupti_, 11, 11, GrAndTensor(), options_);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->configurations(), 2u);
+  uint64_t sessions = r->sessions_started();
+  bool checked_step = false, after_step = false, measured_second_load = false;
+  int held = 0;
+  for (int k = 1; k <= 56; ++k) {
+    const Window w = ReadWindowAt(*r, t0 + milliseconds(100 * k - 50));
+    const double t = SecondsSince(t0);
+    const uint64_t started = r->sessions_started() - sessions;
+    sessions = r->sessions_started();
+    if (t > 2.3 && t < 2.9) {  // the first load, tensor measured at its start: held
+      EXPECT_EQ(started, 0u) << "switched while GR stayed at 60 %, t " << t;
+      EXPECT_EQ(w.Covered(1004), 0.0) << "t " << t;
+      EXPECT_NEAR(w.Value(1004), 0.30, 0.01) << "t " << t;
+      EXPECT_NEAR(w.Value(1001), 0.60, 0.01) << "t " << t;
+      ++held;
+    } else if (t > 2.9 && !checked_step && w.Covered(1001) > 0 && w.Value(1001) < 0.50) {
+      checked_step = after_step = true;  // GR moved by more than 10 points: the hold ends
+      EXPECT_GT(w.Value(1001), 0.01) << "the read did not straddle the drop, t " << t;
+      EXPECT_EQ(started, 1u) << "no switch at the end of the dwell in which GR moved, t " << t;
+    } else if (after_step) {
+      after_step = false;
+      EXPECT_GT(w.Covered(1004), 0.0) << "tensor not live after the bound moved, t " << t;
+      EXPECT_NEAR(w.Value(1004), 0.0, 0.01) << "the new (idle) tensor value, t " << t;
+    } else if (t > 4.6) {
+      measured_second_load |= w.Covered(1004) > 0 && w.Value(1004) > 0.29;
+    }
+  }
+  EXPECT_GE(held, 4);
+  EXPECT_TRUE(checked_step) << "GR never moved";
+  EXPECT_TRUE(measured_second_load) << "tensor not measured in the second load";
+  EXPECT_EQ(r->losses(), 0u);
 }
 
 // Pinned fields are in every configuration: measured in every window, while the others alternate;

@@ -1,6 +1,7 @@
 // Test-only: what the PM-sampling tests share (pm_sampling_test.cc, the reader through the
 // simulated CUPTI; pm_sampling_collector_test.cc, the collector's choice of source per GPU): the
-// fixture that loads the simulated CUPTI and restarts its clock, and two small finders.
+// fixture that loads the simulated CUPTI and restarts its clock, a reader of one served window,
+// and two small finders.
 #ifndef NVML_EXPORTER_COLLECT_PM_SAMPLING_TEST_UTIL_H_
 #define NVML_EXPORTER_COLLECT_PM_SAMPLING_TEST_UTIL_H_
 
@@ -8,9 +9,11 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "collect/pm_sampling_reader.h"
@@ -83,6 +86,34 @@ class PmSamplingTest : public ::testing::Test {
       EXPECT_TRUE(r.Read(&s, &e).ok());
       if (s.size() >= n || std::chrono::steady_clock::now() > deadline) return s;
     }
+  }
+  // One collection window as served: the values and the coverage of one Read() after `wait`, or
+  // at `at`.
+  struct Window {
+    std::vector<model::Sample> values;
+    std::vector<model::FieldCoverage> coverage;
+    // The served value of `id` (NaN: none) and its coverage (0 when absent).
+    double Value(int id) const {
+      const model::Sample* s = Find(values, id);
+      return s == nullptr ? std::nan("") : std::get<double>(s->value);
+    }
+    double Covered(int id) const {
+      for (const auto& c : coverage) {
+        if (c.field_id == id) return c.ratio;
+      }
+      return 0;
+    }
+  };
+  Window ReadWindow(PmSamplingReader& r, milliseconds wait = milliseconds(100)) {
+    return ReadWindowAt(r, std::chrono::steady_clock::now() + wait);
+  }
+  Window ReadWindowAt(PmSamplingReader& r, std::chrono::steady_clock::time_point at) {
+    std::this_thread::sleep_until(at);
+    Window w;
+    std::vector<fields::FieldError> e;
+    EXPECT_TRUE(r.Read(&w.values, &e).ok());
+    r.Coverage(&w.coverage);
+    return w;
   }
   std::unique_ptr<cupti::Library> cupti_;
   PmSamplingOptions options_;

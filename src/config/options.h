@@ -91,6 +91,9 @@ struct Options {
   // --pm-sampling-dwell / NVML_EXPORTER_PM_SAMPLING_DWELL: least live time of an alternated
   // configuration, milliseconds, 0-600000 (0: three sampling intervals)
   int pm_sampling_dwell_ms = 10000;
+  // --pm-sampling-steady-hold / NVML_EXPORTER_PM_SAMPLING_STEADY_HOLD: longest time a pipe
+  // configuration is skipped while its bounds stay steady, milliseconds, 0-3600000 (0: off)
+  int pm_sampling_steady_hold_ms = 60000;
   // --pm-sampling-pin / NVML_EXPORTER_PM_SAMPLING_PIN: DCGM field names or ids, as given (the
   // daemon resolves them against the catalog, which config/ does not see).
   std::vector<std::string> pm_sampling_pin;

@@ -56,6 +56,11 @@ constexpr FlagSpec kRuntime[] = {
    "Least time each PM-sampling configuration stays live when they alternate, in milliseconds "
    "(0 to 600000; 0: three sampling intervals). Each switch costs ~0.1 s of CPU (docs/pm-sampling.md "
    "§6)."},
+  {"pm-sampling-steady-hold", "", "NVML_EXPORTER_PM_SAMPLING_STEADY_HOLD", Kind::kInt, "60000",
+   true, "MS", "Longest time a PM-sampling pipe configuration (tensor, FP32, FP64) is not "
+   "switched to while the SM and GR activity bounding it stay within 10 points of when it was "
+   "last measured, in milliseconds (0 to 3600000; 0: off, every dwell switches; "
+   "docs/pm-sampling.md §3)."},
   {"pm-sampling-pin", "", "NVML_EXPORTER_PM_SAMPLING_PIN", Kind::kList, "", true, "FIELD,...",
    "DCGM_FI_PROF_* fields PM sampling measures without gaps: they are in every configuration, "
    "and fields that cannot share a pass with them are not served (docs/pm-sampling.md)."},
@@ -165,6 +170,14 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
                              " is not a PM-sampling dwell (milliseconds, 0 to 600000)");
     }
     o->pm_sampling_dwell_ms = static_cast<int>(*v);
+  }
+  if (const Raw& r = raw.Get("pm-sampling-steady-hold"); r.set) {
+    std::optional<long long> v = ParseDecimal(r.last());
+    if (!v || *v < 0 || *v > 3600000) {
+      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
+                             " is not a PM-sampling steady hold (milliseconds, 0 to 3600000)");
+    }
+    o->pm_sampling_steady_hold_ms = static_cast<int>(*v);
   }
   ToList(raw.Get("pm-sampling-pin"), &o->pm_sampling_pin);
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("profiling-pause-endpoint"), &o->profiling_pause_endpoint));

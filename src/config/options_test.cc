@@ -698,24 +698,29 @@ TEST(Options, ProfilingSourceFlags) {
   EXPECT_EQ(d->cupti_library, "libcupti.so.13");
   EXPECT_EQ(d->pm_sampling_interval_ms, 500);
   EXPECT_EQ(d->pm_sampling_dwell_ms, 10000);
+  EXPECT_EQ(d->pm_sampling_steady_hold_ms, 60000);
   EXPECT_FALSE(d->profiling_pause_endpoint);
-  Result<Options> r = Parse({"--profiling-source", "pm-sampling", "--cupti-library",
-                             "/opt/cupti/libcupti.so.13", "--pm-sampling-interval", "250",
-                             "--pm-sampling-dwell", "0", "--profiling-pause-endpoint"});
+  Result<Options> r =
+      Parse({"--profiling-source", "pm-sampling", "--cupti-library", "/opt/cupti/libcupti.so.13",
+             "--pm-sampling-interval", "250", "--pm-sampling-dwell", "0",
+             "--pm-sampling-steady-hold", "0", "--profiling-pause-endpoint"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->profiling_source, "pm-sampling");
   EXPECT_EQ(r->cupti_library, "/opt/cupti/libcupti.so.13");
   EXPECT_EQ(r->pm_sampling_interval_ms, 250);
   EXPECT_EQ(r->pm_sampling_dwell_ms, 0);
+  EXPECT_EQ(r->pm_sampling_steady_hold_ms, 0);
   EXPECT_TRUE(r->profiling_pause_endpoint);
   Result<Options> e = Parse({}, {{"NVML_EXPORTER_PROFILING_SOURCE", "none"},
                                  {"NVML_EXPORTER_PM_SAMPLING_INTERVAL", "20"},
                                  {"NVML_EXPORTER_PM_SAMPLING_DWELL", "30000"},
+                                 {"NVML_EXPORTER_PM_SAMPLING_STEADY_HOLD", "3600000"},
                                  {"NVML_EXPORTER_PROFILING_PAUSE_ENDPOINT", "true"}});
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->profiling_source, "none");
   EXPECT_EQ(e->pm_sampling_interval_ms, 20);
   EXPECT_EQ(e->pm_sampling_dwell_ms, 30000);
+  EXPECT_EQ(e->pm_sampling_steady_hold_ms, 3600000);
   EXPECT_TRUE(e->profiling_pause_endpoint);
   EXPECT_NE(Error({"--profiling-source", "dcgm"}).find("--profiling-source"), std::string::npos);
   EXPECT_NE(Error({"--pm-sampling-interval", "10"}).find("--pm-sampling-interval"),
@@ -723,6 +728,10 @@ TEST(Options, ProfilingSourceFlags) {
   EXPECT_NE(Error({"--pm-sampling-interval", "2000"}).find("20 to 1000"), std::string::npos);
   EXPECT_NE(Error({"--pm-sampling-dwell", "-1"}).find("--pm-sampling-dwell"), std::string::npos);
   EXPECT_NE(Error({"--pm-sampling-dwell", "1h"}).find("0 to 600000"), std::string::npos);
+  EXPECT_NE(Error({"--pm-sampling-steady-hold", "-1"}).find("--pm-sampling-steady-hold"),
+            std::string::npos);
+  EXPECT_NE(Error({"--pm-sampling-steady-hold", "3600001"}).find("0 to 3600000"),
+            std::string::npos);
   EXPECT_NE(Error({"--cupti-library", ""}).find("--cupti-library"), std::string::npos);
   EXPECT_TRUE(d->pm_sampling_pin.empty());
   Result<Options> pin = Parse({"--pm-sampling-pin", "DCGM_FI_PROF_GR_ENGINE_ACTIVE,1005",

@@ -43,6 +43,14 @@ struct PmFieldMetric {
 // onepass-2026-12-04.md), so 0.1 % holds idle GPUs and is below any load worth measuring.
 inline constexpr double kPmIdleBoundPercent = 0.1;
 
+// The steady hold (collect/pm_sampling_reader.h): a bound (SM activity, GR engine activity) whose
+// dwell mean stays within this many percentage points of peak (GPM units) of its dwell mean when
+// the pipe it bounds was last measured counts as steady, and the pipe is not measured again until
+// the hold runs out. A tensor load pulsing 4 s on / 4 s off moves a 10 s dwell's mean by about
+// +-6 points from dwell to dwell, as the pulses fall in it, so such a load stays held; a job
+// that starts, ends or changes its activity by more ends the hold.
+inline constexpr double kPmSteadyBoundPoints = 10.0;
+
 // Every mapped field, in the order in which fields get a place in a configuration (the seed's
 // CloudWatch five first where they can share a pass: GR engine, DRAM, PCIe TX/RX; then occupancy,
 // NVLink, SM active; then the pipe counters measured alone: tensor, FP32, FP64). Whether a metric

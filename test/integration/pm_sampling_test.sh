@@ -125,11 +125,13 @@ pass "--profiling-pause-endpoint: POST pause/resume, GET state, cross-origin and
 # are served, with the configuration count and a coverage per field. Pinning GR keeps it in every
 # configuration, which leaves no room for the tensor counter. --pm-sampling-dwell 0: switch after
 # three sampling intervals (the default's 10 s would outlast the test's awaits).
+# --pm-sampling-steady-hold 0: GPU 0's load is constant, so the default 60 s steady hold would
+# measure tensor once and then hold it, and the coverage check below wants it measured in turn.
 printf 'DCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, gr\nDCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, t\n' \
   >"$WORK/alt.csv"
 port=$(free_port)
 start_exporter "$port" --fake-gpus-scenario "$SCN" -f "$WORK/alt.csv" -c 300 \
-  --pm-sampling-interval 50 --pm-sampling-dwell 0
+  --pm-sampling-interval 50 --pm-sampling-dwell 0 --pm-sampling-steady-hold 0
 await "tensor through its own configuration" DCGM_FI_PROF_PIPE_TENSOR_ACTIVE 0 0.250000
 await "GR beside it" DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 0.400000
 [ "$(value "$page" nvml_exporter_pm_sampling_configurations 0)" = 2 ] ||
