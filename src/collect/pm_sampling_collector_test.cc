@@ -52,7 +52,7 @@ TEST_F(PmSamplingCollectorTest, AutoPicksGpmWhereItExistsAndPmSamplingElsewhere)
   auto c = Collector::Create(*nvml_, copts_);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto snap = (*c)->CollectOnce();
-  ASSERT_EQ(snap->devices.size(), 12u);
+  ASSERT_EQ(snap->devices.size(), 13u);
   const auto& d0 = snap->devices[0];
   ASSERT_TRUE(d0.pm_sampling.has_value());
   EXPECT_TRUE(d0.pm_sampling->active);

@@ -257,7 +257,7 @@ void PmSamplingReader::StartFrom(size_t from, Clock::time_point now) {
     ++sessions_started_;
     for (size_t index : slot.fields) held_[index] = false;  // measured again
     // No steady hold until a regular switch gives it a reference (Read()).
-    slot.reference.assign(fields_.size(), std::numeric_limits<double>::quiet_NaN());
+    slot.reference.assign(fields_.size(), DwellStat{});
     ResetDwell();
     live_ = s;
     live_reads_ = 0;
@@ -344,6 +344,7 @@ void PmSamplingReader::DecodeLive(Clock::time_point now, Clock::duration window,
     if (std::isfinite(gpm)) {
       dwell_max_[index] = std::isnan(dwell_max_[index]) ? gpm : std::max(dwell_max_[index], gpm);
       dwell_sum_[index] += gpm;
+      dwell_sum_squares_[index] += gpm * gpm;
       ++dwell_count_[index];
     }
   }
@@ -381,8 +382,7 @@ bool PmSamplingReader::HoldByBound(size_t slot) {
     held_[index] = true;
   }
   // Served as 0, not as measured: no steady hold on these values once the bound rises.
-  std::fill(slots_[slot].reference.begin(), slots_[slot].reference.end(),
-            std::numeric_limits<double>::quiet_NaN());
+  std::fill(slots_[slot].reference.begin(), slots_[slot].reference.end(), DwellStat{});
   return true;
 }
 
@@ -398,9 +398,13 @@ bool PmSamplingReader::HoldSteady(size_t slot, Clock::time_point now) const {
     size_t compared = 0;
     for (size_t b : bounds_[index]) {
       if (std::find(live.begin(), live.end(), b) == live.end()) continue;
-      if (dwell_count_[b] == 0 || std::isnan(s.reference[b])) continue;
-      const double mean = dwell_sum_[b] / double(dwell_count_[b]);
-      if (std::fabs(mean - s.reference[b]) > fields::kPmSteadyBoundPoints) return false;
+      const DwellStat now_stat = Stat(b);
+      const DwellStat& then = s.reference[b];
+      if (std::isnan(now_stat.mean) || std::isnan(then.mean)) continue;
+      const double noise = 2 * std::hypot(now_stat.std_error, then.std_error);
+      if (std::fabs(now_stat.mean - then.mean) > std::max(fields::kPmSteadyBoundPoints, noise)) {
+        return false;
+      }
       ++compared;
     }
     if (compared == 0) return false;
@@ -408,11 +412,22 @@ bool PmSamplingReader::HoldSteady(size_t slot, Clock::time_point now) const {
   return true;
 }
 
-std::vector<double> PmSamplingReader::DwellMeans() const {
-  std::vector<double> out(fields_.size(), std::numeric_limits<double>::quiet_NaN());
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    if (dwell_count_[i] > 0) out[i] = dwell_sum_[i] / double(dwell_count_[i]);
+PmSamplingReader::DwellStat PmSamplingReader::Stat(size_t index) const {
+  DwellStat out;
+  const double n = double(dwell_count_[index]);
+  if (n == 0) return out;
+  out.mean = dwell_sum_[index] / n;
+  if (n > 1) {
+    const double variance =
+        std::max(0.0, (dwell_sum_squares_[index] - n * out.mean * out.mean) / (n - 1));
+    out.std_error = std::sqrt(variance / n);
   }
+  return out;
+}
+
+std::vector<PmSamplingReader::DwellStat> PmSamplingReader::DwellStats() const {
+  std::vector<DwellStat> out(fields_.size());
+  for (size_t i = 0; i < fields_.size(); ++i) out[i] = Stat(i);
   return out;
 }
 
@@ -428,6 +443,7 @@ size_t PmSamplingReader::NextToMeasure(Clock::time_point now) {
 void PmSamplingReader::ResetDwell() {
   dwell_max_.assign(fields_.size(), std::numeric_limits<double>::quiet_NaN());
   dwell_sum_.assign(fields_.size(), 0.0);
+  dwell_sum_squares_.assign(fields_.size(), 0.0);
   dwell_count_.assign(fields_.size(), 0);
 }
 
@@ -467,7 +483,7 @@ Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
       // the new configuration the ending dwell's means as its steady-hold reference.
       live_reads_ = 0;
       const size_t next = NextToMeasure(now);
-      std::vector<double> ending = DwellMeans();
+      std::vector<DwellStat> ending = DwellStats();
       ResetDwell();
       if (next != live_) {
         Release();

@@ -50,6 +50,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,14 @@ class PmSamplingReader : public ProfilingSource {
   uint64_t sessions_started() const { return sessions_started_; }
 
  private:
+  // A field's window means over one dwell (GPM units): their mean, and the standard error of
+  // that mean (the windows' standard deviation over the square root of their number; 0 for one
+  // window). NaN mean: not measured in that dwell.
+  struct DwellStat {
+    double mean = std::numeric_limits<double>::quiet_NaN();
+    double std_error = 0;
+  };
+
   // One configuration of the alternation and its own loss state.
   struct Slot {
     std::vector<size_t> fields;  // indices into fields_
@@ -126,9 +135,9 @@ class PmSamplingReader : public ProfilingSource {
     std::chrono::milliseconds backoff{0};
     Clock::duration quiet{0};  // live time since its last completed sample
     bool in_loss_streak = false;
-    // Per field index: its dwell mean (GPM units) in the dwell that ended when this slot was last
-    // switched to; NaN where none (not measured then, or the slot started otherwise).
-    std::vector<double> reference;
+    // Per field index: its dwell's statistics in the dwell that ended when this slot was last
+    // switched to; a NaN mean where none (not measured then, or the slot started otherwise).
+    std::vector<DwellStat> reference;
     Clock::time_point measured_at{};  // its last decode that completed samples
   };
 
@@ -152,10 +161,14 @@ class PmSamplingReader : public ProfilingSource {
   bool HoldByBound(size_t slot);
   // Slot s holds only bounded fields, all with values measured less than steady_hold ago, and
   // every bound of them the live configuration measured this dwell stayed within
-  // kPmSteadyBoundPoints of the slot's reference (at least one per field).
+  // kPmSteadyBoundPoints of the slot's reference, or within twice the two dwell means' combined
+  // standard error where that is larger (a bound that swings within each dwell, as a pulsing
+  // load's does, moves its dwell mean by more than 10 points from dwell to dwell without its
+  // load changing); at least one bound per field.
   bool HoldSteady(size_t slot, Clock::time_point now) const;
-  // Per field, the mean of this dwell's window means (GPM units); NaN where none.
-  std::vector<double> DwellMeans() const;
+  // Field `index`'s statistics this dwell; all fields'.
+  DwellStat Stat(size_t index) const;
+  std::vector<DwellStat> DwellStats() const;
   // A new dwell: no bound measured yet.
   void ResetDwell();
 
@@ -182,8 +195,10 @@ class PmSamplingReader : public ProfilingSource {
   // live (NaN: not measured this dwell); whether it is held at 0 by an idle bound.
   std::vector<std::vector<size_t>> bounds_;
   std::vector<double> dwell_max_;
-  // Per field: the sum and count of this dwell's window means (GPM units), for the steady hold.
+  // Per field: the sum, the sum of squares and the count of this dwell's window means (GPM
+  // units), for the steady hold.
   std::vector<double> dwell_sum_;
+  std::vector<double> dwell_sum_squares_;
   std::vector<size_t> dwell_count_;
   std::vector<bool> held_;
   uint64_t sessions_started_ = 0;

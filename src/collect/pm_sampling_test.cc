@@ -416,6 +416,31 @@ TEST_F(PmSamplingTest, SteadyHoldEndsWhenItsBoundMoves) {
   EXPECT_EQ(r->losses(), 0u);
 }
 
+// GPU 12 pulses (GR 100 % for 0.4 s, then 0 for 0.4 s) and never changes its load. A 1 s dwell
+// of 100 ms windows holds 0.4 or 0.6 s of GR, so its mean moves by 20 points between dwells, more
+// than kPmSteadyBoundPoints; the windows' own spread (a standard error of ~16 points per dwell)
+// says the move is noise, so tensor is measured once and then held as under a constant load.
+// Without the allowance every GR dwell that differs by 20 points ends in a switch.
+TEST_F(PmSamplingTest, PulsingBoundWithinItsNoiseIsSteady) {
+  options_.min_dwell = milliseconds(1000);
+  options_.steady_hold = milliseconds(20000);
+  auto r = PmSamplingReader::Create(*cupti_, 12, 12, GrAndTensor(), options_);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->configurations(), 2u);
+  ASSERT_EQ(r->dwell(), 10u);
+  const auto t0 = std::chrono::steady_clock::now();
+  int tensor_measured = 0;
+  for (int k = 1; k <= 70; ++k) {
+    const Window w = ReadWindowAt(*r, t0 + milliseconds(100 * k));
+    if (w.Covered(1004) > 0) ++tensor_measured;
+  }
+  // GR's configuration, tensor's for one dwell, GR's again, then held through four dwells.
+  EXPECT_EQ(r->sessions_started(), 3u);
+  EXPECT_GE(tensor_measured, 8);
+  EXPECT_LE(tensor_measured, 11);
+  EXPECT_EQ(r->losses(), 0u);
+}
+
 // Pinned fields are in every configuration: measured in every window, while the others alternate;
 // a counter only measured alone cannot be served beside them.
 TEST_F(PmSamplingTest, PinnedFieldsAreMeasuredWithoutGaps) {

@@ -73,9 +73,10 @@ pm_cpu() {  # $1 tag, $2 binary, $3 window seconds, then flags
   wait "$pulse"
 }
 if run C; then
-pm_cpu before "$BEFORE" 60
-pm_cpu after "$AFTER" "$HOLD_S"
-pm_cpu pinned "$AFTER" 40 --pm-sampling-pin "$PIN"
+C_RUNS="${C_RUNS:-before after pinned}"  # which of C's three runs
+[[ "$C_RUNS" == *before* ]] && pm_cpu before "$BEFORE" 60
+[[ "$C_RUNS" == *after* ]] && pm_cpu after "$AFTER" "$HOLD_S"
+[[ "$C_RUNS" == *pinned* ]] && pm_cpu pinned "$AFTER" 40 --pm-sampling-pin "$PIN"
 fi
 
 echo "== D. default file, four at once on one CPU"
@@ -102,6 +103,5 @@ together() {  # $1 round, $2 cpu
   echo "round $1 split $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu_ms_per_sweep"])' /tmp/split-$1.json)"
 }
 if run D; then
-together 1 3
-together 2 11
+for round in ${D_ROUNDS:-1:3 2:11}; do together "${round%%:*}" "${round##*:}"; done
 fi
