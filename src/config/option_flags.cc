@@ -51,6 +51,16 @@ Status ToBool(const Raw& raw, bool* out) {
   return Status::Ok();
 }
 
+Status ToIntInRange(const Raw& raw, long long min, long long max, std::string_view what, int* out) {
+  if (!raw.set) return Status::Ok();
+  std::optional<long long> v = ParseDecimal(raw.last());
+  if (!v || *v < min || *v > max) {
+    return InvalidArgument(raw.origin + ": " + Quote(raw.last()) + " is not " + std::string(what));
+  }
+  *out = static_cast<int>(*v);
+  return Status::Ok();
+}
+
 Status ToNonEmpty(const Raw& raw, std::string* out) {
   if (!raw.set) return Status::Ok();
   if (raw.last().empty()) return InvalidArgument(raw.origin + ": must not be empty");

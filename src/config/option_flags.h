@@ -114,6 +114,8 @@ std::optional<long long> ParseDecimal(std::string_view s);
 std::string Quote(std::string_view s);
 Status ToBool(const Raw& raw, bool* out);
 Status ToNonEmpty(const Raw& raw, std::string* out);
+// A decimal integer from `min` to `max`; otherwise the error "<origin>: "<value>" is not <what>".
+Status ToIntInRange(const Raw& raw, long long min, long long max, std::string_view what, int* out);
 // The last value as is, empty included.
 void ToText(const Raw& raw, std::string* out);
 // urfave's StringSliceFlag: every occurrence, each split at commas; blanks trimmed, empty

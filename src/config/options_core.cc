@@ -155,30 +155,15 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
     }
     o->profiling_source = v;
   }
-  if (const Raw& r = raw.Get("pm-sampling-interval"); r.set) {
-    std::optional<long long> v = ParseDecimal(r.last());
-    if (!v || *v < 20 || *v > 1000) {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a PM-sampling interval (milliseconds, 20 to 1000)");
-    }
-    o->pm_sampling_interval_ms = static_cast<int>(*v);
-  }
-  if (const Raw& r = raw.Get("pm-sampling-dwell"); r.set) {
-    std::optional<long long> v = ParseDecimal(r.last());
-    if (!v || *v < 0 || *v > 600000) {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a PM-sampling dwell (milliseconds, 0 to 600000)");
-    }
-    o->pm_sampling_dwell_ms = static_cast<int>(*v);
-  }
-  if (const Raw& r = raw.Get("pm-sampling-steady-hold"); r.set) {
-    std::optional<long long> v = ParseDecimal(r.last());
-    if (!v || *v < 0 || *v > 3600000) {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a PM-sampling steady hold (milliseconds, 0 to 3600000)");
-    }
-    o->pm_sampling_steady_hold_ms = static_cast<int>(*v);
-  }
+  NVMLX_RETURN_IF_ERROR(ToIntInRange(raw.Get("pm-sampling-interval"), 20, 1000,
+                                     "a PM-sampling interval (milliseconds, 20 to 1000)",
+                                     &o->pm_sampling_interval_ms));
+  NVMLX_RETURN_IF_ERROR(ToIntInRange(raw.Get("pm-sampling-dwell"), 0, 600000,
+                                     "a PM-sampling dwell (milliseconds, 0 to 600000)",
+                                     &o->pm_sampling_dwell_ms));
+  NVMLX_RETURN_IF_ERROR(ToIntInRange(raw.Get("pm-sampling-steady-hold"), 0, 3600000,
+                                     "a PM-sampling steady hold (milliseconds, 0 to 3600000)",
+                                     &o->pm_sampling_steady_hold_ms));
   ToList(raw.Get("pm-sampling-pin"), &o->pm_sampling_pin);
   NVMLX_RETURN_IF_ERROR(ToBool(raw.Get("profiling-pause-endpoint"), &o->profiling_pause_endpoint));
   return ToBool(raw.Get("once"), &o->once);
@@ -187,14 +172,9 @@ Status ConvertRuntime(const RawFlags& raw, Options* o) {
 Status ConvertWeb(const RawFlags& raw, Options* o) {
   NVMLX_RETURN_IF_ERROR(ToTimeout(raw.Get("web-read-timeout"), &o->web_read_timeout));
   NVMLX_RETURN_IF_ERROR(ToTimeout(raw.Get("web-write-timeout"), &o->web_write_timeout));
-  if (const Raw& r = raw.Get("web-max-connections"); r.set) {
-    std::optional<long long> v = ParseDecimal(r.last());
-    if (!v || *v < 0 || *v > 1000000) {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a connection count (0 for the default, at most 1000000)");
-    }
-    o->web_max_connections = static_cast<int>(*v);
-  }
+  NVMLX_RETURN_IF_ERROR(ToIntInRange(raw.Get("web-max-connections"), 0, 1000000,
+                                     "a connection count (0 for the default, at most 1000000)",
+                                     &o->web_max_connections));
   return ToBool(raw.Get("web-health-no-auth"), &o->web_health_no_auth);
 }
 

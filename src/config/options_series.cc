@@ -131,15 +131,8 @@ Status ConvertSeries(const RawFlags& raw, Options* o) {
     }
     o->health_max_age = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
   }
-  if (const Raw& r = raw.Get("live-history-minutes"); r.set) {
-    std::optional<long long> v = ParseDecimal(r.last());
-    if (!v || *v < 0 || *v > 1440) {
-      return InvalidArgument(r.origin + ": " + Quote(r.last()) +
-                             " is not a number of minutes from 0 to 1440");
-    }
-    o->live_history_minutes = static_cast<int>(*v);
-  }
-  return Status::Ok();
+  return ToIntInRange(raw.Get("live-history-minutes"), 0, 1440,
+                      "a number of minutes from 0 to 1440", &o->live_history_minutes);
 }
 
 }  // namespace
