@@ -23,6 +23,7 @@
 #include "app/stop_deadline.h"
 #include "app/version.h"
 #include "config/exit_code.h"
+#include "config/option_flags.h"
 #include "config/options.h"
 #include "nvml/call_site.h"
 #include "serve/http_server.h"
@@ -344,10 +345,8 @@ std::unique_ptr<GpuBindingWatch> StartBindingWatch(const config::Options& opts,
 // NVMLX_START_UP_OVER_MS sets it for tests (integration_resident_pages_test).
 std::chrono::milliseconds StartUpOver() {
   const std::optional<std::string> ms = GetEnv("NVMLX_START_UP_OVER_MS");
-  if (ms && !ms->empty() && ms->find_first_not_of("0123456789") == std::string::npos &&
-      ms->size() < 9) {
-    return std::chrono::milliseconds(std::stol(*ms));
-  }
+  const std::optional<long long> v = ms ? config::flags::ParseDecimal(*ms) : std::nullopt;
+  if (v && *v >= 0 && *v < 100000000) return std::chrono::milliseconds(*v);
   return std::chrono::seconds(30);
 }
 

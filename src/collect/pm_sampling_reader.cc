@@ -342,10 +342,7 @@ void PmSamplingReader::DecodeLive(Clock::time_point now, Clock::duration window,
     coverage_[index] = measured;
     const double gpm = w->means[k] * to_gpm_units_[index];
     if (std::isfinite(gpm)) {
-      dwell_max_[index] = std::isnan(dwell_max_[index]) ? gpm : std::max(dwell_max_[index], gpm);
-      dwell_sum_[index] += gpm;
-      dwell_sum_squares_[index] += gpm * gpm;
-      ++dwell_count_[index];
+      dwell_windows_[index].Add(gpm);
     }
   }
   // Fields held at 0 by a bound: measured through it while it stays idle; the first window in
@@ -364,7 +361,8 @@ bool PmSamplingReader::BoundIdle(size_t index) const {
   const std::vector<size_t>& live = slots_[live_].fields;
   for (size_t b : bounds_[index]) {
     if (std::find(live.begin(), live.end(), b) == live.end()) continue;
-    if (!std::isnan(dwell_max_[b]) && dwell_max_[b] <= fields::kPmIdleBoundPercent) return true;
+    const double max = dwell_windows_[b].max;
+    if (!std::isnan(max) && max <= fields::kPmIdleBoundPercent) return true;
   }
   return false;
 }
@@ -398,7 +396,7 @@ bool PmSamplingReader::HoldSteady(size_t slot, Clock::time_point now) const {
     size_t compared = 0;
     for (size_t b : bounds_[index]) {
       if (std::find(live.begin(), live.end(), b) == live.end()) continue;
-      const DwellStat now_stat = Stat(b);
+      const DwellStat now_stat = dwell_windows_[b].Stat();
       const DwellStat& then = s.reference[b];
       if (std::isnan(now_stat.mean) || std::isnan(then.mean)) continue;
       const double noise = 2 * std::hypot(now_stat.std_error, then.std_error);
@@ -412,22 +410,28 @@ bool PmSamplingReader::HoldSteady(size_t slot, Clock::time_point now) const {
   return true;
 }
 
-PmSamplingReader::DwellStat PmSamplingReader::Stat(size_t index) const {
+void PmSamplingReader::DwellWindows::Add(double mean) {
+  max = std::isnan(max) ? mean : std::max(max, mean);
+  sum += mean;
+  sum_squares += mean * mean;
+  ++count;
+}
+
+PmSamplingReader::DwellStat PmSamplingReader::DwellWindows::Stat() const {
   DwellStat out;
-  const double n = double(dwell_count_[index]);
-  if (n == 0) return out;
-  out.mean = dwell_sum_[index] / n;
-  if (n > 1) {
-    const double variance =
-        std::max(0.0, (dwell_sum_squares_[index] - n * out.mean * out.mean) / (n - 1));
+  const double n = double(count);
+  if (count == 0) return out;
+  out.mean = sum / n;
+  if (count > 1) {
+    const double variance = std::max(0.0, (sum_squares - n * out.mean * out.mean) / (n - 1));
     out.std_error = std::sqrt(variance / n);
   }
   return out;
 }
 
 std::vector<PmSamplingReader::DwellStat> PmSamplingReader::DwellStats() const {
-  std::vector<DwellStat> out(fields_.size());
-  for (size_t i = 0; i < fields_.size(); ++i) out[i] = Stat(i);
+  std::vector<DwellStat> out(dwell_windows_.size());
+  for (size_t i = 0; i < dwell_windows_.size(); ++i) out[i] = dwell_windows_[i].Stat();
   return out;
 }
 
@@ -440,12 +444,7 @@ size_t PmSamplingReader::NextToMeasure(Clock::time_point now) {
   return live_;
 }
 
-void PmSamplingReader::ResetDwell() {
-  dwell_max_.assign(fields_.size(), std::numeric_limits<double>::quiet_NaN());
-  dwell_sum_.assign(fields_.size(), 0.0);
-  dwell_sum_squares_.assign(fields_.size(), 0.0);
-  dwell_count_.assign(fields_.size(), 0);
-}
+void PmSamplingReader::ResetDwell() { dwell_windows_.assign(fields_.size(), DwellWindows{}); }
 
 Status PmSamplingReader::Read(std::vector<model::Sample>* samples,
                               std::vector<fields::FieldError>* errors) {

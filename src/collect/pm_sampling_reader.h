@@ -123,6 +123,16 @@ class PmSamplingReader : public ProfilingSource {
     double mean = std::numeric_limits<double>::quiet_NaN();
     double std_error = 0;
   };
+  // A field's window means (GPM units) while its configuration was live this dwell: the largest
+  // (the idle hold's test; NaN: none yet) and what DwellStat needs (the steady hold's).
+  struct DwellWindows {
+    double max = std::numeric_limits<double>::quiet_NaN();
+    double sum = 0;
+    double sum_squares = 0;
+    size_t count = 0;
+    void Add(double mean);
+    DwellStat Stat() const;
+  };
 
   // One configuration of the alternation and its own loss state.
   struct Slot {
@@ -166,8 +176,7 @@ class PmSamplingReader : public ProfilingSource {
   // load's does, moves its dwell mean by more than 10 points from dwell to dwell without its
   // load changing); at least one bound per field.
   bool HoldSteady(size_t slot, Clock::time_point now) const;
-  // Field `index`'s statistics this dwell; all fields'.
-  DwellStat Stat(size_t index) const;
+  // Every field's statistics this dwell.
   std::vector<DwellStat> DwellStats() const;
   // A new dwell: no bound measured yet.
   void ResetDwell();
@@ -191,15 +200,9 @@ class PmSamplingReader : public ProfilingSource {
   std::vector<std::optional<model::Value>> last_values_;  // per field: the last measured mean
   std::vector<double> coverage_;                          // per field, the last window
   // Per field: the indices of the fields bounding it (fields::PmFieldMetric::bounded_by) that
-  // are served; the largest window mean (GPM units) of this dwell while its configuration was
-  // live (NaN: not measured this dwell); whether it is held at 0 by an idle bound.
+  // are served; its window means this dwell; whether it is held at 0 by an idle bound.
   std::vector<std::vector<size_t>> bounds_;
-  std::vector<double> dwell_max_;
-  // Per field: the sum, the sum of squares and the count of this dwell's window means (GPM
-  // units), for the steady hold.
-  std::vector<double> dwell_sum_;
-  std::vector<double> dwell_sum_squares_;
-  std::vector<size_t> dwell_count_;
+  std::vector<DwellWindows> dwell_windows_;
   std::vector<bool> held_;
   uint64_t sessions_started_ = 0;
   uint64_t release_cpu_ns_ = 0;  // the last Release()'s CPU time, reported with the next start

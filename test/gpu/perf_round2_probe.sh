@@ -47,12 +47,7 @@ rss_run pm-trim 9505 15 "LD_PRELOAD=$PWD/$B/malloc_trim_shim.so" --profiling-sou
 rss_run pm-drop 9506 22 "LD_PRELOAD=$PWD/$B/drop_shim.so DROP_AFTER_S=10" --profiling-source=pm-sampling --cupti-library "$CUPTI"
 
 echo "== 2. pm-probe: buffer size, retained context"
-SHARED=(gr__cycles_active.avg.pct_of_peak_sustained_elapsed
-  dram__cycles_active.avg.pct_of_peak_sustained_elapsed
-  pcie__write_bytes.sum.per_second pcie__read_bytes.sum.per_second
-  sm__warps_active.avg.pct_of_peak_sustained_elapsed
-  sm__cycles_active.avg.pct_of_peak_sustained_elapsed)
-TENSOR=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+. "$(dirname "$0")/gh100_switch_metrics.sh"  # SHARED, TENSOR
 probe() {  # $1 tag, then flags
   local tag=$1; shift
   "$B/pm-probe" --cupti "$CUPTI" --switch 4 --dwell-ms 1000 --other "$TENSOR" "$@" "${SHARED[@]}" \

@@ -16,12 +16,7 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader >"$OUT/card.txt"
 CUPTI="${CUPTI:-$(find / \( -path /proc -o -path /sys \) -prune -o -name 'libcupti.so.13' -print 2>/dev/null | sort | head -1)}"
 echo "cupti: $CUPTI" >>"$OUT/card.txt"
-SHARED=(gr__cycles_active.avg.pct_of_peak_sustained_elapsed
-  dram__cycles_active.avg.pct_of_peak_sustained_elapsed
-  pcie__write_bytes.sum.per_second pcie__read_bytes.sum.per_second
-  sm__warps_active.avg.pct_of_peak_sustained_elapsed
-  sm__cycles_active.avg.pct_of_peak_sustained_elapsed)
-TENSOR=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+. "$(dirname "$0")/gh100_switch_metrics.sh"  # SHARED, TENSOR
 switch() {  # $1: tag, then pm-probe flags
   local tag=$1; shift
   "$B/pm-probe" --cupti "$CUPTI" --switch "$SWITCHES" --dwell-ms 1000 --other "$TENSOR" "$@" \
